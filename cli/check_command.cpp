@@ -1,0 +1,50 @@
+// `yirage-plan check CLUSTER TASK`: load, validate and summarise both files.
+#include <CLI/CLI.hpp>
+
+#include "cli/context.h"
+#include "cli/run.h"
+#include "cli/summary.h"
+
+namespace yirage::cli {
+namespace {
+
+struct CheckArgs {
+  std::string cluster;
+  std::string task;
+};
+
+int check(Context& cx, const CheckArgs& a) {
+  devices::DeviceRegistry registry = cx.load_registry();
+  // Both files are read before either is reported, so one run shows the problems of both.
+  std::vector<devices::Diagnostic> problems;
+  std::optional<devices::ClusterSpec> cluster;
+  std::optional<devices::TaskSpec> task;
+  try {
+    cluster = cx.load_cluster(a.cluster, registry);
+  } catch (const devices::InputError& e) {
+    problems = e.items();
+  }
+  try {
+    task = cx.load_task(a.task);
+  } catch (const devices::InputError& e) {
+    problems.insert(problems.end(), e.items().begin(), e.items().end());
+  }
+  if (!problems.empty()) throw devices::InputError(problems);
+  check_fit(*cluster, *task);
+  print_cluster(cx.out, *cluster);
+  print_task(cx.out, *task, *cluster);
+  cx.out << "ok: both files are valid\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_check_command(CLI::App& app, Context& cx) {
+  CLI::App* cmd = app.add_subcommand("check", "Load, validate and summarise a cluster and a task");
+  auto a = std::make_shared<CheckArgs>();
+  cmd->add_option("CLUSTER", a->cluster, "Cluster file (YAML)")->required();
+  cmd->add_option("TASK", a->task, "Task file (YAML)")->required();
+  cmd->callback([&cx, a] { cx.action = [&cx, a] { return check(cx, *a); }; });
+}
+
+}  // namespace yirage::cli

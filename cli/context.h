@@ -1,0 +1,41 @@
+// What every subcommand shares: the output streams, the global options, and loading of the
+// registries and input files those options select.
+#pragma once
+
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "devices/cluster_spec.h"
+#include "devices/model_loader.h"
+#include "devices/registry.h"
+#include "devices/task_spec.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
+
+namespace yirage::cli {
+
+struct Context {
+  std::ostream& out;
+  std::ostream& err;
+  std::vector<std::string> device_dirs;  // --devices DIR, in the order given
+  bool json = false;                     // --json
+  std::function<int()> action;           // set by the chosen subcommand
+
+  /// The bundled devices plus those of every --devices DIR.
+  devices::DeviceRegistry load_registry() const;
+  devices::ClusterSpec load_cluster(const std::string& path,
+                                    const devices::DeviceRegistry& registry) const;
+  devices::TaskSpec load_task(const std::string& path) const;
+};
+
+// Each subcommand registers itself on the app; its callback sets `Context::action`.
+void add_devices_command(CLI::App& app, Context& cx);
+void add_check_command(CLI::App& app, Context& cx);
+/// The main form, `yirage-plan CLUSTER TASK`, on the top-level app.
+void add_plan_form(CLI::App& app, Context& cx);
+
+}  // namespace yirage::cli

@@ -1,0 +1,11 @@
+// yirage-plan: capacity planning for large-model workloads. See `yirage-plan --help`.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli/run.h"
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  return yirage::cli::run(args, std::cout, std::cerr);
+}

@@ -1,0 +1,71 @@
+#include "cli/run.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <sstream>
+
+#include "cli/context.h"
+#include "devices/support/check.h"
+#include "devices/support/diagnostics.h"
+
+#ifndef YIRAGE_VERSION
+#error "YIRAGE_VERSION must be defined by the build"
+#endif
+
+namespace yirage::cli {
+namespace {
+
+constexpr const char* kDescription =
+    "yirage-plan: cost modelling and capacity planning for large-model workloads.\n"
+    "Finds the best ways to lay out a task (a model to train or serve) on a cluster.";
+
+void configure(CLI::App& app, Context& cx) {
+  app.set_version_flag("--version", std::string("yirage-plan ") + YIRAGE_VERSION);
+  app.add_option("--devices", cx.device_dirs,
+                 "Also load device files (*.yaml) from DIR; may be repeated")
+      ->type_name("DIR");
+  app.add_flag("--json", cx.json, "Machine-readable JSON output where supported");
+  app.require_subcommand(0, 1);
+  add_devices_command(app, cx);
+  add_check_command(app, cx);
+  add_plan_form(app, cx);
+}
+
+int parse_error(CLI::App& app, const CLI::ParseError& e, std::ostream& out, std::ostream& err) {
+  std::ostringstream o;
+  std::ostringstream r;
+  int code = app.exit(e, o, r);
+  out << o.str();
+  err << r.str();
+  return code == 0 ? kExitOk : kExitBadInput;
+}
+
+}  // namespace
+
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  Context cx{out, err, {}, false, {}};
+  CLI::App app(kDescription, "yirage-plan");
+  configure(app, cx);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    return parse_error(app, e, out, err);
+  }
+  if (!cx.action) {
+    err << app.help();
+    return kExitBadInput;
+  }
+  try {
+    return cx.action();
+  } catch (const devices::InputError& e) {
+    err << e.what();
+    return kExitBadInput;
+  } catch (const devices::InternalError& e) {
+    err << e.what() << "\nThis is a bug in yirage; please report it with the input files.\n";
+    return 70;  // EX_SOFTWARE
+  }
+}
+
+}  // namespace yirage::cli

@@ -1,0 +1,22 @@
+// Human summaries of a cluster and a task, and the checks that need both files: the
+// task's precision must run somewhere, and its model state must fit in the cluster.
+#pragma once
+
+#include <ostream>
+
+#include "devices/cluster_spec.h"
+#include "devices/task_spec.h"
+
+namespace yirage::cli {
+
+void print_cluster(std::ostream& out, const devices::ClusterSpec& c);
+void print_task(std::ostream& out, const devices::TaskSpec& t, const devices::ClusterSpec& c);
+
+/// Throws `InputError` (pointing into the task file) when no device of the cluster supports
+/// the task's precision, or when the model's memory floor exceeds the cluster's memory.
+void check_fit(const devices::ClusterSpec& c, const devices::TaskSpec& t);
+
+/// "8.03 billion", "12.3 million", "512"
+std::string format_count(double n);
+
+}  // namespace yirage::cli

@@ -1,0 +1,185 @@
+#include "devices/cluster_loader.h"
+
+#include <algorithm>
+#include <set>
+
+#include "devices/device_loader.h"
+#include "devices/support/text.h"
+#include "devices/support/yaml_reader.h"
+
+namespace yirage::devices {
+namespace {
+
+const std::vector<std::string> kFabricNames = {"nvswitch", "nvlink",   "xgmi", "pcie",
+                                               "hccs",     "ici", "ethernet", "none"};
+
+// The device link a fabric kind is built from, to default its bandwidth and latency.
+const LinkSpec* fabric_link(const DeviceSpec& d, FabricKind kind) {
+  if (kind == FabricKind::kPcie) return d.host_link ? &*d.host_link : nullptr;
+  std::string want = fabric_name(kind == FabricKind::kNvswitch ? FabricKind::kNvlink : kind);
+  for (const LinkSpec& l : d.links) {
+    if (l.kind == want || (kind == FabricKind::kXgmi && l.kind == "infinity-fabric")) return &l;
+  }
+  return nullptr;
+}
+
+Fabric read_fabric(const YamlDoc& doc, const YAML::Node& n, const DeviceSpec* device) {
+  MapReader m(doc, n, "fabric");
+  Fabric f;
+  f.loc = doc.loc(n);
+  if (!m.valid()) return f;
+  std::optional<std::string> kind = m.choice("kind", kFabricNames, true);
+  if (kind) {
+    f.kind = static_cast<FabricKind>(
+        std::find(kFabricNames.begin(), kFabricNames.end(), *kind) - kFabricNames.begin());
+  }
+  auto bw = m.quantity<Dim::kBytesPerSec>("bandwidth");
+  auto lat = m.quantity<Dim::kSeconds>("latency", false, Sign::kNonNegative);
+  const LinkSpec* link = (device != nullptr && kind) ? fabric_link(*device, f.kind) : nullptr;
+  std::string from = device != nullptr ? device->name : "the device";
+  if (bw) {
+    f.bandwidth = *bw;
+  } else if (link != nullptr) {
+    f.bandwidth = link->bandwidth.value;
+  } else if (kind && !m.has("bandwidth") && device != nullptr) {
+    doc.error(n, "fabric 'bandwidth' not given, and " + from + " has no " + *kind +
+                     " link to take it from");
+  }
+  if (lat) {
+    f.latency = *lat;
+  } else if (link != nullptr && link->latency) {
+    f.latency = link->latency->value;
+  } else if (kind && !m.has("latency") && device != nullptr) {
+    doc.error(n, "fabric 'latency' not given, and " + from + "'s " + *kind +
+                     " link has no latency to take it from");
+  }
+  m.finish();
+  return f;
+}
+
+struct Context {
+  const YamlDoc& doc;
+  DeviceRegistry& registry;
+  std::set<std::string> used_devices;
+  std::set<std::string> group_names;
+};
+
+std::optional<NodeGroup> read_group(Context& cx, const YAML::Node& n, std::size_t index) {
+  const YamlDoc& doc = cx.doc;
+  MapReader m(doc, n, "node group " + std::to_string(index + 1));
+  if (!m.valid()) return std::nullopt;
+  NodeGroup g;
+  g.loc = doc.loc(n);
+  const DeviceSpec* device = nullptr;
+  if (std::optional<std::string> name = m.string("device", true)) {
+    device = cx.registry.find(*name);
+    if (device == nullptr) {
+      doc.error(m.get("device"), "unknown device type '" + *name + "'" +
+                                     did_you_mean(*name, cx.registry.all_names()) +
+                                     " (`yirage-plan devices` lists them)");
+    } else {
+      g.device = device->name;
+      cx.used_devices.insert(device->name);
+    }
+  }
+  g.name = m.string("name").value_or(g.device);
+  if (!g.name.empty() && !cx.group_names.insert(g.name).second) {
+    doc.error(m.has("name") ? m.get("name") : n,
+              "two node groups are named '" + g.name + "'; give each a distinct 'name'");
+  }
+  g.nodes = m.integer("nodes", true).value_or(0);
+  g.devices_per_node = m.integer("devices_per_node", true).value_or(0);
+  if (YAML::Node f = m.get("fabric")) {
+    g.fabric = read_fabric(doc, f, device);
+  } else if (g.devices_per_node > 1) {
+    doc.error(n, "node group '" + g.name + "' has " + std::to_string(g.devices_per_node) +
+                     " devices per node but no 'fabric' linking them");
+  }
+  g.nic_bandwidth = m.quantity<Dim::kBytesPerSec>("nic_bandwidth");
+  g.host_memory = m.quantity<Dim::kBytes>("host_memory");
+  m.finish();
+  return g;
+}
+
+std::optional<Network> read_network(const YamlDoc& doc, const YAML::Node& n) {
+  MapReader m(doc, n, "network");
+  if (!m.valid()) return std::nullopt;
+  Network net;
+  net.loc = doc.loc(n);
+  std::optional<std::string> topo = m.choice("topology", {"fat-tree", "rail-optimized"}, true);
+  net.topology = topo == "rail-optimized" ? Topology::kRailOptimized : Topology::kFatTree;
+  net.nic_bandwidth = m.quantity<Dim::kBytesPerSec>("nic_bandwidth", true).value_or(BytesPerSec{});
+  net.latency = m.quantity<Dim::kSeconds>("latency", true, Sign::kNonNegative).value_or(Seconds{});
+  net.oversubscription = m.number("oversubscription").value_or(1);
+  if (m.has("oversubscription") && net.oversubscription < 1) {
+    doc.error(m.get("oversubscription"),
+              "'oversubscription' must be at least 1 (1 is a non-blocking network), got " +
+                  format_number(net.oversubscription));
+  }
+  m.finish();
+  return net;
+}
+
+void read_inline_devices(const YamlDoc& doc, MapReader& top, DeviceRegistry& registry) {
+  YAML::Node n = top.get("devices");
+  if (!n) return;
+  if (!n.IsSequence()) {
+    doc.error(n, "'devices' must be a list of device definitions");
+    return;
+  }
+  for (const YAML::Node& item : n) {
+    if (auto spec = read_device(doc, item)) registry.add(std::move(*spec), doc.diag());
+  }
+}
+
+void read_groups(Context& cx, MapReader& top, ClusterSpec& c) {
+  YAML::Node groups = top.require("node_groups");
+  if (!groups) return;
+  if (!groups.IsSequence() || groups.size() == 0) {
+    cx.doc.error(groups, "'node_groups' must be a non-empty list of node groups");
+    return;
+  }
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    if (auto g = read_group(cx, groups[i], i)) c.groups.push_back(std::move(*g));
+  }
+}
+
+}  // namespace
+
+ClusterSpec parse_cluster(const std::string& path, const std::string& text,
+                          const DeviceRegistry& registry) {
+  Diagnostics diag;
+  YamlDoc doc(path, text, diag);
+  ClusterSpec c;
+  if (!doc.root()) {
+    if (diag.empty()) diag.error(SourceLoc{path, 1, 1}, "the file is empty; expected a cluster");
+    diag.throw_if_errors();
+  }
+  MapReader top(doc, doc.root(), "cluster");
+  if (!top.valid()) diag.throw_if_errors();
+  c.loc = doc.loc(doc.root());
+  c.name = top.string("name", true).value_or("");
+  DeviceRegistry local = registry;
+  read_inline_devices(doc, top, local);
+  Context cx{doc, local, {}, {}};
+  read_groups(cx, top, c);
+  if (YAML::Node n = top.get("network")) c.network = read_network(doc, n);
+  if (diag.empty() && c.total_nodes() > 1 && !c.network) {
+    doc.error(top.key_node("node_groups"),
+              "the cluster has " + std::to_string(c.total_nodes()) +
+                  " nodes but no 'network' between them");
+  }
+  top.finish();
+  diag.throw_if_errors();
+  for (const std::string& name : cx.used_devices) c.device_types.push_back(*local.find(name));
+  return c;
+}
+
+ClusterSpec load_cluster(const std::filesystem::path& path, const DeviceRegistry& registry) {
+  Diagnostics diag;
+  std::optional<std::string> text = read_file_text(path, diag);
+  diag.throw_if_errors();
+  return parse_cluster(path.string(), *text, registry);
+}
+
+}  // namespace yirage::devices

@@ -1,0 +1,50 @@
+#include "devices/cluster_spec.h"
+
+#include "devices/support/check.h"
+
+namespace yirage::devices {
+
+std::string fabric_name(FabricKind k) {
+  switch (k) {
+    case FabricKind::kNvswitch: return "nvswitch";
+    case FabricKind::kNvlink: return "nvlink";
+    case FabricKind::kXgmi: return "xgmi";
+    case FabricKind::kPcie: return "pcie";
+    case FabricKind::kHccs: return "hccs";
+    case FabricKind::kIci: return "ici";
+    case FabricKind::kEthernet: return "ethernet";
+    case FabricKind::kNone: return "none";
+  }
+  return "?";
+}
+
+std::string topology_name(Topology t) {
+  return t == Topology::kFatTree ? "fat-tree" : "rail-optimized";
+}
+
+std::int64_t ClusterSpec::total_devices() const {
+  std::int64_t n = 0;
+  for (const NodeGroup& g : groups) n += g.devices();
+  return n;
+}
+
+std::int64_t ClusterSpec::total_nodes() const {
+  std::int64_t n = 0;
+  for (const NodeGroup& g : groups) n += g.nodes;
+  return n;
+}
+
+const DeviceSpec& ClusterSpec::device(const NodeGroup& g) const {
+  for (const DeviceSpec& d : device_types) {
+    if (d.name == g.device) return d;
+  }
+  CHECK(false) << "node group '" << g.name << "' names unknown device '" << g.device << "'";
+  return device_types.front();
+}
+
+BytesPerSec ClusterSpec::nic_bandwidth(const NodeGroup& g) const {
+  if (g.nic_bandwidth) return *g.nic_bandwidth;
+  return network ? network->nic_bandwidth : BytesPerSec{0};
+}
+
+}  // namespace yirage::devices

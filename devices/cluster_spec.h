@@ -1,0 +1,74 @@
+// A cluster: groups of identical nodes (a device type, how many per node, how many nodes,
+// the fabric inside a node) joined by one inter-node network. A heterogeneous cluster is
+// several node groups. The format is documented in data/clusters/README.md.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "devices/device_spec.h"
+#include "devices/support/diagnostics.h"
+#include "devices/support/units.h"
+
+namespace yirage::devices {
+
+enum class FabricKind { kNvswitch, kNvlink, kXgmi, kPcie, kHccs, kIci, kEthernet, kNone };
+enum class Topology { kFatTree, kRailOptimized };
+
+std::string fabric_name(FabricKind k);
+std::string topology_name(Topology t);
+
+/// The links between the devices of one node.
+struct Fabric {
+  FabricKind kind = FabricKind::kNone;
+  BytesPerSec bandwidth;  // per device, per direction
+  Seconds latency;
+  SourceLoc loc;
+
+  bool operator==(const Fabric&) const = default;
+};
+
+struct NodeGroup {
+  std::string name;
+  std::string device;  // canonical device name (a key of ClusterSpec::device_types)
+  std::int64_t nodes = 0;
+  std::int64_t devices_per_node = 0;
+  Fabric fabric;
+  std::optional<BytesPerSec> nic_bandwidth;  // per device; overrides the network's
+  std::optional<Bytes> host_memory;          // per node, for optimizer offload
+  SourceLoc loc;
+
+  std::int64_t devices() const { return nodes * devices_per_node; }
+  bool operator==(const NodeGroup&) const = default;
+};
+
+/// The network between nodes.
+struct Network {
+  Topology topology = Topology::kFatTree;
+  BytesPerSec nic_bandwidth;  // per device, per direction
+  Seconds latency;            // one hop through the network, end to end
+  double oversubscription = 1;  // >= 1; 1 is non-blocking
+  SourceLoc loc;
+
+  bool operator==(const Network&) const = default;
+};
+
+struct ClusterSpec {
+  std::string name;
+  std::vector<NodeGroup> groups;
+  std::optional<Network> network;  // required when the cluster has more than one node
+  std::vector<DeviceSpec> device_types;  // the types the groups use, sorted by name
+  SourceLoc loc;
+
+  std::int64_t total_devices() const;
+  std::int64_t total_nodes() const;
+  const DeviceSpec& device(const NodeGroup& g) const;
+  /// The NIC bandwidth per device of group `g` (its own, else the network's; 0 if none).
+  BytesPerSec nic_bandwidth(const NodeGroup& g) const;
+
+  bool operator==(const ClusterSpec&) const = default;
+};
+
+}  // namespace yirage::devices

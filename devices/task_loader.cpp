@@ -1,0 +1,147 @@
+#include "devices/task_loader.h"
+
+#include <algorithm>
+
+#include "devices/support/text.h"
+#include "devices/support/yaml_reader.h"
+
+namespace yirage::devices {
+namespace {
+
+const std::vector<std::string> kModes = {"train", "prefill", "decode", "serve"};
+const std::vector<std::string> kPrecisions = {"fp32", "tf32", "bf16", "fp16", "fp8", "int8"};
+
+template <class Enum>
+std::optional<Enum> pick(const std::optional<std::string>& s,
+                         const std::vector<std::string>& names) {
+  if (!s) return std::nullopt;
+  auto it = std::find(names.begin(), names.end(), *s);
+  if (it == names.end()) return std::nullopt;
+  return static_cast<Enum>(it - names.begin());
+}
+
+std::optional<ModelSpec> read_model_ref(const YamlDoc& doc, MapReader& top,
+                                        const ModelRegistry& models, TaskSpec& t) {
+  std::string* preset = &t.model_preset;
+  YAML::Node n = top.require("model");
+  if (!n) return std::nullopt;
+  t.model_loc = doc.loc(n);
+  if (n.IsMap()) return read_model(doc, n);
+  std::optional<std::string> name = scalar_text(doc, n, "model");
+  if (!name) return std::nullopt;
+  const ModelSpec* m = models.find(*name);
+  if (m == nullptr) {
+    doc.error(n, "unknown model '" + *name + "'" + did_you_mean(*name, models.names()) +
+                     " (presets: " + join_choices(models.names()) +
+                     "; or write the architecture as a mapping)");
+    return std::nullopt;
+  }
+  *preset = m->name;
+  return *m;
+}
+
+void read_serve(const YamlDoc& doc, const YAML::Node& n, TaskSpec& t) {
+  MapReader m(doc, n, "serve");
+  if (!m.valid()) return;
+  ServeSpec s;
+  s.request_rate = m.quantity<Dim::kPerSec>("request_rate", true).value_or(PerSec{});
+  s.prompt_length = m.integer("prompt_length", true).value_or(0);
+  s.output_length = m.integer("output_length", true).value_or(0);
+  m.finish();
+  t.serve = s;
+}
+
+void read_objective(const YamlDoc& doc, const YAML::Node& n, TaskSpec& t) {
+  MapReader m(doc, n, "objective");
+  if (!m.valid()) return;
+  Objective& o = t.objective;
+  o.minimize = pick<Minimize>(m.choice("minimize", {"time", "cost", "energy"}),
+                              {"time", "cost", "energy"})
+                   .value_or(Minimize::kTime);
+  o.max_devices = m.integer("max_devices");
+  o.max_step_time = m.quantity<Dim::kSeconds>("max_step_time");
+  o.ttft = m.quantity<Dim::kSeconds>("ttft");
+  o.tpot = m.quantity<Dim::kSeconds>("tpot");
+  o.min_throughput = m.quantity<Dim::kPerSec>("min_throughput");
+  o.max_cost_per_hour = m.quantity<Dim::kUsdPerHour>("max_cost_per_hour");
+  m.finish();
+}
+
+// Keys that only some modes use are refused in the others, so that a typo in `mode` does
+// not silently drop half the task.
+void check_mode_keys(MapReader& m, const TaskSpec& t) {
+  auto refuse = [&](std::string_view key, const std::string& modes) {
+    if (m.has(key)) {
+      m.doc().error(m.key_node(key), "'" + std::string(key) + "' applies only to mode " +
+                                         modes + ", not " + mode_name(t.mode));
+    }
+  };
+  if (t.mode != Mode::kTrain) {
+    refuse("optimizer", "train");
+    refuse("training_tokens", "train");
+  }
+  if (t.mode != Mode::kServe) refuse("serve", "serve");
+}
+
+void check_lengths(MapReader& m, const TaskSpec& t) {
+  const ModelSpec& model = t.model;
+  if (model.position == PositionKind::kLearned && model.max_positions > 0 &&
+      t.sequence_length > model.max_positions) {
+    m.doc().error(m.get("sequence_length"),
+                  "'sequence_length' " + std::to_string(t.sequence_length) + " exceeds the " +
+                      std::to_string(model.max_positions) + " learned positions of model '" +
+                      model.name + "'");
+  }
+}
+
+void read_body(const YamlDoc& doc, MapReader& top, TaskSpec& t) {
+  t.mode = pick<Mode>(top.choice("mode", kModes, true), kModes).value_or(Mode::kTrain);
+  std::optional<DType> p = pick<DType>(top.choice("precision", kPrecisions),
+                                       {"fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8"});
+  t.precision = p.value_or(DType::kBf16);
+  t.precision_loc = top.has("precision") ? doc.loc(top.get("precision")) : t.loc;
+  bool needs_shape = t.mode != Mode::kServe;
+  t.sequence_length = top.integer("sequence_length", needs_shape).value_or(0);
+  t.global_batch = top.integer("global_batch", needs_shape).value_or(0);
+  t.optimizer = pick<Optimizer>(top.choice("optimizer", {"adam", "sgd"}), {"adam", "sgd"})
+                    .value_or(Optimizer::kAdam);
+  t.training_tokens = top.number("training_tokens");
+  if (YAML::Node n = t.mode == Mode::kServe ? top.require("serve") : top.get("serve")) {
+    read_serve(doc, n, t);
+  }
+  if (YAML::Node n = top.get("objective")) read_objective(doc, n, t);
+  check_mode_keys(top, t);
+  check_lengths(top, t);
+}
+
+}  // namespace
+
+TaskSpec parse_task(const std::string& path, const std::string& text,
+                    const ModelRegistry& models) {
+  Diagnostics diag;
+  YamlDoc doc(path, text, diag);
+  if (!doc.root()) {
+    if (diag.empty()) diag.error(SourceLoc{path, 1, 1}, "the file is empty; expected a task");
+    diag.throw_if_errors();
+  }
+  MapReader top(doc, doc.root(), "task");
+  if (!top.valid()) diag.throw_if_errors();
+  TaskSpec t;
+  t.loc = doc.loc(doc.root());
+  t.name = top.string("name", true).value_or("");
+  std::optional<ModelSpec> model = read_model_ref(doc, top, models, t);
+  if (model) t.model = *model;
+  read_body(doc, top, t);
+  top.finish();
+  diag.throw_if_errors();
+  return t;
+}
+
+TaskSpec load_task(const std::filesystem::path& path, const ModelRegistry& models) {
+  Diagnostics diag;
+  std::optional<std::string> text = read_file_text(path, diag);
+  diag.throw_if_errors();
+  return parse_task(path.string(), *text, models);
+}
+
+}  // namespace yirage::devices

@@ -1,0 +1,66 @@
+// A task: a model and what to do with it (train, prefill, decode, serve), at what size and
+// precision, and what to optimise under which constraints. The format is documented in
+// data/tasks/README.md.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "devices/device_spec.h"
+#include "devices/model_spec.h"
+#include "devices/support/diagnostics.h"
+#include "devices/support/units.h"
+
+namespace yirage::devices {
+
+enum class Mode { kTrain, kPrefill, kDecode, kServe };
+enum class Optimizer { kAdam, kSgd };
+enum class Minimize { kTime, kCost, kEnergy };
+
+std::string mode_name(Mode m);
+std::string optimizer_name(Optimizer o);
+std::string minimize_name(Minimize m);
+
+/// Serving: requests arrive at a rate, each with a prompt and an output length.
+struct ServeSpec {
+  PerSec request_rate;
+  std::int64_t prompt_length = 0;  // tokens
+  std::int64_t output_length = 0;  // tokens
+
+  bool operator==(const ServeSpec&) const = default;
+};
+
+/// What to minimise, and the limits a plan must respect.
+struct Objective {
+  Minimize minimize = Minimize::kTime;
+  std::optional<std::int64_t> max_devices;
+  std::optional<Seconds> max_step_time;
+  std::optional<Seconds> ttft;  // time to first token (serve)
+  std::optional<Seconds> tpot;  // time per output token (decode, serve)
+  std::optional<PerSec> min_throughput;  // tokens per second
+  std::optional<UsdPerHour> max_cost_per_hour;
+
+  bool operator==(const Objective&) const = default;
+};
+
+struct TaskSpec {
+  std::string name;
+  ModelSpec model;
+  std::string model_preset;  // the preset's name, or empty for an inline architecture
+  Mode mode = Mode::kTrain;
+  DType precision = DType::kBf16;
+  std::int64_t sequence_length = 0;  // tokens per sequence; the context for decode
+  std::int64_t global_batch = 0;     // sequences per step (train) or in flight (inference)
+  Optimizer optimizer = Optimizer::kAdam;
+  std::optional<double> training_tokens;  // tokens of the whole run (train)
+  std::optional<ServeSpec> serve;
+  Objective objective;
+  SourceLoc loc;            // the task's top-level mapping
+  SourceLoc model_loc;      // the value of `model:`
+  SourceLoc precision_loc;  // the value of `precision:` (the task's position if defaulted)
+
+  bool operator==(const TaskSpec&) const = default;
+};
+
+}  // namespace yirage::devices

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages yirage needs (only those missing; safe to re-run),
+# configures and builds in build/, then runs yirage-plan on a bundled example.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  build-essential cmake ninja-build pkg-config git   # toolchain
+  libyaml-cpp-dev libcli11-dev nlohmann-json3-dev    # input files, command line, JSON
+  libeigen3-dev libsimgrid-dev                       # calibration fits, network simulation
+  libgtest-dev libgmock-dev                          # tests
+  qt6-base-dev qt6-charts-dev libqt6opengl6-dev      # yirage-gui (Charts needs Qt6 OpenGL)
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all ${#packages[@]} packages are installed"
+fi
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake --build build -j "$(nproc)"
+
+# The main job on a bundled example. Until the planner lands, `check` validates and
+# summarises the cluster and the task.
+./build/cli/yirage-plan check data/clusters/dgx-h100.yaml data/tasks/llama3-8b-train.yaml

@@ -1,0 +1,3 @@
+// Fixture for the layering test: a lower library (devices) including a higher one.
+#pragma once
+#include "planner/search.h"
