@@ -1,9 +1,9 @@
 // `yirage-plan check CLUSTER TASK`: load, validate and summarise both files.
-#include <CLI/CLI.hpp>
-
 #include "cli/context.h"
 #include "cli/run.h"
 #include "cli/summary.h"
+
+#include <CLI/CLI.hpp>
 
 namespace yirage::cli {
 namespace {
@@ -29,7 +29,8 @@ int check(Context& cx, const CheckArgs& a) {
   } catch (const devices::InputError& e) {
     problems.insert(problems.end(), e.items().begin(), e.items().end());
   }
-  if (!problems.empty()) throw devices::InputError(problems);
+  if (!problems.empty())
+    throw devices::InputError(problems);
   check_fit(*cluster, *task);
   print_cluster(cx.out, *cluster);
   print_task(cx.out, *task, *cluster);
@@ -44,7 +45,11 @@ void add_check_command(CLI::App& app, Context& cx) {
   auto a = std::make_shared<CheckArgs>();
   cmd->add_option("CLUSTER", a->cluster, "Cluster file (YAML)")->required();
   cmd->add_option("TASK", a->task, "Task file (YAML)")->required();
-  cmd->callback([&cx, a] { cx.action = [&cx, a] { return check(cx, *a); }; });
+  cmd->callback([&cx, a] {
+    cx.action = [&cx, a] {
+      return check(cx, *a);
+    };
+  });
 }
 
 }  // namespace yirage::cli

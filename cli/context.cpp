@@ -7,7 +7,8 @@ namespace yirage::cli {
 
 devices::DeviceRegistry Context::load_registry() const {
   devices::DeviceRegistry r = devices::DeviceRegistry::load_bundled();
-  for (const std::string& dir : device_dirs) r.add_dir(dir);
+  for (const std::string& dir : device_dirs)
+    r.add_dir(dir);
   return r;
 }
 

@@ -2,15 +2,15 @@
 // registries and input files those options select.
 #pragma once
 
-#include <functional>
-#include <ostream>
-#include <string>
-#include <vector>
-
 #include "devices/cluster_spec.h"
 #include "devices/model_loader.h"
 #include "devices/registry.h"
 #include "devices/task_spec.h"
+
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
 
 namespace CLI {
 class App;

@@ -1,14 +1,14 @@
 // `yirage-plan devices [--json]` and `yirage-plan devices show NAME`.
-#include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
-
-#include <cctype>
-
 #include "cli/context.h"
 #include "cli/run.h"
 #include "cli/table.h"
 #include "devices/device_fields.h"
 #include "devices/support/text.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cctype>
+#include <nlohmann/json.hpp>
 
 namespace yirage::cli {
 namespace {
@@ -30,12 +30,12 @@ int list_devices(Context& cx) {
       for (const devices::DeviceField& f : devices::describe(d)) {
         nlohmann::ordered_json::json_pointer ptr("/" + [&] {
           std::string p = f.path;
-          for (char& c : p) c = c == '.' ? '/' : c;
+          for (char& c : p)
+            c = c == '.' ? '/' : c;
           return p;
         }());
         if (f.value) {
-          j[ptr] = {{"value", *f.value}, {"unit", f.unit}, {"text", f.text},
-                    {"source", f.source}};
+          j[ptr] = {{"value", *f.value}, {"unit", f.unit}, {"text", f.text}, {"source", f.source}};
         } else {
           j[ptr] = f.text;
         }
@@ -45,12 +45,12 @@ int list_devices(Context& cx) {
     cx.out << all.dump(2) << "\n";
     return kExitOk;
   }
-  Table t({"name", "vendor", "kind", ">bf16", ">fp8", ">memory", ">bandwidth", ">TDP",
-           ">price"});
+  Table t({"name", "vendor", "kind", ">bf16", ">fp8", ">memory", ">bandwidth", ">TDP", ">price"});
   for (const DeviceSpec& d : r.devices()) {
     t.add_row({d.name, d.vendor, devices::kind_name(d.kind), peak_text(d, DType::kBf16),
                peak_text(d, DType::kFp8), devices::format(d.memory_capacity.value),
-               devices::format(d.memory_bandwidth.value), d.tdp ? devices::format(d.tdp->value) : "-",
+               devices::format(d.memory_bandwidth.value),
+               d.tdp ? devices::format(d.tdp->value) : "-",
                d.price ? devices::format(d.price->value) : "-"});
   }
   t.print(cx.out);
@@ -63,13 +63,13 @@ int show_device(Context& cx, const std::string& name) {
   devices::DeviceRegistry r = cx.load_registry();
   const DeviceSpec* d = r.find(name);
   if (d == nullptr) {
-    cx.err << "error: unknown device '" << name << "'"
-           << devices::did_you_mean(name, r.all_names())
+    cx.err << "error: unknown device '" << name << "'" << devices::did_you_mean(name, r.all_names())
            << " (`yirage-plan devices` lists them)\n";
     return kExitBadInput;
   }
   cx.out << d->name << " (defined at " << d->loc.str() << ")\n";
-  if (!d->aliases.empty()) cx.out << "aliases: " << devices::join_choices(d->aliases) << "\n";
+  if (!d->aliases.empty())
+    cx.out << "aliases: " << devices::join_choices(d->aliases) << "\n";
   Table t({"field", ">value", "source"});
   for (const devices::DeviceField& f : devices::describe(*d)) {
     t.add_row({f.path, f.text, f.source});
@@ -83,12 +83,19 @@ int show_device(Context& cx, const std::string& name) {
 void add_devices_command(CLI::App& app, Context& cx) {
   CLI::App* devices = app.add_subcommand("devices", "List the device registry");
   devices->callback([&cx, devices] {
-    if (!devices->got_subcommand("show")) cx.action = [&cx] { return list_devices(cx); };
+    if (!devices->got_subcommand("show"))
+      cx.action = [&cx] {
+        return list_devices(cx);
+      };
   });
   CLI::App* show = devices->add_subcommand("show", "Every field of one device, with its source");
   auto name = std::make_shared<std::string>();
   show->add_option("NAME", *name, "Device name or alias")->required();
-  show->callback([&cx, name] { cx.action = [&cx, name] { return show_device(cx, *name); }; });
+  show->callback([&cx, name] {
+    cx.action = [&cx, name] {
+      return show_device(cx, *name);
+    };
+  });
   devices->require_subcommand(0, 1);
 }
 

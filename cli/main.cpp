@@ -1,9 +1,9 @@
 // yirage-plan: capacity planning for large-model workloads. See `yirage-plan --help`.
+#include "cli/run.h"
+
 #include <iostream>
 #include <string>
 #include <vector>
-
-#include "cli/run.h"
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);

@@ -1,13 +1,13 @@
 #include "cli/run.h"
 
+#include "cli/context.h"
+#include "devices/support/check.h"
+#include "devices/support/diagnostics.h"
+
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <sstream>
-
-#include "cli/context.h"
-#include "devices/support/check.h"
-#include "devices/support/diagnostics.h"
 
 #ifndef YIRAGE_VERSION
 #error "YIRAGE_VERSION must be defined by the build"

@@ -1,10 +1,10 @@
 #include "cli/summary.h"
 
-#include <cmath>
-
 #include "cli/table.h"
 #include "planner/workload/memory_floor.h"
 #include "planner/workload/model_size.h"
+
+#include <cmath>
 
 namespace yirage::cli {
 
@@ -20,8 +20,10 @@ std::string format_count(double n) {
     double factor;
     const char* word;
   };
+
   for (Scale s : {Scale{1e12, "trillion"}, Scale{1e9, "billion"}, Scale{1e6, "million"}}) {
-    if (std::fabs(n) >= s.factor) return format_number(n / s.factor) + " " + s.word;
+    if (std::fabs(n) >= s.factor)
+      return format_number(n / s.factor) + " " + s.word;
   }
   return format_number(n);
 }
@@ -29,7 +31,8 @@ std::string format_count(double n) {
 namespace {
 
 std::string fabric_text(const NodeGroup& g) {
-  if (g.fabric.kind == devices::FabricKind::kNone || g.devices_per_node == 1) return "-";
+  if (g.fabric.kind == devices::FabricKind::kNone || g.devices_per_node == 1)
+    return "-";
   return devices::fabric_name(g.fabric.kind) + " " + format(g.fabric.bandwidth) + ", " +
          format(g.fabric.latency);
 }
@@ -38,9 +41,9 @@ void print_groups(std::ostream& out, const ClusterSpec& c) {
   Table t({"  group", "device", ">nodes", ">per node", ">devices", "fabric (per device)", "NIC"});
   for (const NodeGroup& g : c.groups) {
     devices::BytesPerSec nic = c.nic_bandwidth(g);
-    t.add_row({"  " + g.name, g.device, std::to_string(g.nodes),
-               std::to_string(g.devices_per_node), std::to_string(g.devices()),
-               fabric_text(g), nic.value > 0 ? devices::format_bit_rate(nic) : "-"});
+    t.add_row({"  " + g.name, g.device, std::to_string(g.nodes), std::to_string(g.devices_per_node),
+               std::to_string(g.devices()), fabric_text(g),
+               nic.value > 0 ? devices::format_bit_rate(nic) : "-"});
   }
   t.print(out);
 }
@@ -59,9 +62,11 @@ void print_totals(std::ostream& out, const ClusterSpec& c) {
     bf16 += n * d.peak_rate(devices::DType::kBf16).value_or(devices::FlopsPerSec{}).value;
     memory += n * d.memory_capacity.value.value;
     bandwidth += n * d.memory_bandwidth.value.value;
-    if (d.tdp) power += n * d.tdp->value.value;
+    if (d.tdp)
+      power += n * d.tdp->value.value;
     all_powered = all_powered && d.tdp.has_value();
-    if (d.price) price += n * d.price->value.value;
+    if (d.price)
+      price += n * d.price->value.value;
     all_priced = all_priced && d.price.has_value();
   }
   out << "  devices: " << c.total_devices() << " in " << c.total_nodes()
@@ -88,8 +93,8 @@ void print_cluster(std::ostream& out, const ClusterSpec& c) {
   if (c.network) {
     const devices::Network& n = *c.network;
     out << "  network: " << devices::topology_name(n.topology) << ", "
-        << devices::format_bit_rate(n.nic_bandwidth) << " per device, " << format(n.latency) << ", oversubscription "
-        << format_number(n.oversubscription) << ":1\n";
+        << devices::format_bit_rate(n.nic_bandwidth) << " per device, " << format(n.latency)
+        << ", oversubscription " << format_number(n.oversubscription) << ":1\n";
   } else {
     out << "  network: none (one node)\n";
   }
@@ -99,20 +104,22 @@ void print_cluster(std::ostream& out, const ClusterSpec& c) {
 namespace {
 
 std::string architecture(const devices::ModelSpec& m) {
-  std::string s = std::to_string(m.layers) + " layers, hidden " + std::to_string(m.hidden) +
-                  ", " + std::to_string(m.heads) + " heads";
+  std::string s = std::to_string(m.layers) + " layers, hidden " + std::to_string(m.hidden) + ", " +
+                  std::to_string(m.heads) + " heads";
   if (m.mla) {
     s += " (MLA, KV rank " + std::to_string(m.mla->kv_lora_rank) + ")";
   } else {
     s += " (" + std::to_string(m.kv_heads) + " KV, head dim " + std::to_string(m.head_dim) + ")";
   }
   if (m.ffn > 0) {
-    s += ", FFN " + std::to_string(m.ffn) + (m.ffn_kind == devices::FfnKind::kGated ? " gated" : "");
+    s +=
+        ", FFN " + std::to_string(m.ffn) + (m.ffn_kind == devices::FfnKind::kGated ? " gated" : "");
   }
   if (m.moe) {
     s += ", " + std::to_string(m.moe->experts) + " experts of " +
          std::to_string(m.moe->expert_ffn) + " (top " + std::to_string(m.moe->top_k);
-    if (m.moe->shared_experts > 0) s += ", " + std::to_string(m.moe->shared_experts) + " shared";
+    if (m.moe->shared_experts > 0)
+      s += ", " + std::to_string(m.moe->shared_experts) + " shared";
     s += ")";
   }
   return s + ", vocab " + std::to_string(m.vocab);
@@ -121,10 +128,12 @@ std::string architecture(const devices::ModelSpec& m) {
 void print_parameters(std::ostream& out, const TaskSpec& t) {
   planner::ParameterCount p = planner::count_parameters(t.model);
   out << "  parameters: " << format_count(p.total);
-  if (t.model.moe) out << " in all, " << format_count(p.active) << " active per token";
+  if (t.model.moe)
+    out << " in all, " << format_count(p.active) << " active per token";
   if (t.model.published) {
     out << " (published: " << format_count(t.model.published->total);
-    if (t.model.published->active > 0) out << ", " << format_count(t.model.published->active);
+    if (t.model.published->active > 0)
+      out << ", " << format_count(t.model.published->active);
     out << ")";
   }
   out << "\n";
@@ -154,7 +163,8 @@ void print_workload(std::ostream& out, const TaskSpec& t) {
         << format_count(static_cast<double>(t.sequence_length * t.global_batch)) << " tokens)";
   }
   out << ", " << devices::dtype_name(t.precision);
-  if (t.mode == devices::Mode::kTrain) out << ", " << devices::optimizer_name(t.optimizer);
+  if (t.mode == devices::Mode::kTrain)
+    out << ", " << devices::optimizer_name(t.optimizer);
   out << "\n";
 }
 
@@ -162,8 +172,8 @@ void print_workload(std::ostream& out, const TaskSpec& t) {
 
 void print_task(std::ostream& out, const TaskSpec& t, const ClusterSpec& c) {
   out << "task " << t.name << "  (" << t.loc.file << ")\n";
-  out << "  model " << t.model.name << (t.model_preset.empty() ? " (inline)" : " (preset)")
-      << ": " << architecture(t.model) << "\n";
+  out << "  model " << t.model.name << (t.model_preset.empty() ? " (inline)" : " (preset)") << ": "
+      << architecture(t.model) << "\n";
   print_parameters(out, t);
   print_workload(out, t);
   planner::MemoryFloor f = planner::memory_floor(t);
@@ -188,20 +198,21 @@ void check_fit(const ClusterSpec& c, const TaskSpec& t) {
   }
   if (!supported) {
     problems.push_back(devices::diagnostic_at(
-        t.precision_loc, "no device of cluster '" + c.name + "' computes in " +
-                             devices::dtype_name(t.precision)));
+        t.precision_loc,
+        "no device of cluster '" + c.name + "' computes in " + devices::dtype_name(t.precision)));
   }
   planner::MemoryFloor f = planner::memory_floor(t);
   if (f.bytes > memory) {
     problems.push_back(devices::diagnostic_at(
-        t.model_loc,
-        "model '" + t.model.name + "' needs at least " +
-            devices::format_quantity(f.bytes, devices::Dim::kBytes) + " for its " + f.what +
-            " (" + format_number(f.bytes_per_param) + " B per parameter), but cluster '" +
-            c.name + "' has " + devices::format_quantity(memory, devices::Dim::kBytes) +
-            " of device memory in all"));
+        t.model_loc, "model '" + t.model.name + "' needs at least " +
+                         devices::format_quantity(f.bytes, devices::Dim::kBytes) + " for its " +
+                         f.what + " (" + format_number(f.bytes_per_param) +
+                         " B per parameter), but cluster '" + c.name + "' has " +
+                         devices::format_quantity(memory, devices::Dim::kBytes) +
+                         " of device memory in all"));
   }
-  if (!problems.empty()) throw devices::InputError(problems);
+  if (!problems.empty())
+    throw devices::InputError(problems);
 }
 
 }  // namespace yirage::cli

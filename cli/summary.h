@@ -2,10 +2,10 @@
 // task's precision must run somewhere, and its model state must fit in the cluster.
 #pragma once
 
-#include <ostream>
-
 #include "devices/cluster_spec.h"
 #include "devices/task_spec.h"
+
+#include <ostream>
 
 namespace yirage::cli {
 

@@ -1,8 +1,8 @@
 #include "cli/table.h"
 
-#include <algorithm>
-
 #include "devices/support/check.h"
+
+#include <algorithm>
 
 namespace yirage::cli {
 namespace {
@@ -30,21 +30,25 @@ void Table::add_row(std::vector<std::string> cells) {
 
 void Table::print(std::ostream& out) const {
   std::vector<std::size_t> widths;
-  for (const std::string& h : headers_) widths.push_back(width(h));
+  for (const std::string& h : headers_)
+    widths.push_back(width(h));
   for (const auto& row : rows_) {
-    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], width(row[i]));
+    for (std::size_t i = 0; i < row.size(); ++i)
+      widths[i] = std::max(widths[i], width(row[i]));
   }
   auto line = [&](const std::vector<std::string>& cells) {
     std::string text;
     for (std::size_t i = 0; i < cells.size(); ++i) {
       std::string pad(widths[i] - width(cells[i]), ' ');
-      if (i > 0) text += "  ";
+      if (i > 0)
+        text += "  ";
       text += right_[i] ? pad + cells[i] : cells[i] + (i + 1 < cells.size() ? pad : "");
     }
     out << text << "\n";
   };
   line(headers_);
-  for (const auto& row : rows_) line(row);
+  for (const auto& row : rows_)
+    line(row);
 }
 
 }  // namespace yirage::cli

@@ -1,24 +1,26 @@
 #include "devices/cluster_loader.h"
 
-#include <algorithm>
-#include <set>
-
 #include "devices/device_loader.h"
 #include "devices/support/text.h"
 #include "devices/support/yaml_reader.h"
 
+#include <algorithm>
+#include <set>
+
 namespace yirage::devices {
 namespace {
 
-const std::vector<std::string> kFabricNames = {"nvswitch", "nvlink",   "xgmi", "pcie",
-                                               "hccs",     "ici", "ethernet", "none"};
+const std::vector<std::string> kFabricNames = {"nvswitch", "nvlink", "xgmi",     "pcie",
+                                               "hccs",     "ici",    "ethernet", "none"};
 
 // The device link a fabric kind is built from, to default its bandwidth and latency.
 const LinkSpec* fabric_link(const DeviceSpec& d, FabricKind kind) {
-  if (kind == FabricKind::kPcie) return d.host_link ? &*d.host_link : nullptr;
+  if (kind == FabricKind::kPcie)
+    return d.host_link ? &*d.host_link : nullptr;
   std::string want = fabric_name(kind == FabricKind::kNvswitch ? FabricKind::kNvlink : kind);
   for (const LinkSpec& l : d.links) {
-    if (l.kind == want || (kind == FabricKind::kXgmi && l.kind == "infinity-fabric")) return &l;
+    if (l.kind == want || (kind == FabricKind::kXgmi && l.kind == "infinity-fabric"))
+      return &l;
   }
   return nullptr;
 }
@@ -27,11 +29,12 @@ Fabric read_fabric(const YamlDoc& doc, const YAML::Node& n, const DeviceSpec* de
   MapReader m(doc, n, "fabric");
   Fabric f;
   f.loc = doc.loc(n);
-  if (!m.valid()) return f;
+  if (!m.valid())
+    return f;
   std::optional<std::string> kind = m.choice("kind", kFabricNames, true);
   if (kind) {
-    f.kind = static_cast<FabricKind>(
-        std::find(kFabricNames.begin(), kFabricNames.end(), *kind) - kFabricNames.begin());
+    f.kind = static_cast<FabricKind>(std::find(kFabricNames.begin(), kFabricNames.end(), *kind) -
+                                     kFabricNames.begin());
   }
   auto bw = m.quantity<Dim::kBytesPerSec>("bandwidth");
   auto lat = m.quantity<Dim::kSeconds>("latency", false, Sign::kNonNegative);
@@ -67,7 +70,8 @@ struct Context {
 std::optional<NodeGroup> read_group(Context& cx, const YAML::Node& n, std::size_t index) {
   const YamlDoc& doc = cx.doc;
   MapReader m(doc, n, "node group " + std::to_string(index + 1));
-  if (!m.valid()) return std::nullopt;
+  if (!m.valid())
+    return std::nullopt;
   NodeGroup g;
   g.loc = doc.loc(n);
   const DeviceSpec* device = nullptr;
@@ -103,7 +107,8 @@ std::optional<NodeGroup> read_group(Context& cx, const YAML::Node& n, std::size_
 
 std::optional<Network> read_network(const YamlDoc& doc, const YAML::Node& n) {
   MapReader m(doc, n, "network");
-  if (!m.valid()) return std::nullopt;
+  if (!m.valid())
+    return std::nullopt;
   Network net;
   net.loc = doc.loc(n);
   std::optional<std::string> topo = m.choice("topology", {"fat-tree", "rail-optimized"}, true);
@@ -122,56 +127,64 @@ std::optional<Network> read_network(const YamlDoc& doc, const YAML::Node& n) {
 
 void read_inline_devices(const YamlDoc& doc, MapReader& top, DeviceRegistry& registry) {
   YAML::Node n = top.get("devices");
-  if (!n) return;
+  if (!n)
+    return;
   if (!n.IsSequence()) {
     doc.error(n, "'devices' must be a list of device definitions");
     return;
   }
   for (const YAML::Node& item : n) {
-    if (auto spec = read_device(doc, item)) registry.add(std::move(*spec), doc.diag());
+    if (auto spec = read_device(doc, item))
+      registry.add(std::move(*spec), doc.diag());
   }
 }
 
 void read_groups(Context& cx, MapReader& top, ClusterSpec& c) {
   YAML::Node groups = top.require("node_groups");
-  if (!groups) return;
+  if (!groups)
+    return;
   if (!groups.IsSequence() || groups.size() == 0) {
     cx.doc.error(groups, "'node_groups' must be a non-empty list of node groups");
     return;
   }
   for (std::size_t i = 0; i < groups.size(); ++i) {
-    if (auto g = read_group(cx, groups[i], i)) c.groups.push_back(std::move(*g));
+    if (auto g = read_group(cx, groups[i], i))
+      c.groups.push_back(std::move(*g));
   }
 }
 
 }  // namespace
 
-ClusterSpec parse_cluster(const std::string& path, const std::string& text,
+ClusterSpec parse_cluster(const std::string& path,
+                          const std::string& text,
                           const DeviceRegistry& registry) {
   Diagnostics diag;
   YamlDoc doc(path, text, diag);
   ClusterSpec c;
   if (!doc.root()) {
-    if (diag.empty()) diag.error(SourceLoc{path, 1, 1}, "the file is empty; expected a cluster");
+    if (diag.empty())
+      diag.error(SourceLoc{path, 1, 1}, "the file is empty; expected a cluster");
     diag.throw_if_errors();
   }
   MapReader top(doc, doc.root(), "cluster");
-  if (!top.valid()) diag.throw_if_errors();
+  if (!top.valid())
+    diag.throw_if_errors();
   c.loc = doc.loc(doc.root());
   c.name = top.string("name", true).value_or("");
   DeviceRegistry local = registry;
   read_inline_devices(doc, top, local);
   Context cx{doc, local, {}, {}};
   read_groups(cx, top, c);
-  if (YAML::Node n = top.get("network")) c.network = read_network(doc, n);
+  if (YAML::Node n = top.get("network"))
+    c.network = read_network(doc, n);
   if (diag.empty() && c.total_nodes() > 1 && !c.network) {
-    doc.error(top.key_node("node_groups"),
-              "the cluster has " + std::to_string(c.total_nodes()) +
-                  " nodes but no 'network' between them");
+    doc.error(top.key_node("node_groups"), "the cluster has " + std::to_string(c.total_nodes()) +
+                                               " nodes but no 'network' between them");
   }
   top.finish();
   diag.throw_if_errors();
-  for (const std::string& name : cx.used_devices) c.device_types.push_back(*local.find(name));
+  for (const std::string& name : cx.used_devices)
+    c.device_types.push_back(*local.find(name));
   return c;
 }
 

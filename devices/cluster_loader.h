@@ -2,10 +2,10 @@
 // and the devices the file defines inline.
 #pragma once
 
-#include <filesystem>
-
 #include "devices/cluster_spec.h"
 #include "devices/registry.h"
+
+#include <filesystem>
 
 namespace yirage::devices {
 
@@ -13,7 +13,8 @@ namespace yirage::devices {
 ClusterSpec load_cluster(const std::filesystem::path& path, const DeviceRegistry& registry);
 
 /// Reads a cluster from text, as if it were the contents of `path` (for the GUI and tests).
-ClusterSpec parse_cluster(const std::string& path, const std::string& text,
+ClusterSpec parse_cluster(const std::string& path,
+                          const std::string& text,
                           const DeviceRegistry& registry);
 
 }  // namespace yirage::devices

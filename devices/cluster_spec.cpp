@@ -6,14 +6,22 @@ namespace yirage::devices {
 
 std::string fabric_name(FabricKind k) {
   switch (k) {
-    case FabricKind::kNvswitch: return "nvswitch";
-    case FabricKind::kNvlink: return "nvlink";
-    case FabricKind::kXgmi: return "xgmi";
-    case FabricKind::kPcie: return "pcie";
-    case FabricKind::kHccs: return "hccs";
-    case FabricKind::kIci: return "ici";
-    case FabricKind::kEthernet: return "ethernet";
-    case FabricKind::kNone: return "none";
+    case FabricKind::kNvswitch:
+      return "nvswitch";
+    case FabricKind::kNvlink:
+      return "nvlink";
+    case FabricKind::kXgmi:
+      return "xgmi";
+    case FabricKind::kPcie:
+      return "pcie";
+    case FabricKind::kHccs:
+      return "hccs";
+    case FabricKind::kIci:
+      return "ici";
+    case FabricKind::kEthernet:
+      return "ethernet";
+    case FabricKind::kNone:
+      return "none";
   }
   return "?";
 }
@@ -24,26 +32,30 @@ std::string topology_name(Topology t) {
 
 std::int64_t ClusterSpec::total_devices() const {
   std::int64_t n = 0;
-  for (const NodeGroup& g : groups) n += g.devices();
+  for (const NodeGroup& g : groups)
+    n += g.devices();
   return n;
 }
 
 std::int64_t ClusterSpec::total_nodes() const {
   std::int64_t n = 0;
-  for (const NodeGroup& g : groups) n += g.nodes;
+  for (const NodeGroup& g : groups)
+    n += g.nodes;
   return n;
 }
 
 const DeviceSpec& ClusterSpec::device(const NodeGroup& g) const {
   for (const DeviceSpec& d : device_types) {
-    if (d.name == g.device) return d;
+    if (d.name == g.device)
+      return d;
   }
   CHECK(false) << "node group '" << g.name << "' names unknown device '" << g.device << "'";
   return device_types.front();
 }
 
 BytesPerSec ClusterSpec::nic_bandwidth(const NodeGroup& g) const {
-  if (g.nic_bandwidth) return *g.nic_bandwidth;
+  if (g.nic_bandwidth)
+    return *g.nic_bandwidth;
   return network ? network->nic_bandwidth : BytesPerSec{0};
 }
 

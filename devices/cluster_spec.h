@@ -3,14 +3,14 @@
 // several node groups. The format is documented in data/clusters/README.md.
 #pragma once
 
+#include "devices/device_spec.h"
+#include "devices/support/diagnostics.h"
+#include "devices/support/units.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include "devices/device_spec.h"
-#include "devices/support/diagnostics.h"
-#include "devices/support/units.h"
 
 namespace yirage::devices {
 
@@ -41,14 +41,15 @@ struct NodeGroup {
   SourceLoc loc;
 
   std::int64_t devices() const { return nodes * devices_per_node; }
+
   bool operator==(const NodeGroup&) const = default;
 };
 
 /// The network between nodes.
 struct Network {
   Topology topology = Topology::kFatTree;
-  BytesPerSec nic_bandwidth;  // per device, per direction
-  Seconds latency;            // one hop through the network, end to end
+  BytesPerSec nic_bandwidth;    // per device, per direction
+  Seconds latency;              // one hop through the network, end to end
   double oversubscription = 1;  // >= 1; 1 is non-blocking
   SourceLoc loc;
 
@@ -58,7 +59,7 @@ struct Network {
 struct ClusterSpec {
   std::string name;
   std::vector<NodeGroup> groups;
-  std::optional<Network> network;  // required when the cluster has more than one node
+  std::optional<Network> network;        // required when the cluster has more than one node
   std::vector<DeviceSpec> device_types;  // the types the groups use, sorted by name
   SourceLoc loc;
 

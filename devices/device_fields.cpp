@@ -8,7 +8,8 @@ class FieldList {
   explicit FieldList(const DeviceSpec& d) : d_(d) {}
 
   void text(std::string path, std::string value) {
-    if (!value.empty()) out_.push_back({std::move(path), std::move(value), std::nullopt, "", ""});
+    if (!value.empty())
+      out_.push_back({std::move(path), std::move(value), std::nullopt, "", ""});
   }
 
   template <Dim D>
@@ -19,7 +20,8 @@ class FieldList {
 
   template <Dim D>
   void add(std::string path, const std::optional<Sourced<Quantity<D>>>& q) {
-    if (q) add(std::move(path), *q);
+    if (q)
+      add(std::move(path), *q);
   }
 
   void count(std::string path, const Sourced<std::int64_t>& c) {
@@ -28,7 +30,8 @@ class FieldList {
   }
 
   void count(std::string path, const std::optional<Sourced<std::int64_t>>& c) {
-    if (c) count(std::move(path), *c);
+    if (c)
+      count(std::move(path), *c);
   }
 
   void link(const std::string& prefix, const LinkSpec& l) {
@@ -56,7 +59,8 @@ void describe_onchip(const DeviceSpec& d, FieldList& f) {
   f.add("onchip.l2", o.l2);
   f.add("onchip.l2_bandwidth", o.l2_bandwidth);
   f.count("onchip.warp_width", o.warp_width);
-  if (!o.matrix_unit) return;
+  if (!o.matrix_unit)
+    return;
   const MatrixUnit& m = *o.matrix_unit;
   f.text("onchip.matrix_unit.kind", m.kind);
   if (m.kind != "none") {
@@ -75,7 +79,8 @@ std::vector<DeviceField> describe(const DeviceSpec& d) {
   f.text("family", d.family);
   f.text("kind", kind_name(d.kind));
   f.text("backend", backend_name(d.backend));
-  for (const auto& [type, rate] : d.peak) f.add("peak." + dtype_name(type), rate);
+  for (const auto& [type, rate] : d.peak)
+    f.add("peak." + dtype_name(type), rate);
   f.text("memory.kind", d.memory_kind);
   f.add("memory.capacity", d.memory_capacity);
   f.add("memory.bandwidth", d.memory_bandwidth);
@@ -83,7 +88,8 @@ std::vector<DeviceField> describe(const DeviceSpec& d) {
   for (std::size_t i = 0; i < d.links.size(); ++i) {
     f.link("links." + std::to_string(i), d.links[i]);
   }
-  if (d.host_link) f.link("host_link", *d.host_link);
+  if (d.host_link)
+    f.link("host_link", *d.host_link);
   f.add("power.tdp", d.tdp);
   f.add("power.idle", d.idle_power);
   f.add("price.per_hour", d.price);

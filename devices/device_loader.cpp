@@ -9,7 +9,9 @@ namespace {
 /// names its own, else the section's `source:` key, else the place it was written.
 class SectionReader {
  public:
-  SectionReader(const YamlDoc& doc, const YAML::Node& node, std::string what,
+  SectionReader(const YamlDoc& doc,
+                const YAML::Node& node,
+                std::string what,
                 const std::map<std::string, std::string>& sources)
       : map_(doc, node, std::move(what)), sources_(&sources) {
     if (map_.valid() && map_.has("source")) {
@@ -25,33 +27,41 @@ class SectionReader {
   MapReader& map() { return map_; }
 
   template <Dim D>
-  std::optional<Sourced<Quantity<D>>> quantity(std::string_view key, bool required,
+  std::optional<Sourced<Quantity<D>>> quantity(std::string_view key,
+                                               bool required,
                                                Sign sign = Sign::kPositive) {
     YAML::Node n = required ? map_.require(key) : map_.get(key);
-    if (!n) return std::nullopt;
+    if (!n)
+      return std::nullopt;
     std::string source;
     YAML::Node value = unwrap(n, key, &source);
-    if (!value) return std::nullopt;
+    if (!value)
+      return std::nullopt;
     std::optional<double> v = map_.read_quantity(value, key, D, sign);
-    if (!v) return std::nullopt;
+    if (!v)
+      return std::nullopt;
     return Sourced<Quantity<D>>{Quantity<D>{*v}, source};
   }
 
   std::optional<Sourced<std::int64_t>> count(std::string_view key, bool required) {
     YAML::Node n = required ? map_.require(key) : map_.get(key);
-    if (!n) return std::nullopt;
+    if (!n)
+      return std::nullopt;
     std::string source;
     YAML::Node value = unwrap(n, key, &source);
-    if (!value) return std::nullopt;
+    if (!value)
+      return std::nullopt;
     MapReader one(map_.doc(), wrap(key, value), map_.what());
     std::optional<std::int64_t> v = one.integer(key, true);
-    if (!v) return std::nullopt;
+    if (!v)
+      return std::nullopt;
     return Sourced<std::int64_t>{*v, source};
   }
 
   /// The source that applies to a field written at `n` with no source of its own.
   std::string default_source(const YAML::Node& n) const {
-    if (!default_source_.empty()) return default_source_;
+    if (!default_source_.empty())
+      return default_source_;
     return map_.doc().loc(n).str();
   }
 
@@ -64,9 +74,11 @@ class SectionReader {
   }
 
   std::string resolve(const std::string& key, const YAML::Node& at) const {
-    if (sources_->empty() || sources_->count(key) > 0) return key;
+    if (sources_->empty() || sources_->count(key) > 0)
+      return key;
     std::vector<std::string> keys;
-    for (const auto& [k, text] : *sources_) keys.push_back(k);
+    for (const auto& [k, text] : *sources_)
+      keys.push_back(k);
     map_.doc().error(at, "unknown source '" + key + "'; the file's sources are " +
                              join_choices(keys) + did_you_mean(key, keys));
     return key;
@@ -95,22 +107,27 @@ const std::vector<std::string> kDTypeNames = {"fp64", "fp32", "tf32", "bf16",
                                               "fp16", "fp8",  "int8"};
 
 template <class Enum>
-std::optional<Enum> enum_choice(MapReader& m, std::string_view key,
+std::optional<Enum> enum_choice(MapReader& m,
+                                std::string_view key,
                                 const std::vector<std::string>& names) {
   std::optional<std::string> s = m.choice(key, names, true);
-  if (!s) return std::nullopt;
+  if (!s)
+    return std::nullopt;
   for (std::size_t i = 0; i < names.size(); ++i) {
-    if (names[i] == *s) return static_cast<Enum>(i);
+    if (names[i] == *s)
+      return static_cast<Enum>(i);
   }
   return std::nullopt;
 }
 
 void read_peak(const YamlDoc& doc, MapReader& top, DeviceSpec& d) {
   YAML::Node n = top.require("peak");
-  if (!n) return;
+  if (!n)
+    return;
   std::size_t errors_before = doc.diag().items().size();
   SectionReader s(doc, n, "peak", d.sources);
-  if (!s.map().valid()) return;
+  if (!s.map().valid())
+    return;
   for (std::size_t i = 0; i < kDTypeNames.size(); ++i) {
     if (auto q = s.quantity<Dim::kFlopsPerSec>(kDTypeNames[i], false)) {
       d.peak[kAllDTypes[i]] = *q;
@@ -124,20 +141,26 @@ void read_peak(const YamlDoc& doc, MapReader& top, DeviceSpec& d) {
 
 void read_memory(const YamlDoc& doc, MapReader& top, DeviceSpec& d) {
   YAML::Node n = top.require("memory");
-  if (!n) return;
+  if (!n)
+    return;
   SectionReader s(doc, n, "memory", d.sources);
-  if (!s.map().valid()) return;
+  if (!s.map().valid())
+    return;
   d.memory_kind = s.map().string("kind").value_or("");
-  if (auto q = s.quantity<Dim::kBytes>("capacity", true)) d.memory_capacity = *q;
-  if (auto q = s.quantity<Dim::kBytesPerSec>("bandwidth", true)) d.memory_bandwidth = *q;
+  if (auto q = s.quantity<Dim::kBytes>("capacity", true))
+    d.memory_capacity = *q;
+  if (auto q = s.quantity<Dim::kBytesPerSec>("bandwidth", true))
+    d.memory_bandwidth = *q;
   s.map().finish();
 }
 
 void read_matrix_unit(const YamlDoc& doc, SectionReader& s, OnChip& o) {
   YAML::Node n = s.map().get("matrix_unit");
-  if (!n) return;
+  if (!n)
+    return;
   MapReader m(doc, n, "matrix_unit");
-  if (!m.valid()) return;
+  if (!m.valid())
+    return;
   MatrixUnit u;
   u.kind = m.string("kind", true).value_or("");
   u.source = s.default_source(n);
@@ -151,9 +174,11 @@ void read_matrix_unit(const YamlDoc& doc, SectionReader& s, OnChip& o) {
 
 void read_onchip(const YamlDoc& doc, MapReader& top, DeviceSpec& d) {
   YAML::Node n = top.get("onchip");
-  if (!n) return;
+  if (!n)
+    return;
   SectionReader s(doc, n, "onchip", d.sources);
-  if (!s.map().valid()) return;
+  if (!s.map().valid())
+    return;
   OnChip& o = d.onchip;
   o.compute_units = s.count("compute_units", false);
   o.compute_unit_name = s.map().string("compute_unit_name").value_or("compute unit");
@@ -167,13 +192,17 @@ void read_onchip(const YamlDoc& doc, MapReader& top, DeviceSpec& d) {
   s.map().finish();
 }
 
-std::optional<LinkSpec> read_link(const YamlDoc& doc, const YAML::Node& n,
-                                  const std::string& what, const DeviceSpec& d) {
+std::optional<LinkSpec> read_link(const YamlDoc& doc,
+                                  const YAML::Node& n,
+                                  const std::string& what,
+                                  const DeviceSpec& d) {
   SectionReader s(doc, n, what, d.sources);
-  if (!s.map().valid()) return std::nullopt;
+  if (!s.map().valid())
+    return std::nullopt;
   LinkSpec l;
   l.kind = s.map().string("kind", true).value_or("");
-  if (auto q = s.quantity<Dim::kBytesPerSec>("bandwidth", true)) l.bandwidth = *q;
+  if (auto q = s.quantity<Dim::kBytesPerSec>("bandwidth", true))
+    l.bandwidth = *q;
   l.latency = s.quantity<Dim::kSeconds>("latency", false, Sign::kNonNegative);
   l.ports = s.count("ports", false);
   l.generation = s.count("generation", false);
@@ -188,11 +217,13 @@ void read_links(const YamlDoc& doc, MapReader& top, DeviceSpec& d) {
     } else {
       for (std::size_t i = 0; i < n.size(); ++i) {
         auto l = read_link(doc, n[i], "link " + std::to_string(i + 1), d);
-        if (l) d.links.push_back(*l);
+        if (l)
+          d.links.push_back(*l);
       }
     }
   }
-  if (YAML::Node n = top.get("host_link")) d.host_link = read_link(doc, n, "host_link", d);
+  if (YAML::Node n = top.get("host_link"))
+    d.host_link = read_link(doc, n, "host_link", d);
 }
 
 void read_power_and_price(const YamlDoc& doc, MapReader& top, DeviceSpec& d) {
@@ -215,12 +246,15 @@ void read_power_and_price(const YamlDoc& doc, MapReader& top, DeviceSpec& d) {
 
 void read_sources(const YamlDoc& doc, MapReader& top, DeviceSpec& d) {
   YAML::Node n = top.get("sources");
-  if (!n) return;
+  if (!n)
+    return;
   MapReader m(doc, n, "sources");
-  if (!m.valid()) return;
+  if (!m.valid())
+    return;
   for (auto it = n.begin(); it != n.end(); ++it) {
     std::string key = it->first.Scalar();
-    if (std::optional<std::string> text = m.string(key)) d.sources[key] = *text;
+    if (std::optional<std::string> text = m.string(key))
+      d.sources[key] = *text;
   }
 }
 
@@ -229,7 +263,8 @@ void read_sources(const YamlDoc& doc, MapReader& top, DeviceSpec& d) {
 std::optional<DeviceSpec> read_device(const YamlDoc& doc, const YAML::Node& node) {
   std::size_t errors_before = doc.diag().items().size();
   MapReader top(doc, node, "device");
-  if (!top.valid()) return std::nullopt;
+  if (!top.valid())
+    return std::nullopt;
   DeviceSpec d;
   d.loc = doc.loc(node);
   d.name = top.string("name", true).value_or("");
@@ -237,8 +272,8 @@ std::optional<DeviceSpec> read_device(const YamlDoc& doc, const YAML::Node& node
   d.family = top.string("family").value_or("");
   d.kind = enum_choice<DeviceKind>(top, "kind", {"gpu", "accelerator", "cpu", "fpga"})
                .value_or(DeviceKind::kGpu);
-  d.backend = enum_choice<Backend>(top, "backend", {"cuda", "hip", "cpu", "none"})
-                  .value_or(Backend::kNone);
+  d.backend =
+      enum_choice<Backend>(top, "backend", {"cuda", "hip", "cpu", "none"}).value_or(Backend::kNone);
   d.aliases = top.strings("aliases").value_or(std::vector<std::string>{});
   read_sources(doc, top, d);
   read_peak(doc, top, d);
@@ -247,7 +282,8 @@ std::optional<DeviceSpec> read_device(const YamlDoc& doc, const YAML::Node& node
   read_links(doc, top, d);
   read_power_and_price(doc, top, d);
   top.finish();
-  if (doc.diag().items().size() != errors_before) return std::nullopt;
+  if (doc.diag().items().size() != errors_before)
+    return std::nullopt;
   return d;
 }
 

@@ -2,10 +2,10 @@
 // cluster file). The format is documented in data/devices/README.md.
 #pragma once
 
-#include <optional>
-
 #include "devices/device_spec.h"
 #include "devices/support/yaml_reader.h"
+
+#include <optional>
 
 namespace yirage::devices {
 

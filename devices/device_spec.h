@@ -3,15 +3,15 @@
 // and price, every number with the document it comes from.
 #pragma once
 
+#include "devices/support/diagnostics.h"
+#include "devices/support/units.h"
+
 #include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include "devices/support/diagnostics.h"
-#include "devices/support/units.h"
 
 namespace yirage::devices {
 
@@ -27,9 +27,8 @@ struct Sourced {
 
 enum class DType { kFp64, kFp32, kTf32, kBf16, kFp16, kFp8, kInt8 };
 
-inline constexpr std::array kAllDTypes = {DType::kFp64, DType::kFp32, DType::kTf32,
-                                          DType::kBf16, DType::kFp16, DType::kFp8,
-                                          DType::kInt8};
+inline constexpr std::array kAllDTypes = {DType::kFp64, DType::kFp32, DType::kTf32, DType::kBf16,
+                                          DType::kFp16, DType::kFp8,  DType::kInt8};
 
 /// "bf16", ...
 std::string dtype_name(DType t);
@@ -70,7 +69,7 @@ struct OnChip {
 
 /// A device-to-device or host link of a device.
 struct LinkSpec {
-  std::string kind;  // nvlink, xgmi, ici, pcie, ethernet, hccs, ...
+  std::string kind;                // nvlink, xgmi, ici, pcie, ethernet, hccs, ...
   Sourced<BytesPerSec> bandwidth;  // aggregate, per direction
   std::optional<Sourced<Seconds>> latency;
   std::optional<Sourced<std::int64_t>> ports;

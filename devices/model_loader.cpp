@@ -1,16 +1,17 @@
 #include "devices/model_loader.h"
 
-#include <algorithm>
-
 #include "devices/registry.h"
 #include "devices/support/text.h"
+
+#include <algorithm>
 
 namespace yirage::devices {
 namespace {
 
 std::optional<MoeSpec> read_moe(const YamlDoc& doc, const YAML::Node& n, std::int64_t layers) {
   MapReader m(doc, n, "moe");
-  if (!m.valid()) return std::nullopt;
+  if (!m.valid())
+    return std::nullopt;
   MoeSpec moe;
   moe.experts = m.integer("experts", true).value_or(0);
   moe.top_k = m.integer("top_k", true).value_or(0);
@@ -32,7 +33,8 @@ std::optional<MoeSpec> read_moe(const YamlDoc& doc, const YAML::Node& n, std::in
 
 std::optional<MlaSpec> read_mla(const YamlDoc& doc, const YAML::Node& n) {
   MapReader m(doc, n, "mla");
-  if (!m.valid()) return std::nullopt;
+  if (!m.valid())
+    return std::nullopt;
   MlaSpec mla;
   mla.q_lora_rank = m.integer("q_lora_rank", false, 0).value_or(0);
   mla.kv_lora_rank = m.integer("kv_lora_rank", true).value_or(0);
@@ -45,7 +47,8 @@ std::optional<MlaSpec> read_mla(const YamlDoc& doc, const YAML::Node& n) {
 
 std::optional<PublishedCount> read_published(const YamlDoc& doc, const YAML::Node& n) {
   MapReader m(doc, n, "published");
-  if (!m.valid()) return std::nullopt;
+  if (!m.valid())
+    return std::nullopt;
   PublishedCount p;
   p.total = m.number("total", true).value_or(0);
   p.active = m.number("active").value_or(0);
@@ -56,11 +59,14 @@ std::optional<PublishedCount> read_published(const YamlDoc& doc, const YAML::Nod
 }
 
 template <class Enum>
-Enum enum_or(MapReader& m, std::string_view key, const std::vector<std::string>& names,
+Enum enum_or(MapReader& m,
+             std::string_view key,
+             const std::vector<std::string>& names,
              Enum fallback) {
   std::optional<std::string> s = m.choice(key, names);
   for (std::size_t i = 0; s && i < names.size(); ++i) {
-    if (names[i] == *s) return static_cast<Enum>(i);
+    if (names[i] == *s)
+      return static_cast<Enum>(i);
   }
   return fallback;
 }
@@ -103,17 +109,22 @@ void check_shape(MapReader& m, const ModelSpec& s) {
 std::optional<ModelSpec> read_model(const YamlDoc& doc, const YAML::Node& node) {
   std::size_t errors_before = doc.diag().items().size();
   MapReader m(doc, node, "model");
-  if (!m.valid()) return std::nullopt;
+  if (!m.valid())
+    return std::nullopt;
   ModelSpec s;
   s.loc = doc.loc(node);
   s.name = m.string("name", true).value_or("");
   read_shape(m, s);
-  if (YAML::Node n = m.get("moe")) s.moe = read_moe(doc, n, s.layers);
-  if (YAML::Node n = m.get("mla")) s.mla = read_mla(doc, n);
-  if (YAML::Node n = m.get("published")) s.published = read_published(doc, n);
+  if (YAML::Node n = m.get("moe"))
+    s.moe = read_moe(doc, n, s.layers);
+  if (YAML::Node n = m.get("mla"))
+    s.mla = read_mla(doc, n);
+  if (YAML::Node n = m.get("published"))
+    s.published = read_published(doc, n);
   check_shape(m, s);
   m.finish();
-  if (doc.diag().items().size() != errors_before) return std::nullopt;
+  if (doc.diag().items().size() != errors_before)
+    return std::nullopt;
   return s;
 }
 
@@ -123,15 +134,19 @@ ModelRegistry ModelRegistry::load_dir(const std::filesystem::path& dir) {
   std::vector<std::filesystem::path> files;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    if (e.is_regular_file() && e.path().extension() == ".yaml") files.push_back(e.path());
+    if (e.is_regular_file() && e.path().extension() == ".yaml")
+      files.push_back(e.path());
   }
-  if (ec) diag.error(SourceLoc{dir.string(), 0, 0}, "not a directory of model files");
+  if (ec)
+    diag.error(SourceLoc{dir.string(), 0, 0}, "not a directory of model files");
   std::sort(files.begin(), files.end());
   for (const auto& f : files) {
     YamlDoc doc = YamlDoc::load(f, diag);
-    if (!doc.root()) continue;
+    if (!doc.root())
+      continue;
     std::optional<ModelSpec> s = read_model(doc, doc.root());
-    if (!s) continue;
+    if (!s)
+      continue;
     if (const ModelSpec* other = r.find(s->name)) {
       diag.error(s->loc, "model '" + s->name + "' is already defined at " + other->loc.str());
       continue;
@@ -144,18 +159,22 @@ ModelRegistry ModelRegistry::load_dir(const std::filesystem::path& dir) {
   return r;
 }
 
-ModelRegistry ModelRegistry::load_bundled() { return load_dir(data_dir() / "models"); }
+ModelRegistry ModelRegistry::load_bundled() {
+  return load_dir(data_dir() / "models");
+}
 
 const ModelSpec* ModelRegistry::find(std::string_view name) const {
   for (const ModelSpec& m : models_) {
-    if (iequals(m.name, name)) return &m;
+    if (iequals(m.name, name))
+      return &m;
   }
   return nullptr;
 }
 
 std::vector<std::string> ModelRegistry::names() const {
   std::vector<std::string> out;
-  for (const ModelSpec& m : models_) out.push_back(m.name);
+  for (const ModelSpec& m : models_)
+    out.push_back(m.name);
   return out;
 }
 

@@ -2,13 +2,13 @@
 // keeps the registry of model presets.
 #pragma once
 
+#include "devices/model_spec.h"
+#include "devices/support/yaml_reader.h"
+
 #include <filesystem>
 #include <optional>
 #include <string_view>
 #include <vector>
-
-#include "devices/model_spec.h"
-#include "devices/support/yaml_reader.h"
 
 namespace yirage::devices {
 
@@ -24,7 +24,9 @@ class ModelRegistry {
 
   /// The preset called `name` (case-insensitive), or nullptr.
   const ModelSpec* find(std::string_view name) const;
+
   const std::vector<ModelSpec>& models() const { return models_; }
+
   std::vector<std::string> names() const;
 
  private:

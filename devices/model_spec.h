@@ -3,11 +3,11 @@
 // experts, and multi-head latent attention (MLA).
 #pragma once
 
+#include "devices/support/diagnostics.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
-
-#include "devices/support/diagnostics.h"
 
 namespace yirage::devices {
 
@@ -40,10 +40,10 @@ struct MlaSpec {
 
 /// A figure the model's authors published, to check our counts against.
 struct PublishedCount {
-  double total = 0;   // parameters
-  double active = 0;  // parameters per token (MoE), 0 if not published
+  double total = 0;                        // parameters
+  double active = 0;                       // parameters per token (MoE), 0 if not published
   bool active_excludes_embedding = false;  // the published active count leaves out the
-                                          // input embedding table
+                                           // input embedding table
   std::string source;
 
   bool operator==(const PublishedCount&) const = default;

@@ -1,11 +1,11 @@
 #include "devices/registry.h"
 
-#include <algorithm>
-#include <cstdlib>
-
 #include "devices/device_loader.h"
 #include "devices/support/text.h"
 #include "devices/support/yaml_reader.h"
+
+#include <algorithm>
+#include <cstdlib>
 
 #ifndef YIRAGE_DATA_DIR
 #error "YIRAGE_DATA_DIR must be defined by the build"
@@ -41,7 +41,9 @@ DeviceRegistry DeviceRegistry::load_dir(const std::filesystem::path& dir) {
   return r;
 }
 
-DeviceRegistry DeviceRegistry::load_bundled() { return load_dir(data_dir() / "devices"); }
+DeviceRegistry DeviceRegistry::load_bundled() {
+  return load_dir(data_dir() / "devices");
+}
 
 void DeviceRegistry::add_dir(const std::filesystem::path& dir) {
   Diagnostics diag;
@@ -52,8 +54,10 @@ void DeviceRegistry::add_dir(const std::filesystem::path& dir) {
   }
   for (const auto& file : yaml_files(dir)) {
     YamlDoc doc = YamlDoc::load(file, diag);
-    if (!doc.root()) continue;
-    if (auto spec = read_device(doc, doc.root())) add(std::move(*spec), diag);
+    if (!doc.root())
+      continue;
+    if (auto spec = read_device(doc, doc.root()))
+      add(std::move(*spec), diag);
   }
   diag.throw_if_errors();
 }
@@ -76,9 +80,11 @@ void DeviceRegistry::add(DeviceSpec spec, Diagnostics& diag) {
 
 const DeviceSpec* DeviceRegistry::find(std::string_view name) const {
   for (const DeviceSpec& d : devices_) {
-    if (iequals(d.name, name)) return &d;
+    if (iequals(d.name, name))
+      return &d;
     for (const std::string& a : d.aliases) {
-      if (iequals(a, name)) return &d;
+      if (iequals(a, name))
+        return &d;
     }
   }
   return nullptr;

@@ -3,13 +3,13 @@
 // inline. Names and aliases are looked up case-insensitively.
 #pragma once
 
+#include "devices/device_spec.h"
+#include "devices/support/diagnostics.h"
+
 #include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "devices/device_spec.h"
-#include "devices/support/diagnostics.h"
 
 namespace yirage::devices {
 

@@ -1,9 +1,9 @@
 #include "devices/task_loader.h"
 
-#include <algorithm>
-
 #include "devices/support/text.h"
 #include "devices/support/yaml_reader.h"
+
+#include <algorithm>
 
 namespace yirage::devices {
 namespace {
@@ -14,21 +14,28 @@ const std::vector<std::string> kPrecisions = {"fp32", "tf32", "bf16", "fp16", "f
 template <class Enum>
 std::optional<Enum> pick(const std::optional<std::string>& s,
                          const std::vector<std::string>& names) {
-  if (!s) return std::nullopt;
+  if (!s)
+    return std::nullopt;
   auto it = std::find(names.begin(), names.end(), *s);
-  if (it == names.end()) return std::nullopt;
+  if (it == names.end())
+    return std::nullopt;
   return static_cast<Enum>(it - names.begin());
 }
 
-std::optional<ModelSpec> read_model_ref(const YamlDoc& doc, MapReader& top,
-                                        const ModelRegistry& models, TaskSpec& t) {
+std::optional<ModelSpec> read_model_ref(const YamlDoc& doc,
+                                        MapReader& top,
+                                        const ModelRegistry& models,
+                                        TaskSpec& t) {
   std::string* preset = &t.model_preset;
   YAML::Node n = top.require("model");
-  if (!n) return std::nullopt;
+  if (!n)
+    return std::nullopt;
   t.model_loc = doc.loc(n);
-  if (n.IsMap()) return read_model(doc, n);
+  if (n.IsMap())
+    return read_model(doc, n);
   std::optional<std::string> name = scalar_text(doc, n, "model");
-  if (!name) return std::nullopt;
+  if (!name)
+    return std::nullopt;
   const ModelSpec* m = models.find(*name);
   if (m == nullptr) {
     doc.error(n, "unknown model '" + *name + "'" + did_you_mean(*name, models.names()) +
@@ -42,7 +49,8 @@ std::optional<ModelSpec> read_model_ref(const YamlDoc& doc, MapReader& top,
 
 void read_serve(const YamlDoc& doc, const YAML::Node& n, TaskSpec& t) {
   MapReader m(doc, n, "serve");
-  if (!m.valid()) return;
+  if (!m.valid())
+    return;
   ServeSpec s;
   s.request_rate = m.quantity<Dim::kPerSec>("request_rate", true).value_or(PerSec{});
   s.prompt_length = m.integer("prompt_length", true).value_or(0);
@@ -53,11 +61,12 @@ void read_serve(const YamlDoc& doc, const YAML::Node& n, TaskSpec& t) {
 
 void read_objective(const YamlDoc& doc, const YAML::Node& n, TaskSpec& t) {
   MapReader m(doc, n, "objective");
-  if (!m.valid()) return;
+  if (!m.valid())
+    return;
   Objective& o = t.objective;
-  o.minimize = pick<Minimize>(m.choice("minimize", {"time", "cost", "energy"}),
-                              {"time", "cost", "energy"})
-                   .value_or(Minimize::kTime);
+  o.minimize =
+      pick<Minimize>(m.choice("minimize", {"time", "cost", "energy"}), {"time", "cost", "energy"})
+          .value_or(Minimize::kTime);
   o.max_devices = m.integer("max_devices");
   o.max_step_time = m.quantity<Dim::kSeconds>("max_step_time");
   o.ttft = m.quantity<Dim::kSeconds>("ttft");
@@ -72,15 +81,16 @@ void read_objective(const YamlDoc& doc, const YAML::Node& n, TaskSpec& t) {
 void check_mode_keys(MapReader& m, const TaskSpec& t) {
   auto refuse = [&](std::string_view key, const std::string& modes) {
     if (m.has(key)) {
-      m.doc().error(m.key_node(key), "'" + std::string(key) + "' applies only to mode " +
-                                         modes + ", not " + mode_name(t.mode));
+      m.doc().error(m.key_node(key), "'" + std::string(key) + "' applies only to mode " + modes +
+                                         ", not " + mode_name(t.mode));
     }
   };
   if (t.mode != Mode::kTrain) {
     refuse("optimizer", "train");
     refuse("training_tokens", "train");
   }
-  if (t.mode != Mode::kServe) refuse("serve", "serve");
+  if (t.mode != Mode::kServe)
+    refuse("serve", "serve");
 }
 
 void check_lengths(MapReader& m, const TaskSpec& t) {
@@ -109,28 +119,31 @@ void read_body(const YamlDoc& doc, MapReader& top, TaskSpec& t) {
   if (YAML::Node n = t.mode == Mode::kServe ? top.require("serve") : top.get("serve")) {
     read_serve(doc, n, t);
   }
-  if (YAML::Node n = top.get("objective")) read_objective(doc, n, t);
+  if (YAML::Node n = top.get("objective"))
+    read_objective(doc, n, t);
   check_mode_keys(top, t);
   check_lengths(top, t);
 }
 
 }  // namespace
 
-TaskSpec parse_task(const std::string& path, const std::string& text,
-                    const ModelRegistry& models) {
+TaskSpec parse_task(const std::string& path, const std::string& text, const ModelRegistry& models) {
   Diagnostics diag;
   YamlDoc doc(path, text, diag);
   if (!doc.root()) {
-    if (diag.empty()) diag.error(SourceLoc{path, 1, 1}, "the file is empty; expected a task");
+    if (diag.empty())
+      diag.error(SourceLoc{path, 1, 1}, "the file is empty; expected a task");
     diag.throw_if_errors();
   }
   MapReader top(doc, doc.root(), "task");
-  if (!top.valid()) diag.throw_if_errors();
+  if (!top.valid())
+    diag.throw_if_errors();
   TaskSpec t;
   t.loc = doc.loc(doc.root());
   t.name = top.string("name", true).value_or("");
   std::optional<ModelSpec> model = read_model_ref(doc, top, models, t);
-  if (model) t.model = *model;
+  if (model)
+    t.model = *model;
   read_body(doc, top, t);
   top.finish();
   diag.throw_if_errors();

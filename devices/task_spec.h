@@ -3,14 +3,14 @@
 // data/tasks/README.md.
 #pragma once
 
-#include <cstdint>
-#include <optional>
-#include <string>
-
 #include "devices/device_spec.h"
 #include "devices/model_spec.h"
 #include "devices/support/diagnostics.h"
 #include "devices/support/units.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
 
 namespace yirage::devices {
 
@@ -36,8 +36,8 @@ struct Objective {
   Minimize minimize = Minimize::kTime;
   std::optional<std::int64_t> max_devices;
   std::optional<Seconds> max_step_time;
-  std::optional<Seconds> ttft;  // time to first token (serve)
-  std::optional<Seconds> tpot;  // time per output token (decode, serve)
+  std::optional<Seconds> ttft;           // time to first token (serve)
+  std::optional<Seconds> tpot;           // time per output token (decode, serve)
   std::optional<PerSec> min_throughput;  // tokens per second
   std::optional<UsdPerHour> max_cost_per_hour;
 

@@ -5,7 +5,9 @@
 namespace yirage::gui {
 namespace {
 
-QString q(const std::string& s) { return QString::fromStdString(s); }
+QString q(const std::string& s) {
+  return QString::fromStdString(s);
+}
 
 QString peak(const devices::DeviceSpec& d, devices::DType t) {
   auto r = d.peak_rate(t);
@@ -16,9 +18,8 @@ QString peak(const devices::DeviceSpec& d, devices::DType t) {
 
 ClusterView::ClusterView(QWidget* parent) : QTableWidget(parent) {
   setColumnCount(9);
-  setHorizontalHeaderLabels({tr("Group"), tr("Device"), tr("Vendor"), tr("Nodes"),
-                             tr("Per node"), tr("Memory"), tr("Bandwidth"), tr("BF16 peak"),
-                             tr("TDP")});
+  setHorizontalHeaderLabels({tr("Group"), tr("Device"), tr("Vendor"), tr("Nodes"), tr("Per node"),
+                             tr("Memory"), tr("Bandwidth"), tr("BF16 peak"), tr("TDP")});
   setEditTriggers(QAbstractItemView::NoEditTriggers);
   horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   verticalHeader()->setVisible(false);

@@ -1,9 +1,9 @@
 // A table of a cluster's node groups and device types: the first view of yirage-gui.
 #pragma once
 
-#include <QTableWidget>
-
 #include "devices/cluster_spec.h"
+
+#include <QTableWidget>
 
 namespace yirage::gui {
 

@@ -1,9 +1,9 @@
 // yirage-gui: interactive what-if analysis. `yirage-gui [CLUSTER]` opens a cluster file.
-#include <QApplication>
-#include <QMessageBox>
-
 #include "devices/support/diagnostics.h"
 #include "gui/main_window.h"
+
+#include <QApplication>
+#include <QMessageBox>
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
@@ -11,7 +11,8 @@ int main(int argc, char** argv) {
   try {
     yirage::gui::MainWindow window;
     QStringList args = QApplication::arguments();
-    if (args.size() > 1) window.open_cluster(args[1]);
+    if (args.size() > 1)
+      window.open_cluster(args[1]);
     window.show();
     return QApplication::exec();
   } catch (const yirage::devices::InputError& e) {

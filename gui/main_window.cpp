@@ -1,11 +1,11 @@
 #include "gui/main_window.h"
 
+#include "devices/cluster_loader.h"
+
 #include <QFileDialog>
 #include <QFontDatabase>
 #include <QMenuBar>
 #include <QVBoxLayout>
-
-#include "devices/cluster_loader.h"
 
 namespace yirage::gui {
 
@@ -49,7 +49,8 @@ bool MainWindow::open_cluster(const QString& path) {
 void MainWindow::choose_cluster() {
   QString path = QFileDialog::getOpenFileName(this, tr("Open cluster"), QString(),
                                               tr("Cluster files (*.yaml *.yml)"));
-  if (!path.isEmpty()) open_cluster(path);
+  if (!path.isEmpty())
+    open_cluster(path);
 }
 
 }  // namespace yirage::gui

@@ -1,11 +1,11 @@
 // The main window of yirage-gui: opens a cluster file and shows its devices.
 #pragma once
 
-#include <QLabel>
-#include <QMainWindow>
-
 #include "devices/registry.h"
 #include "gui/cluster_view.h"
+
+#include <QLabel>
+#include <QMainWindow>
 
 namespace yirage::gui {
 
@@ -17,7 +17,9 @@ class MainWindow : public QMainWindow {
   /// Loads a cluster file; problems are shown in the window as `file:line:col` messages.
   /// Returns whether it loaded.
   bool open_cluster(const QString& path);
+
   const ClusterView* cluster_view() const { return view_; }
+
   QString message() const { return status_->text(); }
 
  private:

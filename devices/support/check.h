@@ -21,10 +21,12 @@ class CheckFailure {
   CheckFailure(const char* file, int line, const char* cond) {
     msg_ << "internal error at " << file << ":" << line << ": check failed: " << cond;
   }
+
   CheckFailure(const CheckFailure&) = delete;
   CheckFailure& operator=(const CheckFailure&) = delete;
   CheckFailure(CheckFailure&&) = delete;
   CheckFailure& operator=(CheckFailure&&) = delete;
+
   ~CheckFailure() noexcept(false) { throw InternalError(msg_.str()); }
 
   template <class T>

@@ -7,7 +7,8 @@
 namespace yirage::devices {
 
 std::string SourceLoc::str() const {
-  if (line <= 0) return file;
+  if (line <= 0)
+    return file;
   return file + ":" + std::to_string(line) + ":" + std::to_string(col);
 }
 
@@ -17,7 +18,8 @@ Diagnostic diagnostic_at(const SourceLoc& loc, std::string message) {
   std::string line;
   for (int i = 1; i <= loc.line && std::getline(in, line); ++i) {
     if (i == loc.line) {
-      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (!line.empty() && line.back() == '\r')
+        line.pop_back();
       d.source_line = line;
     }
   }
@@ -41,7 +43,8 @@ std::string render(const Diagnostic& d) {
 void Diagnostics::error(SourceLoc loc, std::string message, std::string source_line) {
   Diagnostic d{std::move(loc), std::move(message), std::move(source_line)};
   // The same problem found twice (e.g. through two references to one node) is reported once.
-  if (std::find(items_.begin(), items_.end(), d) == items_.end()) items_.push_back(std::move(d));
+  if (std::find(items_.begin(), items_.end(), d) == items_.end())
+    items_.push_back(std::move(d));
 }
 
 namespace {
@@ -56,17 +59,22 @@ std::vector<Diagnostic> sorted(std::vector<Diagnostic> items) {
 
 std::string render_all(const std::vector<Diagnostic>& items) {
   std::string out;
-  for (const Diagnostic& d : items) out += render(d);
-  if (items.size() > 1) out += std::to_string(items.size()) + " errors\n";
+  for (const Diagnostic& d : items)
+    out += render(d);
+  if (items.size() > 1)
+    out += std::to_string(items.size()) + " errors\n";
   return out;
 }
 
 }  // namespace
 
-std::string Diagnostics::render() const { return render_all(sorted(items_)); }
+std::string Diagnostics::render() const {
+  return render_all(sorted(items_));
+}
 
 void Diagnostics::throw_if_errors() const {
-  if (!items_.empty()) throw InputError(items_);
+  if (!items_.empty())
+    throw InputError(items_);
 }
 
 InputError::InputError(std::vector<Diagnostic> items)

@@ -42,8 +42,11 @@ std::string render(const Diagnostic& d);
 class Diagnostics {
  public:
   void error(SourceLoc loc, std::string message, std::string source_line = {});
+
   bool empty() const { return items_.empty(); }
+
   const std::vector<Diagnostic>& items() const { return items_; }
+
   /// All diagnostics, sorted by file, line and column (ties keep their order).
   std::string render() const;
   /// Throws `InputError` when any problem was recorded.
@@ -58,6 +61,7 @@ class Diagnostics {
 class InputError : public std::runtime_error {
  public:
   explicit InputError(std::vector<Diagnostic> items);
+
   const std::vector<Diagnostic>& items() const { return items_; }
 
  private:

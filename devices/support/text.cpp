@@ -8,11 +8,14 @@ namespace yirage::devices {
 
 std::string to_lower(std::string_view s) {
   std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
-bool iequals(std::string_view a, std::string_view b) { return to_lower(a) == to_lower(b); }
+bool iequals(std::string_view a, std::string_view b) {
+  return to_lower(a) == to_lower(b);
+}
 
 int edit_distance(std::string_view a, std::string_view b) {
   std::string x = to_lower(a);
@@ -53,7 +56,8 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
 std::string join_choices(const std::vector<std::string>& options) {
   std::string out;
   for (std::size_t i = 0; i < options.size(); ++i) {
-    if (i > 0) out += i + 1 == options.size() ? " or " : ", ";
+    if (i > 0)
+      out += i + 1 == options.size() ? " or " : ", ";
     out += options[i];
   }
   return out;

@@ -81,8 +81,8 @@ bool prefix_factor(Prefixes allowed, std::string_view p, double* factor) {
     *factor = 1;
     return true;
   }
-  bool large = allowed == Prefixes::kLarge || allowed == Prefixes::kLargeBinary ||
-               allowed == Prefixes::kAll;
+  bool large =
+      allowed == Prefixes::kLarge || allowed == Prefixes::kLargeBinary || allowed == Prefixes::kAll;
   bool small = allowed == Prefixes::kSmall || allowed == Prefixes::kAll;
   return (large && find_prefix(kLargePrefixes, p, factor)) ||
          (allowed == Prefixes::kLargeBinary && find_prefix(kBinaryPrefixes, p, factor)) ||
@@ -90,12 +90,16 @@ bool prefix_factor(Prefixes allowed, std::string_view p, double* factor) {
 }
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+    s.remove_suffix(1);
   return s;
 }
 
-ParsedQuantity fail(std::string msg) { return {0, Dim::kBytes, std::move(msg)}; }
+ParsedQuantity fail(std::string msg) {
+  return {0, Dim::kBytes, std::move(msg)};
+}
 
 // Interprets a unit symbol; `out` receives the dimension and the factor to the base unit.
 std::string parse_unit(std::string_view unit, ParsedQuantity* out) {
@@ -108,7 +112,8 @@ std::string parse_unit(std::string_view unit, ParsedQuantity* out) {
            std::string(unit.substr(0, unit.size() - 5)) + "FLOP' for a count";
   }
   for (const BaseUnit& base : kBaseUnits) {
-    if (!unit.ends_with(base.symbol)) continue;
+    if (!unit.ends_with(base.symbol))
+      continue;
     double factor = 1;
     if (!prefix_factor(base.prefixes, unit.substr(0, unit.size() - base.symbol.size()), &factor)) {
       continue;
@@ -124,20 +129,25 @@ std::string parse_unit(std::string_view unit, ParsedQuantity* out) {
 
 ParsedQuantity parse_quantity(std::string_view text) {
   std::string_view s = trim(text);
-  if (s.empty()) return fail("empty quantity");
+  if (s.empty())
+    return fail("empty quantity");
   const char* begin = s.data();
-  if (*begin == '+') ++begin;
+  if (*begin == '+')
+    ++begin;
   double value = 0;
   auto [ptr, ec] = std::from_chars(begin, s.data() + s.size(), value);
   if (ec != std::errc() || ptr == begin) {
     return fail("'" + std::string(s) + "' does not start with a number");
   }
-  if (!std::isfinite(value)) return fail("'" + std::string(s) + "' is not a finite number");
+  if (!std::isfinite(value))
+    return fail("'" + std::string(s) + "' is not a finite number");
   std::string_view unit = trim(std::string_view(ptr, s.data() + s.size() - ptr));
-  if (unit.empty()) return fail("missing unit in '" + std::string(s) + "'");
+  if (unit.empty())
+    return fail("missing unit in '" + std::string(s) + "'");
   ParsedQuantity out{value, Dim::kBytes, {}};
   std::string err = parse_unit(unit, &out);
-  if (!err.empty()) return fail(std::move(err));
+  if (!err.empty())
+    return fail(std::move(err));
   return out;
 }
 
@@ -145,58 +155,88 @@ ParsedQuantity parse_quantity(std::string_view text, Dim want) {
   ParsedQuantity q = parse_quantity(text);
   std::string example = "; write " + std::string(dim_noun(want)) + " such as '" +
                         std::string(dim_example(want)) + "'";
-  if (!q.error.empty()) return fail(q.error + example);
+  if (!q.error.empty())
+    return fail(q.error + example);
   if (q.dim != want) {
-    return fail("'" + std::string(trim(text)) + "' is " + std::string(dim_noun(q.dim)) +
-                example);
+    return fail("'" + std::string(trim(text)) + "' is " + std::string(dim_noun(q.dim)) + example);
   }
   return q;
 }
 
 std::string_view dim_noun(Dim d) {
   switch (d) {
-    case Dim::kBytes: return "a size";
-    case Dim::kSeconds: return "a time";
-    case Dim::kBytesPerSec: return "a bandwidth";
-    case Dim::kFlops: return "an operation count";
-    case Dim::kFlopsPerSec: return "a compute rate";
-    case Dim::kHertz: return "a frequency";
-    case Dim::kWatts: return "a power";
-    case Dim::kJoules: return "an energy";
-    case Dim::kUsdPerHour: return "a price per hour";
-    case Dim::kPerSec: return "a rate";
+    case Dim::kBytes:
+      return "a size";
+    case Dim::kSeconds:
+      return "a time";
+    case Dim::kBytesPerSec:
+      return "a bandwidth";
+    case Dim::kFlops:
+      return "an operation count";
+    case Dim::kFlopsPerSec:
+      return "a compute rate";
+    case Dim::kHertz:
+      return "a frequency";
+    case Dim::kWatts:
+      return "a power";
+    case Dim::kJoules:
+      return "an energy";
+    case Dim::kUsdPerHour:
+      return "a price per hour";
+    case Dim::kPerSec:
+      return "a rate";
   }
   return "a quantity";
 }
 
 std::string_view dim_example(Dim d) {
   switch (d) {
-    case Dim::kBytes: return "80 GiB";
-    case Dim::kSeconds: return "2 us";
-    case Dim::kBytesPerSec: return "900 GB/s";
-    case Dim::kFlops: return "1.2 TFLOP";
-    case Dim::kFlopsPerSec: return "989 TFLOPS";
-    case Dim::kHertz: return "1.98 GHz";
-    case Dim::kWatts: return "700 W";
-    case Dim::kJoules: return "12 pJ";
-    case Dim::kUsdPerHour: return "2.50 USD/h";
-    case Dim::kPerSec: return "20 req/s";
+    case Dim::kBytes:
+      return "80 GiB";
+    case Dim::kSeconds:
+      return "2 us";
+    case Dim::kBytesPerSec:
+      return "900 GB/s";
+    case Dim::kFlops:
+      return "1.2 TFLOP";
+    case Dim::kFlopsPerSec:
+      return "989 TFLOPS";
+    case Dim::kHertz:
+      return "1.98 GHz";
+    case Dim::kWatts:
+      return "700 W";
+    case Dim::kJoules:
+      return "12 pJ";
+    case Dim::kUsdPerHour:
+      return "2.50 USD/h";
+    case Dim::kPerSec:
+      return "20 req/s";
   }
   return "1";
 }
 
 std::string_view dim_unit(Dim d) {
   switch (d) {
-    case Dim::kBytes: return "B";
-    case Dim::kSeconds: return "s";
-    case Dim::kBytesPerSec: return "B/s";
-    case Dim::kFlops: return "FLOP";
-    case Dim::kFlopsPerSec: return "FLOPS";
-    case Dim::kHertz: return "Hz";
-    case Dim::kWatts: return "W";
-    case Dim::kJoules: return "J";
-    case Dim::kUsdPerHour: return "USD/h";
-    case Dim::kPerSec: return "/s";
+    case Dim::kBytes:
+      return "B";
+    case Dim::kSeconds:
+      return "s";
+    case Dim::kBytesPerSec:
+      return "B/s";
+    case Dim::kFlops:
+      return "FLOP";
+    case Dim::kFlopsPerSec:
+      return "FLOPS";
+    case Dim::kHertz:
+      return "Hz";
+    case Dim::kWatts:
+      return "W";
+    case Dim::kJoules:
+      return "J";
+    case Dim::kUsdPerHour:
+      return "USD/h";
+    case Dim::kPerSec:
+      return "/s";
   }
   return "";
 }
@@ -216,8 +256,10 @@ std::string format_number(double value, int digits) {
   std::snprintf(buf.data(), buf.size(), "%.*f", decimals, value);
   std::string s = buf.data();
   if (s.find('.') != std::string::npos) {
-    while (s.back() == '0') s.pop_back();
-    if (s.back() == '.') s.pop_back();
+    while (s.back() == '0')
+      s.pop_back();
+    if (s.back() == '.')
+      s.pop_back();
   }
   return s == "-0" ? "0" : s;
 }
@@ -229,9 +271,11 @@ namespace {
 std::string format_binary_bytes(double value) {
   for (int i = static_cast<int>(kBinaryPrefixes.size()) - 1; i >= 0; --i) {
     double f = kBinaryPrefixes[i].factor;
-    if (value < f) continue;
+    if (value < f)
+      continue;
     double q = value / f;
-    if (std::fmod(q * 1000, 1.0) != 0) return {};
+    if (std::fmod(q * 1000, 1.0) != 0)
+      return {};
     return format_number(q, 6) + " " + std::string(kBinaryPrefixes[i].symbol) + "B";
   }
   return {};
@@ -255,21 +299,24 @@ std::string format_quantity(double value, Dim d) {
   double mag = std::fabs(value);
   if (d == Dim::kBytes && mag >= 1024) {
     std::string binary = format_binary_bytes(mag);
-    if (!binary.empty()) return (value < 0 ? "-" : "") + binary;
+    if (!binary.empty())
+      return (value < 0 ? "-" : "") + binary;
   }
   if (d == Dim::kSeconds || d == Dim::kJoules) {
     if (mag != 0 && mag < 1) {
-      for (const Prefix& p : {Prefix{"m", 1e-3}, Prefix{"us", 1e-6}, Prefix{"n", 1e-9},
-                              Prefix{"p", 1e-12}}) {
+      for (const Prefix& p :
+           {Prefix{"m", 1e-3}, Prefix{"us", 1e-6}, Prefix{"n", 1e-9}, Prefix{"p", 1e-12}}) {
         if (mag >= p.factor || p.factor == 1e-12) {
           std::string sym = p.symbol == "us" ? "u" : std::string(p.symbol);
           return format_number(value / p.factor) + " " + sym + unit;
         }
       }
     }
-    if (d == Dim::kSeconds) return format_number(value) + " " + unit;
+    if (d == Dim::kSeconds)
+      return format_number(value) + " " + unit;
   }
-  if (d == Dim::kUsdPerHour || d == Dim::kPerSec) return format_number(value) + " " + unit;
+  if (d == Dim::kUsdPerHour || d == Dim::kPerSec)
+    return format_number(value) + " " + unit;
   for (int i = static_cast<int>(kLargePrefixes.size()) - 1; i >= 0; --i) {
     if (mag >= kLargePrefixes[i].factor) {
       return format_number(value / kLargePrefixes[i].factor) + " " +

@@ -29,11 +29,17 @@ struct Quantity {
   double value = 0;
 
   constexpr auto operator<=>(const Quantity&) const = default;
+
   constexpr Quantity operator+(Quantity o) const { return {value + o.value}; }
+
   constexpr Quantity operator-(Quantity o) const { return {value - o.value}; }
+
   constexpr Quantity operator*(double k) const { return {value * k}; }
+
   constexpr Quantity operator/(double k) const { return {value / k}; }
+
   constexpr double operator/(Quantity o) const { return value / o.value; }
+
   constexpr Quantity& operator+=(Quantity o) {
     value += o.value;
     return *this;
@@ -56,11 +62,25 @@ using Joules = Quantity<Dim::kJoules>;
 using UsdPerHour = Quantity<Dim::kUsdPerHour>;
 using PerSec = Quantity<Dim::kPerSec>;
 
-constexpr Seconds operator/(Bytes b, BytesPerSec r) { return {b.value / r.value}; }
-constexpr Seconds operator/(Flops f, FlopsPerSec r) { return {f.value / r.value}; }
-constexpr Bytes operator*(BytesPerSec r, Seconds t) { return {r.value * t.value}; }
-constexpr Flops operator*(FlopsPerSec r, Seconds t) { return {r.value * t.value}; }
-constexpr Joules operator*(Watts p, Seconds t) { return {p.value * t.value}; }
+constexpr Seconds operator/(Bytes b, BytesPerSec r) {
+  return {b.value / r.value};
+}
+
+constexpr Seconds operator/(Flops f, FlopsPerSec r) {
+  return {f.value / r.value};
+}
+
+constexpr Bytes operator*(BytesPerSec r, Seconds t) {
+  return {r.value * t.value};
+}
+
+constexpr Flops operator*(FlopsPerSec r, Seconds t) {
+  return {r.value * t.value};
+}
+
+constexpr Joules operator*(Watts p, Seconds t) {
+  return {p.value * t.value};
+}
 
 /// A quantity parsed from text, or the reason it could not be parsed.
 struct ParsedQuantity {

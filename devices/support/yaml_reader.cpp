@@ -1,12 +1,12 @@
 #include "devices/support/yaml_reader.h"
 
+#include "devices/support/text.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
 #include <sstream>
-
-#include "devices/support/text.h"
 
 namespace yirage::devices {
 namespace {
@@ -16,7 +16,8 @@ std::vector<std::string> split_lines(const std::string& text) {
   std::string line;
   std::istringstream in(text);
   while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty() && line.back() == '\r')
+      line.pop_back();
     lines.push_back(line);
   }
   return lines;
@@ -24,9 +25,13 @@ std::vector<std::string> split_lines(const std::string& text) {
 
 // A node that tests false: what a getter returns for an absent key. (A default-constructed
 // YAML::Node is a defined null, which tests true.)
-YAML::Node undefined_node() { return YAML::Node(YAML::NodeType::Undefined); }
+YAML::Node undefined_node() {
+  return YAML::Node(YAML::NodeType::Undefined);
+}
 
-std::string quote_key(std::string_view key) { return "'" + std::string(key) + "'"; }
+std::string quote_key(std::string_view key) {
+  return "'" + std::string(key) + "'";
+}
 
 }  // namespace
 
@@ -58,7 +63,8 @@ YamlDoc YamlDoc::load(const std::filesystem::path& path, Diagnostics& diag) {
 
 SourceLoc YamlDoc::loc(const YAML::Node& node) const {
   YAML::Mark m = node.Mark();
-  if (m.is_null() || m.line < 0) return SourceLoc{path_, 0, 0};
+  if (m.is_null() || m.line < 0)
+    return SourceLoc{path_, 0, 0};
   return SourceLoc{path_, m.line + 1, m.column + 1};
 }
 
@@ -68,15 +74,19 @@ void YamlDoc::error(const YAML::Node& at, std::string message) const {
 
 void YamlDoc::error(const SourceLoc& at, std::string message) const {
   std::string line;
-  if (at.line > 0 && at.line <= static_cast<int>(lines_.size())) line = lines_[at.line - 1];
+  if (at.line > 0 && at.line <= static_cast<int>(lines_.size()))
+    line = lines_[at.line - 1];
   diag_->error(at, std::move(message), std::move(line));
 }
 
-std::optional<std::string> scalar_text(const YamlDoc& doc, const YAML::Node& n,
+std::optional<std::string> scalar_text(const YamlDoc& doc,
+                                       const YAML::Node& n,
                                        std::string_view key) {
   if (!n.IsScalar()) {
     doc.error(n, quote_key(key) + " must be a single value, not a " +
-                     (n.IsMap() ? "mapping" : n.IsSequence() ? "list" : "null"));
+                     (n.IsMap()        ? "mapping"
+                      : n.IsSequence() ? "list"
+                                       : "null"));
     return std::nullopt;
   }
   return n.Scalar();
@@ -103,7 +113,8 @@ MapReader::MapReader(const YamlDoc& doc, const YAML::Node& node, std::string wha
 }
 
 YAML::Node MapReader::get(std::string_view key) {
-  if (std::find(known_.begin(), known_.end(), key) == known_.end()) known_.emplace_back(key);
+  if (std::find(known_.begin(), known_.end(), key) == known_.end())
+    known_.emplace_back(key);
   for (const Entry& e : entries_) {
     if (e.key == key) {
       if (e.value.IsNull()) {
@@ -119,7 +130,8 @@ YAML::Node MapReader::get(std::string_view key) {
 YAML::Node MapReader::require(std::string_view key) {
   bool present = has(key);
   YAML::Node n = get(key);
-  if (!present && valid_) doc_->error(node_, "missing key " + quote_key(key) + " in " + what_);
+  if (!present && valid_)
+    doc_->error(node_, "missing key " + quote_key(key) + " in " + what_);
   return n;
 }
 
@@ -130,14 +142,16 @@ bool MapReader::has(std::string_view key) const {
 
 YAML::Node MapReader::key_node(std::string_view key) const {
   for (const Entry& e : entries_) {
-    if (e.key == key) return e.key_node;
+    if (e.key == key)
+      return e.key_node;
   }
   return undefined_node();
 }
 
 std::optional<std::string> MapReader::string(std::string_view key, bool required) {
   YAML::Node n = required ? require(key) : get(key);
-  if (!n) return std::nullopt;
+  if (!n)
+    return std::nullopt;
   return scalar_text(*doc_, n, key);
 }
 
@@ -145,18 +159,22 @@ std::optional<std::string> MapReader::choice(std::string_view key,
                                              const std::vector<std::string>& choices,
                                              bool required) {
   std::optional<std::string> s = string(key, required);
-  if (!s) return std::nullopt;
-  if (std::find(choices.begin(), choices.end(), *s) != choices.end()) return s;
+  if (!s)
+    return std::nullopt;
+  if (std::find(choices.begin(), choices.end(), *s) != choices.end())
+    return s;
   std::string hint = did_you_mean(*s, choices);
   doc_->error(get(key), quote_key(key) + " must be " + join_choices(choices) + ", got " +
                             quote_key(*s) + hint);
   return std::nullopt;
 }
 
-std::optional<std::int64_t> MapReader::integer(std::string_view key, bool required,
+std::optional<std::int64_t> MapReader::integer(std::string_view key,
+                                               bool required,
                                                std::int64_t min) {
   std::optional<std::string> s = string(key, required);
-  if (!s) return std::nullopt;
+  if (!s)
+    return std::nullopt;
   std::int64_t v = 0;
   auto [ptr, ec] = std::from_chars(s->data(), s->data() + s->size(), v);
   if (ec == std::errc::result_out_of_range) {
@@ -168,8 +186,8 @@ std::optional<std::int64_t> MapReader::integer(std::string_view key, bool requir
     return std::nullopt;
   }
   if (v < min) {
-    doc_->error(get(key), quote_key(key) + " must be at least " + std::to_string(min) +
-                              ", got " + *s);
+    doc_->error(get(key),
+                quote_key(key) + " must be at least " + std::to_string(min) + ", got " + *s);
     return std::nullopt;
   }
   return v;
@@ -177,7 +195,8 @@ std::optional<std::int64_t> MapReader::integer(std::string_view key, bool requir
 
 std::optional<double> MapReader::number(std::string_view key, bool required, Sign sign) {
   std::optional<std::string> s = string(key, required);
-  if (!s) return std::nullopt;
+  if (!s)
+    return std::nullopt;
   double v = 0;
   auto [ptr, ec] = std::from_chars(s->data(), s->data() + s->size(), v);
   if (ec != std::errc() || ptr != s->data() + s->size() || !std::isfinite(v)) {
@@ -186,8 +205,8 @@ std::optional<double> MapReader::number(std::string_view key, bool required, Sig
   }
   if (v < 0 || (sign == Sign::kPositive && v == 0)) {
     doc_->error(get(key), quote_key(key) + " must be " +
-                              (sign == Sign::kPositive ? "positive" : "zero or more") +
-                              ", got " + *s);
+                              (sign == Sign::kPositive ? "positive" : "zero or more") + ", got " +
+                              *s);
     return std::nullopt;
   }
   return v;
@@ -195,16 +214,20 @@ std::optional<double> MapReader::number(std::string_view key, bool required, Sig
 
 std::optional<bool> MapReader::boolean(std::string_view key) {
   std::optional<std::string> s = string(key);
-  if (!s) return std::nullopt;
-  if (*s == "true") return true;
-  if (*s == "false") return false;
+  if (!s)
+    return std::nullopt;
+  if (*s == "true")
+    return true;
+  if (*s == "false")
+    return false;
   doc_->error(get(key), quote_key(key) + " must be true or false, got " + quote_key(*s));
   return std::nullopt;
 }
 
 std::optional<std::vector<std::string>> MapReader::strings(std::string_view key) {
   YAML::Node n = get(key);
-  if (!n) return std::nullopt;
+  if (!n)
+    return std::nullopt;
   if (!n.IsSequence()) {
     doc_->error(n, quote_key(key) + " must be a list, such as [a, b]");
     return std::nullopt;
@@ -212,15 +235,19 @@ std::optional<std::vector<std::string>> MapReader::strings(std::string_view key)
   std::vector<std::string> out;
   for (const YAML::Node& item : n) {
     std::optional<std::string> s = scalar_text(*doc_, item, key);
-    if (s) out.push_back(*s);
+    if (s)
+      out.push_back(*s);
   }
   return out;
 }
 
-std::optional<double> MapReader::read_quantity(const YAML::Node& n, std::string_view key,
-                                               Dim want, Sign sign) const {
+std::optional<double> MapReader::read_quantity(const YAML::Node& n,
+                                               std::string_view key,
+                                               Dim want,
+                                               Sign sign) const {
   std::optional<std::string> s = scalar_text(*doc_, n, key);
-  if (!s) return std::nullopt;
+  if (!s)
+    return std::nullopt;
   ParsedQuantity q = parse_quantity(*s, want);
   if (!q.error.empty()) {
     doc_->error(n, "bad " + quote_key(key) + ": " + q.error);
@@ -237,9 +264,10 @@ std::optional<double> MapReader::read_quantity(const YAML::Node& n, std::string_
 
 void MapReader::finish() {
   for (const Entry& e : entries_) {
-    if (std::find(known_.begin(), known_.end(), e.key) != known_.end()) continue;
-    doc_->error(e.key_node, "unknown key " + quote_key(e.key) + " in " + what_ +
-                                did_you_mean(e.key, known_));
+    if (std::find(known_.begin(), known_.end(), e.key) != known_.end())
+      continue;
+    doc_->error(e.key_node,
+                "unknown key " + quote_key(e.key) + " in " + what_ + did_you_mean(e.key, known_));
   }
 }
 

@@ -3,6 +3,9 @@
 // unknown keys (with "did you mean") and duplicate keys, and checks types and units.
 #pragma once
 
+#include "devices/support/diagnostics.h"
+#include "devices/support/units.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
@@ -11,9 +14,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "devices/support/diagnostics.h"
-#include "devices/support/units.h"
 
 namespace yirage::devices {
 
@@ -28,7 +28,9 @@ class YamlDoc {
   static YamlDoc load(const std::filesystem::path& path, Diagnostics& diag);
 
   const YAML::Node& root() const { return root_; }
+
   const std::string& path() const { return path_; }
+
   Diagnostics& diag() const { return *diag_; }
 
   /// The 1-based position of a node (line and column of its first character).
@@ -55,9 +57,13 @@ class MapReader {
 
   /// False when the node was not a mapping (already reported).
   bool valid() const { return valid_; }
+
   const YAML::Node& node() const { return node_; }
+
   const YamlDoc& doc() const { return *doc_; }
+
   const std::string& what() const { return what_; }
+
   SourceLoc loc() const { return doc_->loc(node_); }
 
   /// The value under `key`, or a null node. Marks `key` as known.
@@ -73,25 +79,32 @@ class MapReader {
   std::optional<std::string> choice(std::string_view key,
                                     const std::vector<std::string>& choices,
                                     bool required = false);
-  std::optional<std::int64_t> integer(std::string_view key, bool required = false,
+  std::optional<std::int64_t> integer(std::string_view key,
+                                      bool required = false,
                                       std::int64_t min = 1);
-  std::optional<double> number(std::string_view key, bool required = false,
+  std::optional<double> number(std::string_view key,
+                               bool required = false,
                                Sign sign = Sign::kPositive);
   std::optional<bool> boolean(std::string_view key);
   std::optional<std::vector<std::string>> strings(std::string_view key);
 
   template <Dim D>
-  std::optional<Quantity<D>> quantity(std::string_view key, bool required = false,
+  std::optional<Quantity<D>> quantity(std::string_view key,
+                                      bool required = false,
                                       Sign sign = Sign::kPositive) {
     YAML::Node n = required ? require(key) : get(key);
-    if (!n) return std::nullopt;
+    if (!n)
+      return std::nullopt;
     std::optional<double> v = read_quantity(n, key, D, sign);
-    if (!v) return std::nullopt;
+    if (!v)
+      return std::nullopt;
     return Quantity<D>{*v};
   }
 
   /// Reads a quantity from any scalar node; `key` names it in messages.
-  std::optional<double> read_quantity(const YAML::Node& n, std::string_view key, Dim want,
+  std::optional<double> read_quantity(const YAML::Node& n,
+                                      std::string_view key,
+                                      Dim want,
                                       Sign sign) const;
 
   /// Reports unknown keys, each with the closest known key.
@@ -116,7 +129,8 @@ class MapReader {
 std::optional<std::string> read_file_text(const std::filesystem::path& path, Diagnostics& diag);
 
 /// Scalar text of a node, or nullopt (with an error naming `key`) when it is not a scalar.
-std::optional<std::string> scalar_text(const YamlDoc& doc, const YAML::Node& n,
+std::optional<std::string> scalar_text(const YamlDoc& doc,
+                                       const YAML::Node& n,
                                        std::string_view key);
 
 }  // namespace yirage::devices

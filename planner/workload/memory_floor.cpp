@@ -1,8 +1,8 @@
 #include "planner/workload/memory_floor.h"
 
-#include <algorithm>
-
 #include "planner/workload/model_size.h"
+
+#include <algorithm>
 
 namespace yirage::planner {
 

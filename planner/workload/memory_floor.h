@@ -3,16 +3,16 @@
 // memory than this cannot run the task under any plan.
 #pragma once
 
-#include <string>
-
 #include "devices/task_spec.h"
+
+#include <string>
 
 namespace yirage::planner {
 
 struct MemoryFloor {
-  double bytes = 0;           // the floor
+  double bytes = 0;  // the floor
   double bytes_per_param = 0;
-  std::string what;           // "weights", "weights, gradients and Adam state"
+  std::string what;  // "weights", "weights, gradients and Adam state"
 };
 
 /// Training keeps weights and gradients at the task's precision (gradients at least 2 B),

@@ -32,8 +32,10 @@ double attention_params(const ModelSpec& m) {
   double kv_width = static_cast<double>(m.kv_heads * m.head_dim);
   double weights = h * q_width + 2 * h * kv_width + q_width * h;
   double bias = 0;
-  if (m.bias != BiasKind::kNone) bias += q_width + 2 * kv_width;
-  if (m.bias == BiasKind::kAll) bias += h;
+  if (m.bias != BiasKind::kNone)
+    bias += q_width + 2 * kv_width;
+  if (m.bias == BiasKind::kAll)
+    bias += h;
   return weights + bias;
 }
 
@@ -60,7 +62,8 @@ ParameterCount count_parameters(const ModelSpec& m) {
   double h = static_cast<double>(m.hidden);
   double layers = static_cast<double>(m.layers);
   c.embedding = static_cast<double>(m.vocab) * h;
-  if (m.position == devices::PositionKind::kLearned) c.embedding += m.max_positions * h;
+  if (m.position == devices::PositionKind::kLearned)
+    c.embedding += m.max_positions * h;
   c.head = m.tied_embeddings ? 0 : static_cast<double>(m.vocab) * h;
   c.attention = layers * attention_params(m);
   c.norms = layers * 2 * norm_params(m, h) + norm_params(m, h);
@@ -71,8 +74,10 @@ ParameterCount count_parameters(const ModelSpec& m) {
     double moe_layers = layers - dense_layers;
     double expert = ffn_params(m, static_cast<double>(e.expert_ffn));
     double router = h * static_cast<double>(e.experts);
-    c.ffn_total += moe_layers * (static_cast<double>(e.experts + e.shared_experts) * expert + router);
-    c.ffn_active += moe_layers * (static_cast<double>(e.top_k + e.shared_experts) * expert + router);
+    c.ffn_total +=
+        moe_layers * (static_cast<double>(e.experts + e.shared_experts) * expert + router);
+    c.ffn_active +=
+        moe_layers * (static_cast<double>(e.top_k + e.shared_experts) * expert + router);
   }
   double shared = c.embedding + c.head + c.attention + c.norms;
   c.total = shared + c.ffn_total;

@@ -2,10 +2,10 @@
 // and FLOPs per token. Pure functions of the model's architecture.
 #pragma once
 
-#include <cstdint>
-
 #include "devices/device_spec.h"
 #include "devices/model_spec.h"
+
+#include <cstdint>
 
 namespace yirage::planner {
 

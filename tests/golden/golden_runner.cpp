@@ -1,6 +1,8 @@
 // Runs one golden case: yirage-plan, in-process, in the case's folder, with the arguments
 // in its `args` file (one per line); compares exit code, stdout and stderr with
 // `expected.txt`. GOLDEN_UPDATE=1 writes `expected.txt` instead.
+#include "cli/run.h"
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -8,8 +10,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include "cli/run.h"
 
 namespace {
 
@@ -24,7 +24,8 @@ std::vector<std::string> read_args(const std::filesystem::path& p) {
   std::vector<std::string> args;
   std::ifstream in(p);
   for (std::string line; std::getline(in, line);) {
-    if (!line.empty() && line.front() != '#') args.push_back(line);
+    if (!line.empty() && line.front() != '#')
+      args.push_back(line);
   }
   return args;
 }
@@ -42,8 +43,8 @@ int main(int argc, char** argv) {
   std::ostringstream out;
   std::ostringstream err;
   int code = yirage::cli::run(args, out, err);
-  std::string actual = "exit " + std::to_string(code) + "\n--- stdout\n" + out.str() +
-                       "--- stderr\n" + err.str();
+  std::string actual =
+      "exit " + std::to_string(code) + "\n--- stdout\n" + out.str() + "--- stderr\n" + err.str();
   const char* update = std::getenv("GOLDEN_UPDATE");
   if (update != nullptr && std::string(update) == "1") {
     std::ofstream(dir / "expected.txt", std::ios::binary) << actual;
@@ -51,7 +52,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::string expected = read(dir / "expected.txt");
-  if (actual == expected) return 0;
+  if (actual == expected)
+    return 0;
   std::cout << "golden mismatch in " << dir.string() << "\n--- expected\n"
             << expected << "--- actual\n"
             << actual;

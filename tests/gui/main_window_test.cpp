@@ -1,20 +1,22 @@
 // The first view of yirage-gui: opening a cluster file shows its node groups; a broken file
 // shows the same `file:line:col` message as the CLI.
-#include <QTest>
-
 #include "gui/main_window.h"
+
+#include <QTest>
 
 class MainWindowTest : public QObject {
   Q_OBJECT
 
  private slots:
+
   void opens_a_cluster_and_lists_its_devices() {
     yirage::gui::MainWindow w;
     QVERIFY(w.open_cluster(YIRAGE_SOURCE_DATA_DIR "/clusters/mixed-h100-mi300x-910b.yaml"));
     const QTableWidget* t = w.cluster_view();
     QCOMPARE(t->rowCount(), 3);
     QStringList devices;
-    for (int r = 0; r < t->rowCount(); ++r) devices << t->item(r, 1)->text();
+    for (int r = 0; r < t->rowCount(); ++r)
+      devices << t->item(r, 1)->text();
     QVERIFY(devices.contains("H100-SXM"));
     QVERIFY(devices.contains("MI300X"));
     QVERIFY(devices.contains("Ascend-910B"));

@@ -61,10 +61,12 @@ TEST(Cluster, InlineDevicesCanBeUsed) {
 }
 
 TEST(Cluster, ProblemsAreReported) {
-  EXPECT_EQ(first_error("name: x\nnode_groups:\n  - {device: H1000, nodes: 1, devices_per_node: 1}\n"),
-            "unknown device type 'H1000'; did you mean 'H100'? (`yirage-plan devices` lists them)");
-  EXPECT_EQ(first_error("name: x\nnode_groups:\n  - {device: H100, nodes: 2, devices_per_node: 1}\n"),
-            "the cluster has 2 nodes but no 'network' between them");
+  EXPECT_EQ(
+      first_error("name: x\nnode_groups:\n  - {device: H1000, nodes: 1, devices_per_node: 1}\n"),
+      "unknown device type 'H1000'; did you mean 'H100'? (`yirage-plan devices` lists them)");
+  EXPECT_EQ(
+      first_error("name: x\nnode_groups:\n  - {device: H100, nodes: 2, devices_per_node: 1}\n"),
+      "the cluster has 2 nodes but no 'network' between them");
   EXPECT_EQ(first_error("name: x\nnode_groups: []\n"),
             "'node_groups' must be a non-empty list of node groups");
 }

@@ -1,8 +1,8 @@
 #include "devices/registry.h"
 
-#include <gtest/gtest.h>
-
 #include "devices/device_fields.h"
+
+#include <gtest/gtest.h>
 
 namespace yirage::devices {
 namespace {
@@ -15,11 +15,11 @@ const DeviceRegistry& bundled() {
 TEST(Registry, BundledHasTheRequiredDevices) {
   EXPECT_GE(bundled().devices().size(), 30u);
   for (const char* name :
-       {"H100-SXM", "H100-PCIe", "H200", "B200", "A100-40GB", "A100-80GB", "V100", "L40S",
-        "RTX-4090", "RTX-3090", "MI300X", "MI325X", "MI250X", "Max-1550", "Gaudi2", "Gaudi3",
-        "TPU-v4", "TPU-v5e", "TPU-v5p", "Ascend-910B", "Ascend-910", "Ascend-310", "Trainium2",
-        "Inferentia2", "M2-Ultra", "M3-Max", "MetaX-C500", "EPYC-9654", "Xeon-8480+",
-        "Alveo-U280"}) {
+       {"H100-SXM", "H100-PCIe",   "H200",       "B200",       "A100-40GB",  "A100-80GB",
+        "V100",     "L40S",        "RTX-4090",   "RTX-3090",   "MI300X",     "MI325X",
+        "MI250X",   "Max-1550",    "Gaudi2",     "Gaudi3",     "TPU-v4",     "TPU-v5e",
+        "TPU-v5p",  "Ascend-910B", "Ascend-910", "Ascend-310", "Trainium2",  "Inferentia2",
+        "M2-Ultra", "M3-Max",      "MetaX-C500", "EPYC-9654",  "Xeon-8480+", "Alveo-U280"}) {
     EXPECT_NE(bundled().find(name), nullptr) << name;
   }
 }
@@ -28,10 +28,12 @@ TEST(Registry, BundledHasTheRequiredDevices) {
 TEST(Registry, EveryBundledNumberHasADocumentedSource) {
   for (const DeviceSpec& d : bundled().devices()) {
     for (const DeviceField& f : describe(d)) {
-      if (!f.value) continue;
+      if (!f.value)
+        continue;
       EXPECT_FALSE(f.source.empty()) << d.name << " " << f.path;
       bool is_key_of_sources = false;
-      for (const auto& [key, text] : d.sources) is_key_of_sources |= text == f.source;
+      for (const auto& [key, text] : d.sources)
+        is_key_of_sources |= text == f.source;
       EXPECT_TRUE(is_key_of_sources) << d.name << " " << f.path << ": " << f.source;
     }
   }
@@ -57,7 +59,8 @@ TEST(Registry, LookupIsCaseInsensitiveAndKnowsAliases) {
   ASSERT_NE(a, nullptr);
   EXPECT_EQ(a->name, "H100-SXM");
   for (const DeviceSpec& d : bundled().devices()) {
-    for (const std::string& alias : d.aliases) EXPECT_EQ(bundled().find(alias), &d) << alias;
+    for (const std::string& alias : d.aliases)
+      EXPECT_EQ(bundled().find(alias), &d) << alias;
   }
 }
 

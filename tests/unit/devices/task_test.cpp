@@ -40,7 +40,9 @@ TEST(Task, InlineModelAndServing) {
   EXPECT_DOUBLE_EQ(t.objective.tpot->value, 0.05);
 }
 
-TEST(Task, BundledModelsLoad) { EXPECT_GE(models().models().size(), 9u); }
+TEST(Task, BundledModelsLoad) {
+  EXPECT_GE(models().models().size(), 9u);
+}
 
 }  // namespace
 }  // namespace yirage::devices

@@ -1,8 +1,8 @@
 #include "devices/support/yaml_reader.h"
 
-#include <gtest/gtest.h>
-
 #include "devices/support/text.h"
+
+#include <gtest/gtest.h>
 
 namespace yirage::devices {
 namespace {

@@ -1,10 +1,10 @@
 #include "planner/workload/model_size.h"
 
+#include "devices/model_loader.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
-
-#include "devices/model_loader.h"
 
 namespace yirage::planner {
 namespace {
