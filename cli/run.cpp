@@ -37,7 +37,12 @@ int parse_error(CLI::App& app, const CLI::ParseError& e, std::ostream& out, std:
   std::ostringstream r;
   int code = app.exit(e, o, r);
   out << o.str();
-  err << r.str();
+  std::string message = r.str();
+  if (!message.empty() && message.back() != '\n')
+    message += '\n';
+  if (code != 0)
+    message = "error: " + message;
+  err << message;
   return code == 0 ? kExitOk : kExitBadInput;
 }
 

@@ -63,6 +63,7 @@ Fabric read_fabric(const YamlDoc& doc, const YAML::Node& n, const DeviceSpec* de
 struct Context {
   const YamlDoc& doc;
   DeviceRegistry& registry;
+  std::set<std::string> broken_devices;  // defined inline with errors (already reported)
   std::set<std::string> used_devices;
   std::set<std::string> group_names;
 };
@@ -78,9 +79,12 @@ std::optional<NodeGroup> read_group(Context& cx, const YAML::Node& n, std::size_
   if (std::optional<std::string> name = m.string("device", true)) {
     device = cx.registry.find(*name);
     if (device == nullptr) {
-      doc.error(m.get("device"), "unknown device type '" + *name + "'" +
-                                     did_you_mean(*name, cx.registry.all_names()) +
-                                     " (`yirage-plan devices` lists them)");
+      // A device defined inline with errors was reported already.
+      if (cx.broken_devices.count(to_lower(*name)) == 0) {
+        doc.error(m.get("device"), "unknown device type '" + *name + "'" +
+                                       did_you_mean(*name, cx.registry.all_names()) +
+                                       " (`yirage-plan devices` lists them)");
+      }
     } else {
       g.device = device->name;
       cx.used_devices.insert(device->name);
@@ -125,17 +129,21 @@ std::optional<Network> read_network(const YamlDoc& doc, const YAML::Node& n) {
   return net;
 }
 
-void read_inline_devices(const YamlDoc& doc, MapReader& top, DeviceRegistry& registry) {
+void read_inline_devices(Context& cx, MapReader& top) {
   YAML::Node n = top.get("devices");
-  if (!n)
+  if (!n) {
     return;
+  }
   if (!n.IsSequence()) {
-    doc.error(n, "'devices' must be a list of device definitions");
+    cx.doc.error(n, "'devices' must be a list of device definitions");
     return;
   }
   for (const YAML::Node& item : n) {
-    if (auto spec = read_device(doc, item))
-      registry.add(std::move(*spec), doc.diag());
+    if (auto spec = read_device(cx.doc, item)) {
+      cx.registry.add(std::move(*spec), cx.doc.diag());
+    } else if (item.IsMap() && item["name"] && item["name"].IsScalar()) {
+      cx.broken_devices.insert(to_lower(item["name"].Scalar()));
+    }
   }
 }
 
@@ -161,7 +169,7 @@ ClusterSpec parse_cluster(const std::string& path,
   Diagnostics diag;
   YamlDoc doc(path, text, diag);
   ClusterSpec c;
-  if (!doc.root()) {
+  if (!doc.root() || doc.root().IsNull()) {
     if (diag.empty())
       diag.error(SourceLoc{path, 1, 1}, "the file is empty; expected a cluster");
     diag.throw_if_errors();
@@ -172,8 +180,8 @@ ClusterSpec parse_cluster(const std::string& path,
   c.loc = doc.loc(doc.root());
   c.name = top.string("name", true).value_or("");
   DeviceRegistry local = registry;
-  read_inline_devices(doc, top, local);
-  Context cx{doc, local, {}, {}};
+  Context cx{doc, local, {}, {}, {}};
+  read_inline_devices(cx, top);
   read_groups(cx, top, c);
   if (YAML::Node n = top.get("network"))
     c.network = read_network(doc, n);

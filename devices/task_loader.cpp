@@ -130,7 +130,7 @@ void read_body(const YamlDoc& doc, MapReader& top, TaskSpec& t) {
 TaskSpec parse_task(const std::string& path, const std::string& text, const ModelRegistry& models) {
   Diagnostics diag;
   YamlDoc doc(path, text, diag);
-  if (!doc.root()) {
+  if (!doc.root() || doc.root().IsNull()) {
     if (diag.empty())
       diag.error(SourceLoc{path, 1, 1}, "the file is empty; expected a task");
     diag.throw_if_errors();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <numeric>
+#include <string_view>
 
 namespace yirage::devices {
 
@@ -34,14 +35,31 @@ int edit_distance(std::string_view a, std::string_view b) {
   return row[y.size()];
 }
 
+namespace {
+
+std::size_t common_prefix(std::string_view a, std::string_view b) {
+  std::string x = to_lower(a);
+  std::string y = to_lower(b);
+  std::size_t n = 0;
+  while (n < x.size() && n < y.size() && x[n] == y[n])
+    ++n;
+  return n;
+}
+
+}  // namespace
+
 std::string closest(std::string_view word, const std::vector<std::string>& options) {
   int limit = std::max(1, static_cast<int>(word.size()) / 3);
   std::string best;
   int best_distance = limit + 1;
+  std::size_t best_prefix = 0;
   for (const std::string& o : options) {
     int d = edit_distance(word, o);
-    if (d < best_distance) {
+    std::size_t p = common_prefix(word, o);
+    // Fewer edits first; among equals, the option that shares the longer prefix.
+    if (d < best_distance || (d == best_distance && p > best_prefix)) {
       best_distance = d;
+      best_prefix = p;
       best = o;
     }
   }

@@ -40,7 +40,12 @@ YamlDoc::YamlDoc(std::string path, std::string text, Diagnostics& diag)
   try {
     root_ = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
-    error(SourceLoc{path_, e.mark.line + 1, e.mark.column + 1}, "YAML syntax: " + e.msg);
+    // yaml-cpp reports an unterminated construct one line past the end: point at the last line.
+    int line = std::min(e.mark.line + 1, static_cast<int>(lines_.size()));
+    int col = line == e.mark.line + 1
+                  ? e.mark.column + 1
+                  : static_cast<int>(lines_.empty() ? 1 : lines_.back().size() + 1);
+    error(SourceLoc{path_, std::max(line, 1), col}, "YAML syntax: " + e.msg);
     root_ = undefined_node();
   }
 }
