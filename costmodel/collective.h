@@ -1,0 +1,66 @@
+// Collectives across devices (all-reduce, all-gather, reduce-scatter, broadcast, reduce,
+// all-to-all, send/recv) with ring, tree, NVLS and hierarchical algorithms and NCCL's three
+// protocols, priced in the manner of NCCL's own tuning model (src/graph/tuning.cc):
+// time = latency + bytes / algorithm bandwidth, the fastest (algorithm, protocol) chosen.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "costmodel/comm_group.h"
+#include "devices/support/units.h"
+
+namespace yirage::costmodel {
+
+enum class Collective {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kBroadcast,
+  kReduce,
+  kAllToAll,
+  kSendRecv,
+};
+
+enum class Algorithm { kRing, kTree, kNvls, kHierarchical, kDirect };
+
+std::string collective_name(Collective c);  // "all_reduce", ...
+std::string algorithm_name(Algorithm a);    // "ring", ...
+std::string protocol_name(Protocol p);      // "LL", "LL128", "Simple"
+/// Every collective, for listings and help text.
+const std::vector<Collective>& all_collectives();
+
+/// One (algorithm, protocol) considered, with its time.
+struct CollectiveCandidate {
+  Algorithm algorithm = Algorithm::kRing;
+  Protocol protocol = Protocol::kSimple;
+  devices::Seconds latency_term;    // fixed cost: base + per-step latencies
+  devices::Seconds bandwidth_term;  // bytes / algorithm bandwidth
+  devices::BytesPerSec bus_bw;      // nccl-tests' busbw of this candidate
+
+  devices::Seconds time() const { return latency_term + bandwidth_term; }
+};
+
+struct CollectiveEstimate {
+  Collective op = Collective::kAllReduce;
+  double bytes = 0;  // the message size as nccl-tests counts it (the buffer per rank)
+  std::int64_t ranks = 0;
+  CollectiveCandidate best;                 // the fastest candidate
+  std::vector<CollectiveCandidate> candidates;  // all, fastest first
+  devices::BytesPerSec alg_bw;  // bytes / time
+  devices::BytesPerSec bus_bw;  // alg_bw x the collective's bus factor (nccl-tests PERFORMANCE.md)
+  devices::Joules energy;       // every rank at its TDP for the duration (an upper bound)
+  std::string bound_by;         // the link that limits the bandwidth term
+  std::string note;             // caveats (non-NVIDIA fabric, ...)
+
+  devices::Seconds latency() const { return best.time(); }
+};
+
+/// The factor nccl-tests multiplies algorithm bandwidth by to get bus bandwidth:
+/// all-reduce 2(n-1)/n; all-gather, reduce-scatter, all-to-all (n-1)/n; others 1.
+double bus_factor(Collective c, std::int64_t ranks);
+
+/// Prices one collective of `bytes` per rank over `group`.
+CollectiveEstimate estimate_collective(const CommGroup& group, Collective op, double bytes);
+
+}  // namespace yirage::costmodel
