@@ -29,6 +29,7 @@ void configure(CLI::App& app, Context& cx) {
   app.require_subcommand(0, 1);
   add_devices_command(app, cx);
   add_check_command(app, cx);
+  add_validate_command(app, cx);
   add_plan_form(app, cx);
 }
 

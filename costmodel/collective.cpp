@@ -1,9 +1,9 @@
 #include "costmodel/collective.h"
 
+#include "devices/support/check.h"
+
 #include <algorithm>
 #include <cmath>
-
-#include "devices/support/check.h"
 
 namespace yirage::costmodel {
 
@@ -12,53 +12,71 @@ using devices::Seconds;
 
 std::string collective_name(Collective c) {
   switch (c) {
-    case Collective::kAllReduce: return "all_reduce";
-    case Collective::kAllGather: return "all_gather";
-    case Collective::kReduceScatter: return "reduce_scatter";
-    case Collective::kBroadcast: return "broadcast";
-    case Collective::kReduce: return "reduce";
-    case Collective::kAllToAll: return "all_to_all";
-    case Collective::kSendRecv: return "send_recv";
+    case Collective::kAllReduce:
+      return "all_reduce";
+    case Collective::kAllGather:
+      return "all_gather";
+    case Collective::kReduceScatter:
+      return "reduce_scatter";
+    case Collective::kBroadcast:
+      return "broadcast";
+    case Collective::kReduce:
+      return "reduce";
+    case Collective::kAllToAll:
+      return "all_to_all";
+    case Collective::kSendRecv:
+      return "send_recv";
   }
   return "?";
 }
 
 std::string algorithm_name(Algorithm a) {
   switch (a) {
-    case Algorithm::kRing: return "ring";
-    case Algorithm::kTree: return "tree";
-    case Algorithm::kNvls: return "nvls";
-    case Algorithm::kHierarchical: return "hierarchical";
-    case Algorithm::kDirect: return "direct";
+    case Algorithm::kRing:
+      return "ring";
+    case Algorithm::kTree:
+      return "tree";
+    case Algorithm::kNvls:
+      return "nvls";
+    case Algorithm::kHierarchical:
+      return "hierarchical";
+    case Algorithm::kDirect:
+      return "direct";
   }
   return "?";
 }
 
 std::string protocol_name(Protocol p) {
   switch (p) {
-    case Protocol::kLL: return "LL";
-    case Protocol::kLL128: return "LL128";
-    case Protocol::kSimple: return "Simple";
+    case Protocol::kLL:
+      return "LL";
+    case Protocol::kLL128:
+      return "LL128";
+    case Protocol::kSimple:
+      return "Simple";
   }
   return "?";
 }
 
 const std::vector<Collective>& all_collectives() {
-  static const std::vector<Collective> kAll = {
-      Collective::kAllReduce, Collective::kAllGather, Collective::kReduceScatter,
-      Collective::kBroadcast, Collective::kReduce,    Collective::kAllToAll,
-      Collective::kSendRecv};
+  static const std::vector<Collective> kAll = {Collective::kAllReduce,     Collective::kAllGather,
+                                               Collective::kReduceScatter, Collective::kBroadcast,
+                                               Collective::kReduce,        Collective::kAllToAll,
+                                               Collective::kSendRecv};
   return kAll;
 }
 
 double bus_factor(Collective c, std::int64_t ranks) {
   auto n = static_cast<double>(ranks);
   switch (c) {
-    case Collective::kAllReduce: return 2 * (n - 1) / n;
+    case Collective::kAllReduce:
+      return 2 * (n - 1) / n;
     case Collective::kAllGather:
     case Collective::kReduceScatter:
-    case Collective::kAllToAll: return (n - 1) / n;
-    default: return 1;
+    case Collective::kAllToAll:
+      return (n - 1) / n;
+    default:
+      return 1;
   }
 }
 
@@ -69,7 +87,8 @@ constexpr double kGBs = 1e9;
 
 // NCCL's step count of a ring collective (tuning.cc ncclTopoTuneModel).
 double ring_steps(Collective c, std::int64_t n) {
-  if (c == Collective::kAllReduce) return 2.0 * static_cast<double>(n - 1);
+  if (c == Collective::kAllReduce)
+    return 2.0 * static_cast<double>(n - 1);
   if (c == Collective::kAllGather || c == Collective::kReduceScatter) {
     return static_cast<double>(n - 1);
   }
@@ -88,14 +107,17 @@ double nic_gbs(const CommGroup& g, bool crosses_core) {
 // share over the intra-node fabric.
 double ring_bus_gbs(const CommGroup& g) {
   double intra = g.intra_bw.value / kGBs;
-  if (g.nodes <= 1) return intra;
+  if (g.nodes <= 1)
+    return intra;
   return std::min(intra, static_cast<double>(g.ranks_per_node) * nic_gbs(g, false));
 }
 
 // Per-step latencies, microseconds (tuning.cc: intraLat, interLat).
 double intra_step_us(const CommGroup& g, bool tree, Protocol p) {
-  double lat = NcclConstants::hop_latency_us(g.intra_hop, tree, p) + g.intra_extra_latency.value / kUs;
-  if (g.nodes > 1) lat = std::max(lat, p == Protocol::kSimple ? 3.0 : 1.0);  // net overhead
+  double lat =
+      NcclConstants::hop_latency_us(g.intra_hop, tree, p) + g.intra_extra_latency.value / kUs;
+  if (g.nodes > 1)
+    lat = std::max(lat, p == Protocol::kSimple ? 3.0 : 1.0);  // net overhead
   return lat;
 }
 
@@ -106,8 +128,8 @@ double inter_step_us(const CommGroup& g, bool tree, Protocol p) {
   return p == Protocol::kSimple ? lat + net : lat;  // Simple also pays the flush
 }
 
-CollectiveCandidate make(Algorithm a, Protocol p, double lat_us, double bytes, double alg_gbs,
-                         double bus_gbs) {
+CollectiveCandidate make(
+    Algorithm a, Protocol p, double lat_us, double bytes, double alg_gbs, double bus_gbs) {
   CollectiveCandidate c;
   c.algorithm = a;
   c.protocol = p;
@@ -118,8 +140,10 @@ CollectiveCandidate make(Algorithm a, Protocol p, double lat_us, double bytes, d
 }
 
 double protocol_bus_gbs(const CommGroup& g, Protocol p, double bus) {
-  if (p == Protocol::kLL) return std::min(NcclConstants::ll_max_bw_gbs(g.generation), bus * 0.5);
-  if (p == Protocol::kLL128) return bus * 0.92;  // 120 of 128 bytes carry data
+  if (p == Protocol::kLL)
+    return std::min(NcclConstants::ll_max_bw_gbs(g.generation), bus * 0.5);
+  if (p == Protocol::kLL128)
+    return bus * 0.92;  // 120 of 128 bytes carry data
   return bus;
 }
 
@@ -131,7 +155,7 @@ CollectiveCandidate ring(const CommGroup& g, Collective op, Protocol p, double b
   if (op == Collective::kBroadcast || op == Collective::kReduce) {
     lat += steps * intra_step_us(g, p == Protocol::kSimple, p);
   } else {
-    double inter_steps = g.nodes == 1 ? 0
+    double inter_steps = g.nodes == 1                   ? 0
                          : op == Collective::kAllReduce ? 2.0 * static_cast<double>(g.nodes - 1)
                                                         : static_cast<double>(g.nodes - 1);
     lat += (steps - inter_steps) * intra_step_us(g, false, p) +
@@ -147,12 +171,15 @@ CollectiveCandidate ring(const CommGroup& g, Collective op, Protocol p, double b
 
 CollectiveCandidate tree(const CommGroup& g, Protocol p, double bytes) {
   double bus = ring_bus_gbs(g) * 0.92;
-  if (p == Protocol::kLL) bus = std::min(bus / 3.8, NcclConstants::ll_max_bw_gbs(g.generation));
-  if (p == Protocol::kLL128) bus *= 120.0 / 128.0;
+  if (p == Protocol::kLL)
+    bus = std::min(bus / 3.8, NcclConstants::ll_max_bw_gbs(g.generation));
+  if (p == Protocol::kLL128)
+    bus *= 120.0 / 128.0;
   double alg = bus * 0.5 * NcclConstants::tree_correction(p, bytes);
-  double lat = NcclConstants::base_latency_us(true, p) +
-               2 * (static_cast<double>(g.ranks_per_node - 1) * intra_step_us(g, true, p) +
-                    std::floor(std::log2(static_cast<double>(g.nodes))) * inter_step_us(g, true, p));
+  double lat =
+      NcclConstants::base_latency_us(true, p) +
+      2 * (static_cast<double>(g.ranks_per_node - 1) * intra_step_us(g, true, p) +
+           std::floor(std::log2(static_cast<double>(g.nodes))) * inter_step_us(g, true, p));
   return make(Algorithm::kTree, p, lat, bytes, alg, alg * 2);
 }
 
@@ -245,27 +272,33 @@ std::vector<CollectiveCandidate> candidates(const CommGroup& g, Collective op, d
   if (op == Collective::kAllToAll || op == Collective::kSendRecv) {
     out.push_back(direct(g, op, bytes));
   } else {
-    for (Protocol p : kProtocols) out.push_back(ring(g, op, p, bytes));
+    for (Protocol p : kProtocols)
+      out.push_back(ring(g, op, p, bytes));
     if (op == Collective::kAllReduce && g.nodes > 1) {
-      for (Protocol p : kProtocols) out.push_back(tree(g, p, bytes));
-      if (g.ranks_per_node > 1) out.push_back(hierarchical(g, bytes));
+      for (Protocol p : kProtocols)
+        out.push_back(tree(g, p, bytes));
+      if (g.ranks_per_node > 1)
+        out.push_back(hierarchical(g, bytes));
     }
     bool nvls_op = op == Collective::kAllReduce || op == Collective::kAllGather ||
                    op == Collective::kReduceScatter;
-    if (g.nvls && g.nodes == 1 && nvls_op && g.ranks > 1) out.push_back(nvls(g, op, bytes));
+    if (g.nvls && g.nodes == 1 && nvls_op && g.ranks > 1)
+      out.push_back(nvls(g, op, bytes));
   }
   // Fastest first; ties keep the order above (deterministic).
-  std::stable_sort(out.begin(), out.end(), [](const CollectiveCandidate& a,
-                                              const CollectiveCandidate& b) {
-    return a.time() < b.time();
-  });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const CollectiveCandidate& a, const CollectiveCandidate& b) {
+                     return a.time() < b.time();
+                   });
   return out;
 }
 
 std::string bound_by(const CommGroup& g, const CollectiveCandidate& best) {
-  if (best.algorithm == Algorithm::kNvls) return "NVSwitch (NVLS)";
+  if (best.algorithm == Algorithm::kNvls)
+    return "NVSwitch (NVLS)";
   std::string fabric = devices::fabric_name(g.fabric) + " inside a node";
-  if (g.nodes <= 1) return fabric;
+  if (g.nodes <= 1)
+    return fabric;
   double intra = g.intra_bw.value / kGBs;
   // Direct exchanges use one NIC per rank; rings and trees one per rank of a node.
   double net = best.algorithm == Algorithm::kDirect
@@ -297,8 +330,9 @@ CollectiveEstimate estimate_collective(const CommGroup& group, Collective op, do
   e.energy = group.power * e.best.time();
   e.bound_by = bound_by(group, e.best);
   if (!group.generation_known) {
-    e.note = "not an NVIDIA device: NCCL's Ampere-class latencies are used, and the fabric's "
-             "nominal bandwidth";
+    e.note =
+        "not an NVIDIA device: NCCL's Ampere-class latencies are used, and the fabric's "
+        "nominal bandwidth";
   }
   return e;
 }

@@ -4,11 +4,11 @@
 // time = latency + bytes / algorithm bandwidth, the fastest (algorithm, protocol) chosen.
 #pragma once
 
-#include <string>
-#include <vector>
-
 #include "costmodel/comm_group.h"
 #include "devices/support/units.h"
+
+#include <string>
+#include <vector>
 
 namespace yirage::costmodel {
 
@@ -45,9 +45,9 @@ struct CollectiveEstimate {
   Collective op = Collective::kAllReduce;
   double bytes = 0;  // the message size as nccl-tests counts it (the buffer per rank)
   std::int64_t ranks = 0;
-  CollectiveCandidate best;                 // the fastest candidate
+  CollectiveCandidate best;                     // the fastest candidate
   std::vector<CollectiveCandidate> candidates;  // all, fastest first
-  devices::BytesPerSec alg_bw;  // bytes / time
+  devices::BytesPerSec alg_bw;                  // bytes / time
   devices::BytesPerSec bus_bw;  // alg_bw x the collective's bus factor (nccl-tests PERFORMANCE.md)
   devices::Joules energy;       // every rank at its TDP for the duration (an upper bound)
   std::string bound_by;         // the link that limits the bandwidth term

@@ -12,11 +12,15 @@ using devices::FabricKind;
 using devices::NodeGroup;
 
 std::optional<GpuGeneration> gpu_generation(const DeviceSpec& d) {
-  if (d.vendor != "NVIDIA") return std::nullopt;
+  if (d.vendor != "NVIDIA")
+    return std::nullopt;
   const std::string& f = d.family;
-  if (f.find("Blackwell") != std::string::npos) return GpuGeneration::kBlackwell;
-  if (f.find("Hopper") != std::string::npos) return GpuGeneration::kHopper;
-  if (f.find("Volta") != std::string::npos) return GpuGeneration::kVolta;
+  if (f.find("Blackwell") != std::string::npos)
+    return GpuGeneration::kBlackwell;
+  if (f.find("Hopper") != std::string::npos)
+    return GpuGeneration::kHopper;
+  if (f.find("Volta") != std::string::npos)
+    return GpuGeneration::kVolta;
   return GpuGeneration::kAmpere;  // Ampere and Ada (SM80-SM89) share NCCL's Ampere row
 }
 
@@ -61,23 +65,27 @@ void merge(CommGroup& into, const CommGroup& other) {
     into.nic_efficiency = keep_nic_eff;
   }
   into.intra_extra_latency = std::max(into.intra_extra_latency, other.intra_extra_latency);
-  if (other.nic_bw < into.nic_bw) into.nic_bw = other.nic_bw;
+  if (other.nic_bw < into.nic_bw)
+    into.nic_bw = other.nic_bw;
   into.nvls = into.nvls && other.nvls;
   into.generation_known = into.generation_known && other.generation_known;
 }
 
 }  // namespace
 
-CommGroupResult make_comm_group(const ClusterSpec& cluster, std::int64_t ranks,
+CommGroupResult make_comm_group(const ClusterSpec& cluster,
+                                std::int64_t ranks,
                                 std::optional<std::int64_t> ranks_per_node) {
-  if (ranks < 1) return {std::nullopt, "a collective needs at least one rank"};
+  if (ranks < 1)
+    return {std::nullopt, "a collective needs at least one rank"};
   if (ranks > cluster.total_devices()) {
     return {std::nullopt, std::to_string(ranks) + " ranks do not fit on the " +
                               std::to_string(cluster.total_devices()) + " devices of cluster '" +
                               cluster.name + "'"};
   }
   std::vector<const NodeGroup*> groups;
-  for (const NodeGroup& g : cluster.groups) groups.push_back(&g);
+  for (const NodeGroup& g : cluster.groups)
+    groups.push_back(&g);
   std::sort(groups.begin(), groups.end(), [](const NodeGroup* a, const NodeGroup* b) {
     return std::tie(a->device, a->name) < std::tie(b->device, b->name);
   });
@@ -86,10 +94,13 @@ CommGroupResult make_comm_group(const ClusterSpec& cluster, std::int64_t ranks,
   std::int64_t nodes = 0;
   std::int64_t per_node_max = 0;
   for (const NodeGroup* g : groups) {
-    if (left == 0) break;
-    std::int64_t per_node = std::min(g->devices_per_node, ranks_per_node.value_or(g->devices_per_node));
+    if (left == 0)
+      break;
+    std::int64_t per_node =
+        std::min(g->devices_per_node, ranks_per_node.value_or(g->devices_per_node));
     std::int64_t take = std::min(left, per_node * g->nodes);
-    if (take == 0) continue;
+    if (take == 0)
+      continue;
     const DeviceSpec& d = cluster.device(*g);
     std::optional<GpuGeneration> gen = gpu_generation(d);
     CommGroup c;
@@ -99,14 +110,15 @@ CommGroupResult make_comm_group(const ClusterSpec& cluster, std::int64_t ranks,
     set_intra(c, *g, c.generation);
     c.nic_efficiency = NcclConstants::kNetBwGbs / NcclConstants::kNet100GNominalGbs;
     c.nic_bw = cluster.nic_bandwidth(*g) * c.nic_efficiency;
-    c.nvls = g->fabric.kind == FabricKind::kNvswitch && gen &&
-             NcclConstants::nvls_efficiency(*gen) > 0;
+    c.nvls =
+        g->fabric.kind == FabricKind::kNvswitch && gen && NcclConstants::nvls_efficiency(*gen) > 0;
     if (result) {
       merge(*result, c);
     } else {
       result = c;
     }
-    if (d.tdp) result->power += d.tdp->value * static_cast<double>(take);
+    if (d.tdp)
+      result->power += d.tdp->value * static_cast<double>(take);
     nodes += (take + per_node - 1) / per_node;
     per_node_max = std::max(per_node_max, std::min(per_node, take));
     left -= take;

@@ -2,13 +2,13 @@
 // achievable bandwidth and per-step latency of the links inside and between the nodes.
 #pragma once
 
-#include <cstdint>
-#include <optional>
-#include <string>
-
 #include "costmodel/nccl_constants.h"
 #include "devices/cluster_spec.h"
 #include "devices/support/units.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
 
 namespace yirage::costmodel {
 
@@ -23,7 +23,7 @@ struct CommGroup {
   devices::FabricKind fabric = devices::FabricKind::kNone;
   Hop intra_hop = Hop::kNvlink;
   devices::BytesPerSec intra_bw;
-  double intra_efficiency = 1;  // achievable / nominal
+  double intra_efficiency = 1;           // achievable / nominal
   devices::Seconds intra_extra_latency;  // fabric latency not covered by NCCL's constants
   // Between nodes: per rank, per direction, after efficiency and oversubscription.
   devices::BytesPerSec nic_bw;
@@ -31,7 +31,7 @@ struct CommGroup {
   devices::Seconds net_latency;
   double oversubscription = 1;  // applied to traffic that crosses the network core
   bool rail_optimized = false;
-  bool nvls = false;  // NVLink SHARP available (NVSwitch on Hopper or Blackwell)
+  bool nvls = false;     // NVLink SHARP available (NVSwitch on Hopper or Blackwell)
   devices::Watts power;  // sum of the ranks' TDPs (0 when a device has none)
 };
 
@@ -46,7 +46,8 @@ struct CommGroupResult {
 /// fractions are NCCL's: per-link NVLink bandwidth (topo.h SMxx_NVLINK_BW) over the link's
 /// nominal 25 GB/s (NVLink 2-4) or 50 GB/s (NVLink 5); PCI_BW 12 GB/s over Gen3 x16
 /// 15.75 GB/s; NET_BW 12 GB/s over 100 Gb/s. Other fabrics are taken at their nominal rate.
-CommGroupResult make_comm_group(const devices::ClusterSpec& cluster, std::int64_t ranks,
+CommGroupResult make_comm_group(const devices::ClusterSpec& cluster,
+                                std::int64_t ranks,
                                 std::optional<std::int64_t> ranks_per_node = std::nullopt);
 
 /// The NCCL generation of a device, from its vendor and family; nullopt for non-NVIDIA.

@@ -5,7 +5,9 @@
 namespace yirage::costmodel {
 namespace {
 
-int index(Protocol p) { return static_cast<int>(p); }
+int index(Protocol p) {
+  return static_cast<int>(p);
+}
 
 }  // namespace
 
@@ -59,15 +61,18 @@ double NcclConstants::nvls_efficiency(GpuGeneration g) {
 double NcclConstants::tree_correction(Protocol p, double bytes) {
   // tuning.cc treeCorrectionFactor, indexed by log2(bytes / 64) for 64 B .. 256 MiB.
   static constexpr std::array<std::array<double, 24>, 3> kFactor = {{
-      {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5,
+      {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6,  .5,
        .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0},
-      {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6,
+      {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6,  .6,
        .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0, 1.0},
-      {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9},
+      {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
+       .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9},
   }};
-  if (bytes < 64) return 1.0;
+  if (bytes < 64)
+    return 1.0;
   auto log_size = static_cast<int>(std::floor(std::log2(bytes / 64)));
-  if (log_size >= 23) return 1.0;
+  if (log_size >= 23)
+    return 1.0;
   return kFactor[static_cast<std::size_t>(index(p))][static_cast<std::size_t>(log_size)];
 }
 

@@ -1,0 +1,94 @@
+// `yirage-plan validate MEASURED.csv...`: the model's estimate next to every measured row,
+// errors per size band, and a failing exit code when the error exceeds the threshold.
+#include "cli/context.h"
+#include "cli/run.h"
+#include "cli/table.h"
+#include "costmodel/validation.h"
+#include "devices/support/units.h"
+
+#include <CLI/CLI.hpp>
+
+namespace yirage::cli {
+namespace {
+
+struct ValidateArgs {
+  std::vector<std::string> files;
+  double max_mape = 15;
+  std::string min_size = "1 MiB";
+  bool verbose = false;
+};
+
+std::string pct(double v) {
+  return devices::format_number(v, 3) + "%";
+}
+
+void print_bands(std::ostream& out, const std::vector<costmodel::ValidationPoint>& points) {
+  Table t({"  size band", ">rows", ">MAPE", ">bias", ">max |error|"});
+  for (const costmodel::BandStats& b : costmodel::band_stats(points)) {
+    if (b.rows == 0)
+      continue;
+    t.add_row({"  " + b.band, std::to_string(b.rows), pct(b.mape), pct(b.bias), pct(b.max_abs)});
+  }
+  t.print(out);
+}
+
+void print_points(std::ostream& out, const std::vector<costmodel::ValidationPoint>& points) {
+  Table t({"  line", ">ranks", ">bytes", ">measured", ">estimate", ">error", "model"});
+  for (const costmodel::ValidationPoint& p : points) {
+    t.add_row({"  " + std::to_string(p.row.loc.line), std::to_string(p.row.ranks),
+               devices::format_quantity(p.row.bytes, devices::Dim::kBytes),
+               devices::format(devices::Seconds{p.row.time_s}),
+               devices::format(devices::Seconds{p.estimate_s}), pct(100 * p.error), p.choice});
+  }
+  t.print(out);
+}
+
+int validate(Context& cx, const ValidateArgs& a) {
+  devices::ParsedQuantity min = devices::parse_quantity(a.min_size, devices::Dim::kBytes);
+  if (!min.error.empty()) {
+    cx.err << "error: --min-size: " << min.error << "\n";
+    return kExitBadInput;
+  }
+  devices::DeviceRegistry registry = cx.load_registry();
+  bool failed = false;
+  for (const std::string& path : a.files) {
+    costmodel::MeasuredFile file = costmodel::load_measured(path);
+    costmodel::Validation v = costmodel::validate_collectives(file, registry);
+    costmodel::BandStats all = costmodel::overall(v.points, min.value);
+    bool ok = all.rows > 0 && all.mape <= a.max_mape;
+    failed = failed || !ok;
+    cx.out << path << ": " << v.points.size() << " rows priced, " << v.skipped.size()
+           << " skipped\n";
+    print_bands(cx.out, v.points);
+    if (a.verbose)
+      print_points(cx.out, v.points);
+    cx.out << "  MAPE at " << a.min_size << " and more: " << pct(all.mape) << " over " << all.rows
+           << " rows (threshold " << pct(a.max_mape) << "): " << (ok ? "pass" : "FAIL") << "\n";
+    for (std::size_t i = 0; i < v.skipped.size() && i < 3; ++i) {
+      cx.out << "  skipped " << v.skipped[i] << "\n";
+    }
+  }
+  return failed ? kExitCheckFailed : kExitOk;
+}
+
+}  // namespace
+
+void add_validate_command(CLI::App& app, Context& cx) {
+  CLI::App* cmd = app.add_subcommand(
+      "validate", "Compare the model with measured timings (data/benchmarks/README.md format)");
+  auto a = std::make_shared<ValidateArgs>();
+  cmd->add_option("MEASURED", a->files, "Measured CSV files")->required();
+  cmd->add_option("--max-mape", a->max_mape,
+                  "Fail (exit 1) when the mean absolute percentage error exceeds this, in %")
+      ->capture_default_str();
+  cmd->add_option("--min-size", a->min_size, "Only rows of at least this size count to the MAPE")
+      ->capture_default_str();
+  cmd->add_flag("--verbose", a->verbose, "Print every row: measured, estimate, error, model");
+  cmd->callback([&cx, a] {
+    cx.action = [&cx, a] {
+      return validate(cx, *a);
+    };
+  });
+}
+
+}  // namespace yirage::cli

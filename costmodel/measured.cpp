@@ -1,0 +1,171 @@
+#include "costmodel/measured.h"
+
+#include "devices/support/text.h"
+#include "devices/support/yaml_reader.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+namespace yirage::costmodel {
+namespace {
+
+using devices::Diagnostics;
+using devices::SourceLoc;
+
+const std::vector<std::string> kColumns = {"kind",           "op",    "device", "fabric", "ranks",
+                                           "ranks_per_node", "bytes", "dtype",  "time_s", "stat"};
+const std::vector<std::string> kRequired = {"kind", "op", "device", "time_s"};
+
+struct Cell {
+  std::string text;
+  int col = 0;  // 1-based
+};
+
+std::vector<Cell> split(const std::string& line) {
+  std::vector<Cell> cells;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t comma = line.find(',', start);
+    std::string text = line.substr(start, comma == std::string::npos ? comma : comma - start);
+    cells.push_back({text, static_cast<int>(start) + 1});
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  return cells;
+}
+
+class RowReader {
+ public:
+  RowReader(const std::string& path, int line_no, const std::string& line, Diagnostics& diag)
+      : path_(path), line_no_(line_no), line_(line), diag_(diag) {}
+
+  void error(int col, const std::string& msg) {
+    diag_.error(SourceLoc{path_, line_no_, col}, msg, line_);
+  }
+
+  double number(const Cell& c, const std::string& column, bool positive) {
+    double v = 0;
+    auto [ptr, ec] = std::from_chars(c.text.data(), c.text.data() + c.text.size(), v);
+    if (ec != std::errc() || ptr != c.text.data() + c.text.size() || !std::isfinite(v)) {
+      error(c.col, "'" + column + "' must be a number, got '" + c.text + "'");
+      return 0;
+    }
+    if (positive && v <= 0)
+      error(c.col, "'" + column + "' must be positive, got " + c.text);
+    return v;
+  }
+
+ private:
+  const std::string& path_;
+  int line_no_;
+  const std::string& line_;
+  Diagnostics& diag_;
+};
+
+std::map<std::string, std::size_t> read_header(const std::string& path,
+                                               int line_no,
+                                               const std::string& line,
+                                               Diagnostics& diag) {
+  std::map<std::string, std::size_t> index;
+  std::vector<Cell> cells = split(line);
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const std::string& name = cells[i].text;
+    if (std::find(kColumns.begin(), kColumns.end(), name) == kColumns.end()) {
+      diag.error(SourceLoc{path, line_no, cells[i].col},
+                 "unknown column '" + name + "'" + devices::did_you_mean(name, kColumns), line);
+    }
+    index[name] = i;
+  }
+  for (const std::string& r : kRequired) {
+    if (index.count(r) == 0) {
+      diag.error(SourceLoc{path, line_no, 1}, "missing column '" + r + "'", line);
+    }
+  }
+  return index;
+}
+
+MeasuredRow read_row(RowReader& r,
+                     const std::vector<Cell>& cells,
+                     const std::map<std::string, std::size_t>& index) {
+  MeasuredRow row;
+  auto cell = [&](const std::string& name) -> Cell {
+    auto it = index.find(name);
+    return it == index.end() || it->second >= cells.size() ? Cell{} : cells[it->second];
+  };
+  row.kind = cell("kind").text;
+  row.op = cell("op").text;
+  row.device = cell("device").text;
+  row.fabric = cell("fabric").text;
+  row.dtype = cell("dtype").text;
+  row.stat = cell("stat").text;
+  row.time_s = r.number(cell("time_s"), "time_s", true);
+  if (row.kind == "collective") {
+    row.ranks = static_cast<std::int64_t>(r.number(cell("ranks"), "ranks", true));
+    row.ranks_per_node =
+        static_cast<std::int64_t>(r.number(cell("ranks_per_node"), "ranks_per_node", true));
+    row.bytes = r.number(cell("bytes"), "bytes", true);
+  } else {
+    r.error(cell("kind").col, "unknown kind '" + row.kind + "'; expected collective");
+  }
+  return row;
+}
+
+}  // namespace
+
+MeasuredFile parse_measured(const std::string& path, const std::string& text) {
+  Diagnostics diag;
+  MeasuredFile file;
+  file.path = path;
+  std::istringstream in(text);
+  std::string line;
+  std::map<std::string, std::size_t> index;
+  bool header = false;
+  for (int line_no = 1; std::getline(in, line); ++line_no) {
+    if (!line.empty() && line.back() == '\r')
+      line.pop_back();
+    if (line.empty())
+      continue;
+    if (line.front() == '#') {
+      if (!header)
+        file.provenance.push_back(line.substr(line.size() > 1 ? 2 : 1));
+      continue;
+    }
+    if (!header) {
+      index = read_header(path, line_no, line, diag);
+      header = true;
+      continue;
+    }
+    RowReader reader(path, line_no, line, diag);
+    std::vector<Cell> cells = split(line);
+    if (cells.size() != index.size()) {
+      reader.error(1, "the row has " + std::to_string(cells.size()) + " columns, the header " +
+                          std::to_string(index.size()));
+      continue;
+    }
+    MeasuredRow row = read_row(reader, cells, index);
+    row.loc = SourceLoc{path, line_no, 1};
+    file.rows.push_back(std::move(row));
+  }
+  if (file.provenance.empty()) {
+    diag.error(SourceLoc{path, 1, 1},
+               "no provenance: a measured file starts with '#' lines naming the device, "
+               "software, date and script");
+  }
+  if (!header)
+    diag.error(SourceLoc{path, 1, 1}, "no header row");
+  diag.throw_if_errors();
+  return file;
+}
+
+MeasuredFile load_measured(const std::filesystem::path& path) {
+  Diagnostics diag;
+  std::optional<std::string> text = devices::read_file_text(path, diag);
+  diag.throw_if_errors();
+  return parse_measured(path.string(), *text);
+}
+
+}  // namespace yirage::costmodel

@@ -1,0 +1,41 @@
+// Measured timings read from the CSV format of data/benchmarks/README.md, for validation
+// and calibration of the models.
+#pragma once
+
+#include "devices/support/diagnostics.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace yirage::costmodel {
+
+struct MeasuredRow {
+  std::string kind;  // "collective"
+  std::string op;    // "all_reduce", ...
+  std::string device;
+  std::string fabric;
+  std::int64_t ranks = 0;
+  std::int64_t ranks_per_node = 0;
+  double bytes = 0;
+  std::string dtype;
+  double time_s = 0;
+  std::string stat;
+  devices::SourceLoc loc;
+};
+
+struct MeasuredFile {
+  std::string path;
+  std::vector<std::string> provenance;  // the leading comment lines, without '#'
+  std::vector<MeasuredRow> rows;
+};
+
+/// Reads a measured CSV file. Every problem is reported as `file:line:col` (throws
+/// devices::InputError); a file without provenance comments is refused.
+MeasuredFile load_measured(const std::filesystem::path& path);
+
+/// Parses text as the contents of `path`.
+MeasuredFile parse_measured(const std::string& path, const std::string& text);
+
+}  // namespace yirage::costmodel

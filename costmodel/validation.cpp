@@ -1,0 +1,102 @@
+#include "costmodel/validation.h"
+
+#include "costmodel/collective.h"
+#include "devices/cluster_loader.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace yirage::costmodel {
+namespace {
+
+std::optional<Collective> collective_from(const std::string& op) {
+  for (Collective c : all_collectives()) {
+    if (collective_name(c) == op)
+      return c;
+  }
+  return std::nullopt;
+}
+
+// The one-node cluster a row describes, built through the cluster loader so that the
+// fabric's bandwidth and latency default from the device exactly as in a cluster file.
+CommGroupResult row_group(const MeasuredRow& row, const devices::DeviceRegistry& registry) {
+  std::string yaml = "name: measured\nnode_groups:\n  - device: \"" + row.device +
+                     "\"\n    nodes: 1\n    devices_per_node: " + std::to_string(row.ranks) + "\n" +
+                     (row.ranks > 1 ? "    fabric: {kind: " + row.fabric + "}\n" : "");
+  try {
+    devices::ClusterSpec c = devices::parse_cluster(row.loc.str(), yaml, registry);
+    return make_comm_group(c, row.ranks);
+  } catch (const devices::InputError& e) {
+    return {std::nullopt, e.items().front().message};
+  }
+}
+
+}  // namespace
+
+Validation validate_collectives(const MeasuredFile& file, const devices::DeviceRegistry& registry) {
+  Validation v;
+  for (const MeasuredRow& row : file.rows) {
+    std::string where = row.loc.file + ":" + std::to_string(row.loc.line) + ": ";
+    std::optional<Collective> op = collective_from(row.op);
+    if (row.kind != "collective" || !op) {
+      v.skipped.push_back(where + "not a collective ('" + row.op + "')");
+      continue;
+    }
+    if (row.ranks_per_node != row.ranks) {
+      v.skipped.push_back(where + "multi-node row: the file does not describe the network");
+      continue;
+    }
+    CommGroupResult g = row_group(row, registry);
+    if (!g.group) {
+      v.skipped.push_back(where + g.reason);
+      continue;
+    }
+    CollectiveEstimate e = estimate_collective(*g.group, *op, row.bytes);
+    ValidationPoint p;
+    p.row = row;
+    p.estimate_s = e.latency().value;
+    p.error = (p.estimate_s - row.time_s) / row.time_s;
+    p.choice = algorithm_name(e.best.algorithm) + "/" + protocol_name(e.best.protocol);
+    v.points.push_back(std::move(p));
+  }
+  return v;
+}
+
+namespace {
+
+BandStats stats(std::string name,
+                double low,
+                double high,
+                const std::vector<ValidationPoint>& points) {
+  BandStats b{std::move(name), low, high, 0, 0, 0, 0};
+  for (const ValidationPoint& p : points) {
+    if (p.row.bytes < low || p.row.bytes >= high)
+      continue;
+    ++b.rows;
+    b.mape += std::fabs(p.error);
+    b.bias += p.error;
+    b.max_abs = std::max(b.max_abs, std::fabs(p.error));
+  }
+  if (b.rows > 0) {
+    b.mape = 100 * b.mape / static_cast<double>(b.rows);
+    b.bias = 100 * b.bias / static_cast<double>(b.rows);
+  }
+  b.max_abs *= 100;
+  return b;
+}
+
+}  // namespace
+
+std::vector<BandStats> band_stats(const std::vector<ValidationPoint>& points) {
+  constexpr double kMiB = 1024.0 * 1024.0;
+  return {stats("< 1 MiB", 0, kMiB, points), stats("1 - 8 MiB", kMiB, 8 * kMiB, points),
+          stats("8 - 64 MiB", 8 * kMiB, 64 * kMiB, points),
+          stats("64 - 512 MiB", 64 * kMiB, 512 * kMiB, points),
+          stats(">= 512 MiB", 512 * kMiB, 1e300, points)};
+}
+
+BandStats overall(const std::vector<ValidationPoint>& points, double min_bytes) {
+  return stats("all", min_bytes, 1e300, points);
+}
+
+}  // namespace yirage::costmodel
