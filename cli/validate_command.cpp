@@ -16,6 +16,7 @@ struct ValidateArgs {
   double max_mape = 15;
   std::string min_size = "1 MiB";
   bool verbose = false;
+  bool uncalibrated = false;
 };
 
 std::string pct(double v) {
@@ -50,10 +51,16 @@ int validate(Context& cx, const ValidateArgs& a) {
     return kExitBadInput;
   }
   devices::DeviceRegistry registry = cx.load_registry();
+  costmodel::CalibrationSet calibrations =
+      a.uncalibrated ? costmodel::CalibrationSet()
+                     : costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
+  cx.out << (calibrations.empty()
+                 ? "model: uncalibrated (NCCL's constants)\n"
+                 : "model: calibrated by " + (devices::data_dir() / "calibration").string() + "\n");
   bool failed = false;
   for (const std::string& path : a.files) {
     costmodel::MeasuredFile file = costmodel::load_measured(path);
-    costmodel::Validation v = costmodel::validate_collectives(file, registry);
+    costmodel::Validation v = costmodel::validate_collectives(file, registry, &calibrations);
     costmodel::BandStats all = costmodel::overall(v.points, min.value);
     bool ok = all.rows > 0 && all.mape <= a.max_mape;
     failed = failed || !ok;
@@ -84,6 +91,8 @@ void add_validate_command(CLI::App& app, Context& cx) {
   cmd->add_option("--min-size", a->min_size, "Only rows of at least this size count to the MAPE")
       ->capture_default_str();
   cmd->add_flag("--verbose", a->verbose, "Print every row: measured, estimate, error, model");
+  cmd->add_flag("--uncalibrated", a->uncalibrated,
+                "Ignore data/calibration/ and use NCCL's constants alone");
   cmd->callback([&cx, a] {
     cx.action = [&cx, a] {
       return validate(cx, *a);

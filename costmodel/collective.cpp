@@ -323,6 +323,8 @@ CollectiveEstimate estimate_collective(const CommGroup& group, Collective op, do
     return e;
   }
   e.candidates = candidates(group, op, bytes);
+  for (CollectiveCandidate& c : e.candidates)
+    c.latency_term += group.extra_latency;
   e.best = e.candidates.front();
   double t = e.best.time().value;
   e.alg_bw = BytesPerSec{t > 0 ? bytes / t : 0};

@@ -31,8 +31,10 @@ struct CommGroup {
   devices::Seconds net_latency;
   double oversubscription = 1;  // applied to traffic that crosses the network core
   bool rail_optimized = false;
-  bool nvls = false;     // NVLink SHARP available (NVSwitch on Hopper or Blackwell)
-  devices::Watts power;  // sum of the ranks' TDPs (0 when a device has none)
+  bool nvls = false;               // NVLink SHARP available (NVSwitch on Hopper or Blackwell)
+  devices::Watts power;            // sum of the ranks' TDPs (0 when a device has none)
+  devices::Seconds extra_latency;  // per call, from a calibration (0 when uncalibrated)
+  std::string calibration;         // where the calibration came from, or empty
 };
 
 /// Why a group could not be formed, or the group.

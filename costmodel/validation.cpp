@@ -17,6 +17,8 @@ std::optional<Collective> collective_from(const std::string& op) {
   return std::nullopt;
 }
 
+}  // namespace
+
 // The one-node cluster a row describes, built through the cluster loader so that the
 // fabric's bandwidth and latency default from the device exactly as in a cluster file.
 CommGroupResult row_group(const MeasuredRow& row, const devices::DeviceRegistry& registry) {
@@ -31,9 +33,18 @@ CommGroupResult row_group(const MeasuredRow& row, const devices::DeviceRegistry&
   }
 }
 
-}  // namespace
+void apply_calibration(CommGroup& group, const CalibrationSet& set) {
+  const CollectiveCalibration* c = set.find(group.device, devices::fabric_name(group.fabric));
+  if (c == nullptr)
+    return;
+  group.intra_bw = group.intra_bw * c->bandwidth_scale;
+  group.extra_latency = c->extra_latency;
+  group.calibration = c->loc.file;
+}
 
-Validation validate_collectives(const MeasuredFile& file, const devices::DeviceRegistry& registry) {
+Validation validate_collectives(const MeasuredFile& file,
+                                const devices::DeviceRegistry& registry,
+                                const CalibrationSet* calibrations) {
   Validation v;
   for (const MeasuredRow& row : file.rows) {
     std::string where = row.loc.file + ":" + std::to_string(row.loc.line) + ": ";
@@ -51,6 +62,8 @@ Validation validate_collectives(const MeasuredFile& file, const devices::DeviceR
       v.skipped.push_back(where + g.reason);
       continue;
     }
+    if (calibrations != nullptr)
+      apply_calibration(*g.group, *calibrations);
     CollectiveEstimate e = estimate_collective(*g.group, *op, row.bytes);
     ValidationPoint p;
     p.row = row;

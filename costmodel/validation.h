@@ -2,6 +2,8 @@
 // topology the row describes, and the errors summarised per size band.
 #pragma once
 
+#include "costmodel/calibration.h"
+#include "costmodel/comm_group.h"
 #include "costmodel/measured.h"
 #include "devices/registry.h"
 
@@ -23,8 +25,17 @@ struct Validation {
 };
 
 /// Prices every collective row of `file` on one node of `ranks_per_node` devices of the
-/// row's type and fabric (multi-node rows are skipped: their network is not in the file).
-Validation validate_collectives(const MeasuredFile& file, const devices::DeviceRegistry& registry);
+/// row's type and fabric (multi-node rows are skipped: their network is not in the file),
+/// calibrated by `calibrations` where they have an entry for the row's device and fabric.
+Validation validate_collectives(const MeasuredFile& file,
+                                const devices::DeviceRegistry& registry,
+                                const CalibrationSet* calibrations = nullptr);
+
+/// The one-node group a measured collective row describes, uncalibrated.
+CommGroupResult row_group(const MeasuredRow& row, const devices::DeviceRegistry& registry);
+
+/// Applies the calibration of the group's device and fabric, if `set` has one.
+void apply_calibration(CommGroup& group, const CalibrationSet& set);
 
 struct BandStats {
   std::string band;  // "1 MiB - 8 MiB"

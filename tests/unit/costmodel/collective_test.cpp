@@ -1,8 +1,8 @@
 #include "costmodel/collective.h"
 
-#include <gtest/gtest.h>
-
 #include "devices/cluster_loader.h"
+
+#include <gtest/gtest.h>
 
 namespace yirage::costmodel {
 namespace {

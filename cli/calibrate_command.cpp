@@ -1,0 +1,108 @@
+// `yirage-plan calibrate MEASURED.csv... -o PATH`: fit the collective model's bandwidth scale
+// and extra latency per device and fabric, print the fit, write data/calibration files.
+#include "cli/atomic_write.h"
+#include "cli/context.h"
+#include "cli/run.h"
+#include "cli/table.h"
+#include "costmodel/calibration.h"
+
+#include <CLI/CLI.hpp>
+
+#include <ctime>
+#include <set>
+
+namespace yirage::cli {
+namespace {
+
+struct CalibrateArgs {
+  std::vector<std::string> files;
+  std::string output;
+  std::string min_size = "1 MiB";
+};
+
+std::string today() {
+  std::time_t now = std::time(nullptr);
+  std::array<char, 16> buf{};
+  std::strftime(buf.data(), buf.size(), "%Y-%m-%d", std::gmtime(&now));
+  return buf.data();
+}
+
+void print_fits(std::ostream& out, const std::vector<costmodel::CalibrationFit>& fits) {
+  Table t({"device", "fabric", ">bandwidth scale", ">extra latency", ">fit rows", ">fit MAPE",
+           ">held-out MAPE", ">uncalibrated"});
+  for (const costmodel::CalibrationFit& f : fits) {
+    auto pct = [](double v) {
+      return devices::format_number(v, 3) + "%";
+    };
+    t.add_row({f.calibration.device, f.calibration.fabric,
+               devices::format_number(f.calibration.bandwidth_scale, 4),
+               devices::format(f.calibration.extra_latency), std::to_string(f.fit_rows),
+               pct(f.fit_mape), pct(f.held_out_mape), pct(f.uncalibrated_held_out_mape)});
+  }
+  t.print(out);
+}
+
+int write_files(Context& cx,
+                const CalibrateArgs& a,
+                const std::vector<costmodel::CalibrationFit>& fits) {
+  std::set<std::string> devices_seen;
+  for (const auto& f : fits)
+    devices_seen.insert(f.calibration.device);
+  std::filesystem::path out(a.output);
+  bool single = out.extension() == ".yaml";
+  if (single && devices_seen.size() != 1) {
+    cx.err << "error: -o " << a.output << " names one file, but the data covers "
+           << devices_seen.size() << " device types; give a directory\n";
+    return kExitBadInput;
+  }
+  for (const std::string& d : devices_seen) {
+    std::filesystem::path path = single ? out : out / (d + ".yaml");
+    std::string error = atomic_write(path, costmodel::calibration_yaml(fits, d, today()));
+    if (!error.empty()) {
+      cx.err << "error: " << error << "\n";
+      return kExitBadInput;
+    }
+    cx.out << "wrote " << path.string() << "\n";
+  }
+  return kExitOk;
+}
+
+int calibrate(Context& cx, const CalibrateArgs& a) {
+  devices::ParsedQuantity min = devices::parse_quantity(a.min_size, devices::Dim::kBytes);
+  if (!min.error.empty()) {
+    cx.err << "error: --min-size: " << min.error << "\n";
+    return kExitBadInput;
+  }
+  std::vector<costmodel::MeasuredFile> files;
+  for (const std::string& f : a.files)
+    files.push_back(costmodel::load_measured(f));
+  auto fits = costmodel::fit_collectives(files, cx.load_registry(), min.value);
+  if (fits.empty()) {
+    cx.err << "error: no single-node collective rows of " << a.min_size << " or more to fit\n";
+    return kExitBadInput;
+  }
+  cx.out << "Collective model: time = NCCL-model time with the fabric bandwidth x scale, plus an\n"
+            "extra latency per call; fitted on alternate rows, checked on the others.\n";
+  print_fits(cx.out, fits);
+  return a.output.empty() ? kExitOk : write_files(cx, a, fits);
+}
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& app, Context& cx) {
+  CLI::App* cmd = app.add_subcommand(
+      "calibrate", "Fit the collective model to measured timings and write calibration files");
+  auto a = std::make_shared<CalibrateArgs>();
+  cmd->add_option("MEASURED", a->files, "Measured CSV files")->required();
+  cmd->add_option("-o,--output", a->output,
+                  "A calibration file (one device) or a directory (one file per device)");
+  cmd->add_option("--min-size", a->min_size, "Fit rows of at least this size")
+      ->capture_default_str();
+  cmd->callback([&cx, a] {
+    cx.action = [&cx, a] {
+      return calibrate(cx, *a);
+    };
+  });
+}
+
+}  // namespace yirage::cli

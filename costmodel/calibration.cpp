@@ -1,0 +1,230 @@
+#include "costmodel/calibration.h"
+
+#include "costmodel/collective.h"
+#include "costmodel/validation.h"
+#include "devices/support/yaml_reader.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace yirage::costmodel {
+
+void CalibrationSet::add(CollectiveCalibration c) {
+  auto key = std::make_pair(c.device, c.fabric);
+  entries_[key] = std::move(c);
+}
+
+const CollectiveCalibration* CalibrationSet::find(const std::string& device,
+                                                  const std::string& fabric) const {
+  auto it = entries_.find({device, fabric});
+  return it == entries_.end() ? nullptr : &it->second;
+}
+
+namespace {
+
+void read_file(const devices::YamlDoc& doc, CalibrationSet& set) {
+  devices::MapReader top(doc, doc.root(), "calibration");
+  if (!top.valid())
+    return;
+  std::string device = top.string("device", true).value_or("");
+  YAML::Node list = top.require("collectives");
+  top.finish();
+  if (!list)
+    return;
+  if (!list.IsSequence()) {
+    doc.error(list, "'collectives' must be a list");
+    return;
+  }
+  for (const YAML::Node& n : list) {
+    devices::MapReader m(doc, n, "collective calibration");
+    if (!m.valid())
+      continue;
+    CollectiveCalibration c;
+    c.device = device;
+    c.loc = doc.loc(n);
+    c.fabric = m.string("fabric", true).value_or("");
+    c.bandwidth_scale = m.number("bandwidth_scale", true).value_or(1);
+    c.extra_latency =
+        m.quantity<devices::Dim::kSeconds>("extra_latency", true, devices::Sign::kNonNegative)
+            .value_or(devices::Seconds{});
+    c.fitted_on = m.string("fitted_on").value_or("");
+    m.number("held_out_mape", false, devices::Sign::kNonNegative);
+    m.number("uncalibrated_held_out_mape", false, devices::Sign::kNonNegative);
+    m.finish();
+    set.add(std::move(c));
+  }
+}
+
+}  // namespace
+
+CalibrationSet CalibrationSet::load_dir(const std::filesystem::path& dir) {
+  CalibrationSet set;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    return set;
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.is_regular_file() && e.path().extension() == ".yaml")
+      files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  devices::Diagnostics diag;
+  for (const auto& f : files) {
+    devices::YamlDoc doc = devices::YamlDoc::load(f, diag);
+    if (doc.root())
+      read_file(doc, set);
+  }
+  diag.throw_if_errors();
+  return set;
+}
+
+namespace {
+
+struct Sample {
+  CommGroup group;
+  Collective op = Collective::kAllReduce;
+  double bytes = 0;
+  double measured = 0;
+  bool fit = false;  // in the fit split
+};
+
+double model_time(const Sample& s, double scale, double extra) {
+  CommGroup g = s.group;
+  g.intra_bw = g.intra_bw * scale;
+  return estimate_collective(g, s.op, s.bytes).latency().value + extra;
+}
+
+// The extra latency minimising sum(((t + a - m) / m)^2): a = sum((m - t) / m^2) / sum(1 / m^2).
+double best_extra(const std::vector<Sample>& samples, const std::vector<double>& times) {
+  double num = 0;
+  double den = 0;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    if (!samples[i].fit)
+      continue;
+    double m = samples[i].measured;
+    num += (m - times[i]) / (m * m);
+    den += 1 / (m * m);
+  }
+  return den > 0 ? std::max(0.0, num / den) : 0;
+}
+
+double mape(const std::vector<Sample>& samples, double scale, double extra, bool fit_split) {
+  double sum = 0;
+  std::size_t n = 0;
+  for (const Sample& s : samples) {
+    if (s.fit != fit_split)
+      continue;
+    sum += std::fabs(model_time(s, scale, extra) - s.measured) / s.measured;
+    ++n;
+  }
+  return n > 0 ? 100 * sum / static_cast<double>(n) : 0;
+}
+
+// Squared relative error on the fit split at (scale, the best extra latency for it).
+std::pair<double, double> objective(const std::vector<Sample>& samples, double scale) {
+  std::vector<double> times;
+  for (const Sample& s : samples)
+    times.push_back(s.fit ? model_time(s, scale, 0) : 0);
+  double extra = best_extra(samples, times);
+  double err = 0;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    if (!samples[i].fit)
+      continue;
+    double r = (times[i] + extra - samples[i].measured) / samples[i].measured;
+    err += r * r;
+  }
+  return {err, extra};
+}
+
+CalibrationFit fit_one(const std::vector<Sample>& samples) {
+  double best_scale = 1;
+  double best_err = objective(samples, 1).first;
+  auto search = [&](double lo, double hi, double step) {
+    for (double s = lo; s <= hi + 1e-12; s += step) {
+      double err = objective(samples, s).first;
+      if (err < best_err) {
+        best_err = err;
+        best_scale = s;
+      }
+    }
+  };
+  search(0.2, 2.0, 0.01);
+  search(std::max(0.2, best_scale - 0.01), best_scale + 0.01, 0.001);
+  CalibrationFit f;
+  f.calibration.bandwidth_scale = best_scale;
+  f.calibration.extra_latency = devices::Seconds{objective(samples, best_scale).second};
+  double extra = f.calibration.extra_latency.value;
+  f.fit_mape = mape(samples, best_scale, extra, true);
+  f.held_out_mape = mape(samples, best_scale, extra, false);
+  f.uncalibrated_held_out_mape = mape(samples, 1, 0, false);
+  for (const Sample& s : samples)
+    (s.fit ? f.fit_rows : f.held_out_rows)++;
+  return f;
+}
+
+}  // namespace
+
+std::vector<CalibrationFit> fit_collectives(const std::vector<MeasuredFile>& files,
+                                            const devices::DeviceRegistry& registry,
+                                            double min_bytes) {
+  std::map<std::pair<std::string, std::string>, std::vector<Sample>> by_key;
+  std::map<std::pair<std::string, std::string>, std::vector<std::string>> sources;
+  for (const MeasuredFile& file : files) {
+    bool fit = true;
+    for (const MeasuredRow& row : file.rows) {
+      if (row.kind != "collective" || row.bytes < min_bytes || row.ranks != row.ranks_per_node) {
+        continue;
+      }
+      auto op = std::find_if(all_collectives().begin(), all_collectives().end(),
+                             [&](Collective c) { return collective_name(c) == row.op; });
+      CommGroupResult g = row_group(row, registry);
+      if (op == all_collectives().end() || !g.group)
+        continue;
+      auto key = std::make_pair(g.group->device, devices::fabric_name(g.group->fabric));
+      by_key[key].push_back(Sample{*g.group, *op, row.bytes, row.time_s, fit});
+      fit = !fit;
+      auto& src = sources[key];
+      if (std::find(src.begin(), src.end(), file.path) == src.end())
+        src.push_back(file.path);
+    }
+  }
+  std::vector<CalibrationFit> fits;
+  for (const auto& [key, samples] : by_key) {
+    CalibrationFit f = fit_one(samples);
+    f.calibration.device = key.first;
+    f.calibration.fabric = key.second;
+    std::string files_text;
+    for (const std::string& s : sources[key])
+      files_text += (files_text.empty() ? "" : ", ") + s;
+    f.calibration.fitted_on = files_text + " (alternate rows of " +
+                              devices::format_quantity(min_bytes, devices::Dim::kBytes) +
+                              " and more: " + std::to_string(f.fit_rows) + " fitted, " +
+                              std::to_string(f.held_out_rows) + " held out)";
+    fits.push_back(std::move(f));
+  }
+  return fits;
+}
+
+std::string calibration_yaml(const std::vector<CalibrationFit>& fits,
+                             const std::string& device,
+                             const std::string& date) {
+  std::ostringstream y;
+  y << "# Collective-model calibration of " << device << ", fitted by `yirage-plan calibrate` on "
+    << date << ".\n# Regenerate it with the same command; do not edit by hand.\n";
+  y << "device: " << device << "\ncollectives:\n";
+  for (const CalibrationFit& f : fits) {
+    if (f.calibration.device != device)
+      continue;
+    y << "  - fabric: " << f.calibration.fabric << "\n"
+      << "    bandwidth_scale: " << devices::format_number(f.calibration.bandwidth_scale, 4) << "\n"
+      << "    extra_latency: " << devices::format(f.calibration.extra_latency) << "\n"
+      << "    fitted_on: \"" << f.calibration.fitted_on << "\"\n"
+      << "    held_out_mape: " << devices::format_number(f.held_out_mape, 3) << "\n"
+      << "    uncalibrated_held_out_mape: "
+      << devices::format_number(f.uncalibrated_held_out_mape, 3) << "\n";
+  }
+  return y.str();
+}
+
+}  // namespace yirage::costmodel

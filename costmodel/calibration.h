@@ -1,0 +1,67 @@
+// Calibration of the collective model for one device type and fabric: a bandwidth scale
+// (the achievable fraction of the fabric that the measurements show, relative to NCCL's
+// constants) and an extra fixed latency per call (launch and synchronisation that NCCL's
+// model leaves out). Fitted from measured rows by `yirage-plan calibrate`, stored in
+// data/calibration/<device>.yaml, applied by every estimate.
+#pragma once
+
+#include "costmodel/measured.h"
+#include "devices/registry.h"
+#include "devices/support/units.h"
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace yirage::costmodel {
+
+struct CollectiveCalibration {
+  std::string device;
+  std::string fabric;
+  double bandwidth_scale = 1;
+  devices::Seconds extra_latency;
+  std::string fitted_on;  // provenance: files, rows, date
+  devices::SourceLoc loc;
+};
+
+/// The calibrations known to a run, keyed by (device, fabric).
+class CalibrationSet {
+ public:
+  /// Loads every `*.yaml` of `dir` (a missing directory is an empty set). Throws
+  /// devices::InputError on malformed files.
+  static CalibrationSet load_dir(const std::filesystem::path& dir);
+  void add(CollectiveCalibration c);
+  const CollectiveCalibration* find(const std::string& device, const std::string& fabric) const;
+
+  bool empty() const { return entries_.empty(); }
+
+ private:
+  std::map<std::pair<std::string, std::string>, CollectiveCalibration> entries_;
+};
+
+/// The result of fitting one (device, fabric) on a calibration split.
+struct CalibrationFit {
+  CollectiveCalibration calibration;
+  std::size_t fit_rows = 0;
+  std::size_t held_out_rows = 0;
+  double fit_mape = 0;       // percent, on the rows used for the fit
+  double held_out_mape = 0;  // percent, on the others
+  double uncalibrated_held_out_mape = 0;
+};
+
+/// Fits every (device, fabric) of the collective rows of at least `min_bytes`: rows in file
+/// order alternate between the fit split and the held-out split. The bandwidth scale is
+/// searched over [0.2, 2] in steps of 0.001; for each, the extra latency that minimises the
+/// squared relative error has a closed form (weighted least squares), clamped at zero.
+std::vector<CalibrationFit> fit_collectives(const std::vector<MeasuredFile>& files,
+                                            const devices::DeviceRegistry& registry,
+                                            double min_bytes);
+
+/// The YAML text of a calibration file for one device (its fits, one per fabric).
+std::string calibration_yaml(const std::vector<CalibrationFit>& fits,
+                             const std::string& device,
+                             const std::string& date);
+
+}  // namespace yirage::costmodel
