@@ -315,7 +315,7 @@ CollectiveEstimate estimate_collective(const CommGroup& group, Collective op, do
   e.op = op;
   e.bytes = bytes;
   e.ranks = group.ranks;
-  if (group.ranks == 1 && op != Collective::kSendRecv) {
+  if (group.ranks == 1) {
     // Nothing to exchange: NCCL returns after a local copy, priced here as free.
     e.best.algorithm = Algorithm::kDirect;
     e.candidates = {e.best};

@@ -110,8 +110,8 @@ CommGroupResult make_comm_group(const ClusterSpec& cluster,
     set_intra(c, *g, c.generation);
     c.nic_efficiency = NcclConstants::kNetBwGbs / NcclConstants::kNet100GNominalGbs;
     c.nic_bw = cluster.nic_bandwidth(*g) * c.nic_efficiency;
-    c.nvls =
-        g->fabric.kind == FabricKind::kNvswitch && gen && NcclConstants::nvls_efficiency(*gen) > 0;
+    c.nvls = g->fabric.nvls && g->fabric.kind == FabricKind::kNvswitch && gen &&
+             NcclConstants::nvls_efficiency(*gen) > 0;
     if (result) {
       merge(*result, c);
     } else {

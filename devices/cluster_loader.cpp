@@ -56,6 +56,10 @@ Fabric read_fabric(const YamlDoc& doc, const YAML::Node& n, const DeviceSpec* de
     doc.error(n, "fabric 'latency' not given, and " + from + "'s " + *kind +
                      " link has no latency to take it from");
   }
+  f.nvls = m.boolean("nvls").value_or(false);
+  if (f.nvls && kind && f.kind != FabricKind::kNvswitch) {
+    doc.error(m.get("nvls"), "'nvls' (NVLink SHARP) needs an nvswitch fabric, not " + *kind);
+  }
   m.finish();
   return f;
 }

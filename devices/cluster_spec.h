@@ -25,6 +25,7 @@ struct Fabric {
   FabricKind kind = FabricKind::kNone;
   BytesPerSec bandwidth;  // per device, per direction
   Seconds latency;
+  bool nvls = false;  // NVLink SHARP (switch multicast and reduction) enabled
   SourceLoc loc;
 
   bool operator==(const Fabric&) const = default;

@@ -30,7 +30,7 @@ TEST(CommGroup, PlacesRanksOnNodes) {
   EXPECT_NEAR(g.intra_bw.value, 370.8e9, 1e6);
   // NET_BW 12 GB/s per 100 Gb/s: 400 Gb/s -> 48 GB/s.
   EXPECT_NEAR(g.nic_bw.value, 48e9, 1e6);
-  EXPECT_TRUE(g.nvls);
+  EXPECT_FALSE(g.nvls);  // off unless the fabric says nvls: true
   EXPECT_FALSE(make_comm_group(cluster("dgx-h100"), 9).group);
 }
 
@@ -44,6 +44,20 @@ TEST(Collective, LargeAllReduceApproachesTheBandwidthBound) {
   EXPECT_GT(e.bus_bw.value, 0.98 * 370.8e9);
   EXPECT_LE(e.bus_bw.value, 370.8e9);
   EXPECT_NEAR(e.bus_bw.value / e.alg_bw.value, 2.0 * 7 / 8, 1e-12);
+}
+
+TEST(Collective, NvlsDoublesTheAllReduceBusBandwidthOfTheSwitch) {
+  devices::ClusterSpec c = devices::parse_cluster(
+      "c.yaml",
+      "name: nvls\nnode_groups:\n  - {device: H100-SXM, nodes: 1, devices_per_node: 8,\n"
+      "     fabric: {kind: nvswitch, latency: 1 us, nvls: true}}\n",
+      registry());
+  CommGroup g = *make_comm_group(c, 8).group;
+  ASSERT_TRUE(g.nvls);
+  CollectiveEstimate e = estimate_collective(g, Collective::kAllReduce, 1024.0 * 1024 * 1024);
+  EXPECT_EQ(e.best.algorithm, Algorithm::kNvls);
+  // tuning.cc: busBw = bwIntra x nvlsEfficiency 0.85 x (16 - 1) / 16 x 2.
+  EXPECT_NEAR(e.best.bus_bw.value, 370.8e9 * 0.85 * 15 / 16 * 2, 1e6);
 }
 
 TEST(Collective, SmallMessagesUseLowLatencyProtocols) {

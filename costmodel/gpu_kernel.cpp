@@ -1,0 +1,207 @@
+#include "costmodel/gpu_kernel.h"
+
+#include "devices/support/check.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace yirage::costmodel {
+
+using devices::DType;
+using devices::Seconds;
+
+devices::FlopsPerSec matrix_peak(const devices::DeviceSpec& d, DType dtype) {
+  // A type the device lacks runs at the next wider type it has (fp8 -> bf16/fp16 -> fp32).
+  static constexpr std::array kWider = {DType::kFp8,  DType::kInt8, DType::kBf16, DType::kFp16,
+                                        DType::kTf32, DType::kFp32, DType::kFp64};
+  auto start = std::find(kWider.begin(), kWider.end(), dtype);
+  for (auto it = start; it != kWider.end(); ++it) {
+    if (auto r = d.peak_rate(*it))
+      return *r;
+  }
+  CHECK(!d.peak.empty()) << d.name << " has no peak rate";
+  return d.peak.begin()->second.value;
+}
+
+namespace {
+
+std::int64_t compute_units(const devices::DeviceSpec& d) {
+  return d.onchip.compute_units ? std::max<std::int64_t>(1, d.onchip.compute_units->value) : 1;
+}
+
+double vector_peak(const devices::DeviceSpec& d) {
+  if (auto r = d.peak_rate(DType::kFp32))
+    return r->value;
+  return matrix_peak(d, DType::kFp32).value;
+}
+
+double hbm(const devices::DeviceSpec& d, const GpuEfficiency& eff) {
+  return d.memory_bandwidth.value.value * eff.memory;
+}
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
+
+struct Tile {
+  std::int64_t m;
+  std::int64_t n;
+};
+
+// The k-depth of one pipeline stage: 128 bytes of each row (CUTLASS's usual choice).
+std::int64_t tile_k(DType t) {
+  return static_cast<std::int64_t>(128 / devices::dtype_bytes(t));
+}
+
+KernelEstimate gemm_with_tile(const devices::DeviceSpec& d,
+                              DType dtype,
+                              const GpuEfficiency& eff,
+                              Tile tile,
+                              std::int64_t m,
+                              std::int64_t n,
+                              std::int64_t k,
+                              std::int64_t batch) {
+  double b = devices::dtype_bytes(dtype);
+  double out_b = std::max(2.0, b);  // fp8/int8 GEMMs write 16-bit results
+  double stage = static_cast<double>((tile.m + tile.n) * tile_k(dtype)) * b;
+  double smem = d.onchip.scratchpad_per_unit ? d.onchip.scratchpad_per_unit->value.value : 0;
+  // Thread blocks per compute unit: as many double-buffered stages as shared memory holds.
+  std::int64_t per_unit =
+      smem > 0 ? std::clamp<std::int64_t>(static_cast<std::int64_t>(smem / (2 * stage)), 0, 2) : 1;
+  KernelEstimate e;
+  if (per_unit == 0)
+    return e;  // does not fit: tiles == 0 marks it infeasible
+  std::int64_t units = compute_units(d);
+  std::int64_t slots = units * per_unit;
+  e.tiles = ceil_div(m, tile.m) * ceil_div(n, tile.n) * batch;
+  e.waves = ceil_div(e.tiles, slots);
+  e.wave_efficiency = static_cast<double>(e.tiles) / static_cast<double>(e.waves * slots);
+  e.flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
+            static_cast<double>(batch);
+  // Each wave runs full tiles (tile and wave quantization): per_unit blocks share a unit.
+  double unit_rate = matrix_peak(d, dtype).value * eff.matrix / static_cast<double>(units);
+  // The matrix units read their operands from shared memory: 32 banks of 4 bytes per clock
+  // (CUDA C++ Programming Guide, "Shared Memory"), and with a 2 x 2 grid of warps each
+  // operand element is read twice per k-step. A small tile cannot feed the units.
+  if (d.onchip.clock) {
+    double smem_bw = 128.0 * d.onchip.clock->value.value;
+    double smem_rate = 2.0 * static_cast<double>(tile.m * tile.n) * smem_bw /
+                       (2.0 * static_cast<double>(tile.m + tile.n) * b);
+    unit_rate = std::min(unit_rate, smem_rate);
+  }
+  double tile_flops = 2.0 * static_cast<double>(tile.m * tile.n * k);
+  e.compute = Seconds{static_cast<double>(e.waves * per_unit) * tile_flops / unit_rate};
+  // HBM traffic: the concurrent tiles of a wave form a sqrt(w) x sqrt(w) block that shares
+  // its rows of A and columns of B through L2; an operand that fits half of L2 is read once.
+  double w = std::sqrt(static_cast<double>(std::min(e.tiles, slots)));
+  double l2 = d.onchip.l2 ? d.onchip.l2->value.value : 0;
+  double a_bytes = static_cast<double>(m * k) * b * static_cast<double>(batch);
+  double b_bytes = static_cast<double>(k * n) * b * static_cast<double>(batch);
+  double a_reads = a_bytes <= l2 / 2 ? 1 : std::ceil(static_cast<double>(ceil_div(n, tile.n)) / w);
+  double b_reads = b_bytes <= l2 / 2 ? 1 : std::ceil(static_cast<double>(ceil_div(m, tile.m)) / w);
+  double c_bytes = static_cast<double>(m * n) * out_b * static_cast<double>(batch);
+  e.hbm_bytes = a_bytes * a_reads + b_bytes * b_reads + c_bytes;
+  e.memory = Seconds{e.hbm_bytes / hbm(d, eff)};
+  e.steady = std::max(e.compute, e.memory);
+  double first = static_cast<double>(std::min(e.tiles, slots)) * stage;
+  e.ramp_up = Seconds{first / hbm(d, eff)};
+  double last = static_cast<double>(std::min(e.tiles, slots) * tile.m * tile.n) * out_b;
+  e.ramp_down = Seconds{last / hbm(d, eff)};
+  e.launch = eff.launch;
+  e.tile =
+      std::to_string(tile.m) + "x" + std::to_string(tile.n) + "x" + std::to_string(tile_k(dtype));
+  return e;
+}
+
+}  // namespace
+
+KernelEstimate gemm_kernel(const devices::DeviceSpec& d,
+                           DType dtype,
+                           const GpuEfficiency& eff,
+                           std::int64_t m,
+                           std::int64_t n,
+                           std::int64_t k,
+                           std::int64_t batch) {
+  CHECK(m > 0 && n > 0 && k > 0 && batch > 0) << "empty GEMM";
+  static constexpr std::array<Tile, 6> kTiles = {
+      {{256, 128}, {128, 256}, {128, 128}, {128, 64}, {64, 128}, {64, 64}}};
+  KernelEstimate best;
+  for (Tile t : kTiles) {
+    KernelEstimate e = gemm_with_tile(d, dtype, eff, t, m, n, k, batch);
+    if (e.tiles == 0)
+      continue;
+    if (best.tiles == 0 || e.time() < best.time())
+      best = e;  // ties keep the larger tile
+  }
+  CHECK(best.tiles > 0) << "no GEMM tile fits the shared memory of " << d.name;
+  best.name = "gemm " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
+              (batch > 1 ? " x" + std::to_string(batch) : "");
+  return best;
+}
+
+KernelEstimate stream_kernel(const devices::DeviceSpec& d,
+                             const GpuEfficiency& eff,
+                             std::string name,
+                             double read_bytes,
+                             double write_bytes,
+                             double flops) {
+  KernelEstimate e;
+  e.name = std::move(name);
+  e.tile = "stream";
+  e.flops = flops;
+  e.hbm_bytes = read_bytes + write_bytes;
+  std::int64_t units = compute_units(d);
+  e.tiles = units;
+  e.waves = 1;
+  e.compute = Seconds{flops / (vector_peak(d) * eff.vector)};
+  e.memory = Seconds{e.hbm_bytes / hbm(d, eff)};
+  e.steady = std::max(e.compute, e.memory);
+  // The first and last 128-byte rows of every unit's share cannot overlap anything.
+  double edge = std::min(e.hbm_bytes, 128.0 * 128.0 * static_cast<double>(units));
+  e.ramp_up = Seconds{std::min(edge, read_bytes) / hbm(d, eff)};
+  e.ramp_down = Seconds{std::min(edge, write_bytes) / hbm(d, eff)};
+  e.launch = eff.launch;
+  return e;
+}
+
+KernelEstimate attention_kernel(const devices::DeviceSpec& d,
+                                DType dtype,
+                                const GpuEfficiency& eff,
+                                const AttentionShape& s) {
+  CHECK(s.heads % s.kv_heads == 0) << "heads must be a multiple of kv_heads";
+  auto f = [](std::int64_t v) {
+    return static_cast<double>(v);
+  };
+  double b = devices::dtype_bytes(dtype);
+  // Causal masking skips the upper triangle: each query sees on average (kv_len - q_len) +
+  // (q_len + 1) / 2 keys.
+  double keys = s.causal ? f(s.kv_len - s.q_len) + f(s.q_len + 1) / 2 : f(s.kv_len);
+  double flops = 4.0 * f(s.batch * s.heads * s.q_len) * keys * f(s.head_dim);
+  double q_o = 2.0 * f(s.batch * s.heads * s.q_len * s.head_dim) * b;
+  double kv = 2.0 * f(s.batch * s.kv_heads * s.kv_len * s.head_dim) * b;
+  KernelEstimate e;
+  e.flops = flops;
+  e.hbm_bytes = q_o + kv;
+  std::int64_t units = compute_units(d);
+  std::int64_t q_tiles = s.q_len > 1 ? (s.q_len + 127) / 128 : 1;
+  e.tiles = s.q_len > 1 ? s.batch * s.heads * q_tiles : units;  // decode splits the cache
+  e.waves = (e.tiles + units - 1) / units;
+  e.wave_efficiency = f(e.tiles) / f(e.waves * units);
+  double unit_rate = matrix_peak(d, dtype).value * eff.matrix / f(units);
+  double per_tile = flops / f(e.tiles);
+  e.compute = Seconds{f(e.waves) * per_tile / unit_rate};
+  e.memory = Seconds{e.hbm_bytes / hbm(d, eff)};
+  e.steady = std::max(e.compute, e.memory);
+  e.ramp_up =
+      Seconds{std::min(e.hbm_bytes, f(std::min(e.tiles, units)) * 128 * f(s.head_dim) * b * 2) /
+              hbm(d, eff)};
+  e.ramp_down = Seconds{f(std::min(e.tiles, units)) * 128 * f(s.head_dim) * b / hbm(d, eff)};
+  e.launch = eff.launch;
+  e.tile = s.q_len > 1 ? "128 queries x head" : "KV split";
+  e.name = std::string(s.q_len > 1 ? "attention prefill" : "attention decode") +
+           (s.causal ? " (causal)" : "");
+  return e;
+}
+
+}  // namespace yirage::costmodel

@@ -1,0 +1,92 @@
+// One kernel on a GPU, priced with COMET's staging structure instantiated with the GPU
+// hierarchy (comet-model.md §2.4, E4: latency = ramp-up + steady state + ramp-down):
+// work is cut into thread-block tiles matched to the matrix units, tiles run in waves over
+// the compute units (wave quantization), the steady state is the larger of the tensor-core
+// time and the HBM time (the excess is the stall), the first tile loads cannot overlap
+// compute (ramp-up) and the last tiles' stores cannot either (ramp-down).
+#pragma once
+
+#include "devices/device_spec.h"
+#include "devices/support/units.h"
+
+#include <cstdint>
+#include <string>
+
+namespace yirage::costmodel {
+
+/// Achievable fractions of a device's peaks and its launch overhead. The defaults are the
+/// ideal (peak rates, no launch cost): calibration from measurements replaces them.
+struct GpuEfficiency {
+  double matrix = 1;        // achieved / peak matrix-unit rate on full tiles
+  double vector = 1;        // achieved / peak rate of non-matrix arithmetic
+  double memory = 1;        // achieved / peak HBM bandwidth
+  devices::Seconds launch;  // per kernel
+  std::string source = "uncalibrated: peak rates, no launch overhead";
+};
+
+struct KernelEstimate {
+  std::string name;
+  devices::Seconds launch;
+  devices::Seconds ramp_up;    // the first tiles' loads, not overlapped
+  devices::Seconds steady;     // max(compute, memory) over the waves
+  devices::Seconds ramp_down;  // the last tiles' stores, not overlapped
+  devices::Seconds compute;    // arithmetic time over all waves
+  devices::Seconds memory;     // HBM time of all traffic
+  double flops = 0;
+  double hbm_bytes = 0;
+  std::int64_t tiles = 0;
+  std::int64_t waves = 0;
+  std::string tile;            // "128x256x64", or "stream"
+  double wave_efficiency = 1;  // tiles / (waves x concurrent tiles)
+
+  devices::Seconds time() const { return launch + ramp_up + steady + ramp_down; }
+
+  /// "compute" or "memory": which side of the steady state binds.
+  std::string bound() const { return compute >= memory ? "compute" : "memory"; }
+
+  /// The stall of the steady state: the longer side's excess over the shorter.
+  devices::Seconds stall() const { return steady - (compute < memory ? compute : memory); }
+};
+
+/// A (batched) GEMM C[MxN] = A[MxK] B[KxN], `batch` times, inputs at `dtype` and the output
+/// at `out_bytes` per element. The thread-block tile is the fastest of the usual CUTLASS
+/// shapes that fits the shared memory double-buffered.
+KernelEstimate gemm_kernel(const devices::DeviceSpec& d,
+                           devices::DType dtype,
+                           const GpuEfficiency& eff,
+                           std::int64_t m,
+                           std::int64_t n,
+                           std::int64_t k,
+                           std::int64_t batch = 1);
+
+/// A kernel that streams memory: reads `read_bytes`, writes `write_bytes`, and performs
+/// `flops` non-matrix operations (norms, softmax, elementwise).
+KernelEstimate stream_kernel(const devices::DeviceSpec& d,
+                             const GpuEfficiency& eff,
+                             std::string name,
+                             double read_bytes,
+                             double write_bytes,
+                             double flops);
+
+/// The shape of an attention call.
+struct AttentionShape {
+  std::int64_t batch = 1;
+  std::int64_t heads = 1;
+  std::int64_t kv_heads = 1;
+  std::int64_t q_len = 1;
+  std::int64_t kv_len = 1;
+  std::int64_t head_dim = 128;
+  bool causal = false;
+};
+
+/// Fused (flash) attention: prefill when q_len > 1 (tiles of 128 queries per head),
+/// decode when q_len == 1 (the KV cache split over the compute units and streamed).
+KernelEstimate attention_kernel(const devices::DeviceSpec& d,
+                                devices::DType dtype,
+                                const GpuEfficiency& eff,
+                                const AttentionShape& s);
+
+/// The device's peak rate for `dtype`, falling back to the nearest wider type it has.
+devices::FlopsPerSec matrix_peak(const devices::DeviceSpec& d, devices::DType dtype);
+
+}  // namespace yirage::costmodel

@@ -1,0 +1,247 @@
+#include "costmodel/gpu_op.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace yirage::costmodel {
+
+using devices::DType;
+using devices::Seconds;
+
+const std::vector<GpuOpInfo>& gpu_ops() {
+  static const std::vector<GpuOpInfo> kOps = {
+      {GpuOp::kGemm, "gemm", "MxNxK or BxMxNxK", "C[MxN] = A[MxK] B[KxN], B times", false},
+      {GpuOp::kAttention, "attention", "BxHxKVxQxLxD",
+       "batch, heads, KV heads, query length (1 = decode), KV length, head dim; --causal", false},
+      {GpuOp::kRmsNorm, "rmsnorm", "RxC", "RMSNorm of R rows of C", false},
+      {GpuOp::kLayerNorm, "layernorm", "RxC", "LayerNorm of R rows of C", false},
+      {GpuOp::kSoftmax, "softmax", "RxC", "softmax of R rows of C", false},
+      {GpuOp::kElementwise, "elementwise", "N", "a binary elementwise op on N elements", false},
+      {GpuOp::kRmsNormLinear, "rmsnorm_linear", "MxKxN", "RMSNorm of [MxK], then x [KxN]", true},
+      {GpuOp::kGatedMlp, "gated_mlp", "MxHxF",
+       "SiLU(x W_gate) * (x W_up), then x W_down: hidden H, FFN width F", true},
+      {GpuOp::kGemmSoftmax, "gemm_softmax", "MxNxK", "softmax over the rows of A[MxK] B[KxN]",
+       true},
+      {GpuOp::kGemmLayerNorm, "gemm_layernorm", "MxNxK", "LayerNorm over the rows of A[MxK] B[KxN]",
+       true},
+      {GpuOp::kLoraLinear, "lora_linear", "MxKxNxR", "x W + (x A) B with LoRA rank R", true},
+  };
+  return kOps;
+}
+
+const GpuOpInfo* find_gpu_op(const std::string& name) {
+  for (const GpuOpInfo& i : gpu_ops()) {
+    if (i.name == name)
+      return &i;
+  }
+  return nullptr;
+}
+
+std::string parse_op_shape(const GpuOpInfo& info, const std::string& text, OpShape* shape) {
+  shape->dims.clear();
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t x = text.find('x', start);
+    std::string part = text.substr(start, x == std::string::npos ? std::string::npos : x - start);
+    std::int64_t v = 0;
+    auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (ec != std::errc() || ptr != part.data() + part.size() || v <= 0) {
+      return "'" + part + "' in shape '" + text + "' is not a positive whole number";
+    }
+    shape->dims.push_back(v);
+    if (x == std::string::npos)
+      break;
+    start = x + 1;
+  }
+  std::size_t want =
+      static_cast<std::size_t>(std::count(info.shape.begin(), info.shape.end(), 'x'));
+  std::size_t n = shape->dims.size();
+  bool ok = info.op == GpuOp::kGemm ? (n == 3 || n == 4) : n == want + 1;
+  if (!ok)
+    return info.name + " takes a shape " + info.shape + ", got '" + text + "'";
+  if (info.op == GpuOp::kAttention && shape->dims[1] % shape->dims[2] != 0) {
+    return "attention heads (" + std::to_string(shape->dims[1]) +
+           ") must be a multiple of KV heads (" + std::to_string(shape->dims[2]) + ")";
+  }
+  return {};
+}
+
+namespace {
+
+double f(std::int64_t v) {
+  return static_cast<double>(v);
+}
+
+struct Ctx {
+  const devices::DeviceSpec& d;
+  DType dtype;
+  const GpuEfficiency& eff;
+  double b;  // bytes per element
+};
+
+KernelEstimate rows(const Ctx& c,
+                    const std::string& name,
+                    std::int64_t r,
+                    std::int64_t cols,
+                    double params,
+                    double flops_per_elem) {
+  double elems = f(r) * f(cols);
+  return stream_kernel(c.d, c.eff, name + " " + std::to_string(r) + "x" + std::to_string(cols),
+                       elems * c.b + params * f(cols) * c.b, elems * c.b, flops_per_elem * elems);
+}
+
+// A GEMM whose epilogue also does `flops_per_out` vector operations per output element and
+// writes only `write_fraction` of its output (a fused epilogue).
+KernelEstimate gemm_epilogue(const Ctx& c,
+                             std::int64_t m,
+                             std::int64_t n,
+                             std::int64_t k,
+                             double flops_per_out,
+                             double write_fraction,
+                             double extra_read) {
+  KernelEstimate e = gemm_kernel(c.d, c.dtype, c.eff, m, n, k);
+  double out_b = std::max(2.0, c.b);
+  double vector = flops_per_out * f(m) * f(n);
+  double vrate = (c.d.peak_rate(DType::kFp32) ? c.d.peak_rate(DType::kFp32)->value
+                                              : matrix_peak(c.d, DType::kFp32).value) *
+                 c.eff.vector;
+  e.flops += vector;
+  e.compute = e.compute + Seconds{vector / vrate};
+  e.hbm_bytes += extra_read - (1 - write_fraction) * f(m) * f(n) * out_b;
+  e.memory = Seconds{e.hbm_bytes / (c.d.memory_bandwidth.value.value * c.eff.memory)};
+  e.steady = std::max(e.compute, e.memory);
+  return e;
+}
+
+// Can one thread block hold `rows` full rows of `cols` fp32 accumulators on chip?
+bool rows_fit(const devices::DeviceSpec& d, std::int64_t rows, std::int64_t cols) {
+  double onchip = (d.onchip.scratchpad_per_unit ? d.onchip.scratchpad_per_unit->value.value : 0) +
+                  (d.onchip.registers_per_unit ? d.onchip.registers_per_unit->value.value : 0);
+  return f(rows) * f(cols) * 4 <= onchip;
+}
+
+std::vector<KernelEstimate> single(const Ctx& c, GpuOp op, const OpShape& s) {
+  const auto& x = s.dims;
+  switch (op) {
+    case GpuOp::kGemm:
+      return {x.size() == 4 ? gemm_kernel(c.d, c.dtype, c.eff, x[1], x[2], x[3], x[0])
+                            : gemm_kernel(c.d, c.dtype, c.eff, x[0], x[1], x[2])};
+    case GpuOp::kAttention:
+      return {attention_kernel(c.d, c.dtype, c.eff,
+                               AttentionShape{x[0], x[1], x[2], x[3], x[4], x[5], s.causal})};
+    case GpuOp::kRmsNorm:
+      return {rows(c, "rmsnorm", x[0], x[1], 1, 4)};
+    case GpuOp::kLayerNorm:
+      return {rows(c, "layernorm", x[0], x[1], 2, 8)};
+    case GpuOp::kSoftmax:
+      return {rows(c, "softmax", x[0], x[1], 0, 5)};
+    default:
+      return {stream_kernel(c.d, c.eff, "elementwise " + std::to_string(x[0]), 2 * f(x[0]) * c.b,
+                            f(x[0]) * c.b, f(x[0]))};
+  }
+}
+
+std::vector<KernelEstimate> unfused(const Ctx& c, GpuOp op, const std::vector<std::int64_t>& x) {
+  switch (op) {
+    case GpuOp::kRmsNormLinear:
+      return {rows(c, "rmsnorm", x[0], x[1], 1, 4),
+              gemm_kernel(c.d, c.dtype, c.eff, x[0], x[2], x[1])};
+    case GpuOp::kGatedMlp:
+      return {gemm_kernel(c.d, c.dtype, c.eff, x[0], x[2], x[1]),
+              gemm_kernel(c.d, c.dtype, c.eff, x[0], x[2], x[1]),
+              stream_kernel(c.d, c.eff, "silu_mul", 2 * f(x[0] * x[2]) * c.b, f(x[0] * x[2]) * c.b,
+                            6 * f(x[0] * x[2])),
+              gemm_kernel(c.d, c.dtype, c.eff, x[0], x[1], x[2])};
+    case GpuOp::kGemmSoftmax:
+      return {gemm_kernel(c.d, c.dtype, c.eff, x[0], x[1], x[2]),
+              rows(c, "softmax", x[0], x[1], 0, 5)};
+    case GpuOp::kGemmLayerNorm:
+      return {gemm_kernel(c.d, c.dtype, c.eff, x[0], x[1], x[2]),
+              rows(c, "layernorm", x[0], x[1], 2, 8)};
+    default:  // LoRA: x W, x A, (x A) B, and the sum
+      return {gemm_kernel(c.d, c.dtype, c.eff, x[0], x[2], x[1]),
+              gemm_kernel(c.d, c.dtype, c.eff, x[0], x[3], x[1]),
+              gemm_kernel(c.d, c.dtype, c.eff, x[0], x[2], x[3]),
+              stream_kernel(c.d, c.eff, "add", 2 * f(x[0] * x[2]) * c.b, f(x[0] * x[2]) * c.b,
+                            f(x[0] * x[2]))};
+  }
+}
+
+std::optional<std::vector<KernelEstimate>> fused(const Ctx& c,
+                                                 GpuOp op,
+                                                 const std::vector<std::int64_t>& x,
+                                                 std::string* why) {
+  switch (op) {
+    case GpuOp::kRmsNormLinear: {
+      // The prologue needs each row's RMS: rows of 64 x K held on chip, or A read twice.
+      bool hold =
+          f(64 * x[1]) * c.b <=
+          (c.d.onchip.scratchpad_per_unit ? c.d.onchip.scratchpad_per_unit->value.value : 0);
+      double reread = hold ? 0 : f(x[0] * x[1]) * c.b;
+      KernelEstimate e = gemm_epilogue(c, x[0], x[2], x[1], 0, 1, reread + f(x[1]) * c.b);
+      e.name = "rmsnorm_linear (fused) " + e.name.substr(5);
+      return std::vector<KernelEstimate>{e};
+    }
+    case GpuOp::kGatedMlp: {
+      KernelEstimate up = gemm_epilogue(c, x[0], 2 * x[2], x[1], 3, 0.5, 0);
+      up.name = "gate_up_silu_mul (fused) " + up.name.substr(5);
+      return std::vector<KernelEstimate>{up, gemm_kernel(c.d, c.dtype, c.eff, x[0], x[1], x[2])};
+    }
+    case GpuOp::kGemmSoftmax:
+    case GpuOp::kGemmLayerNorm: {
+      if (!rows_fit(c.d, 64, x[1])) {
+        *why = "a thread block cannot hold 64 rows of " + std::to_string(x[1]) +
+               " fp32 accumulators on chip (registers + shared memory of one " +
+               (c.d.onchip.compute_unit_name.empty() ? "unit" : c.d.onchip.compute_unit_name) + ")";
+        return std::nullopt;
+      }
+      bool ln = op == GpuOp::kGemmLayerNorm;
+      KernelEstimate e =
+          gemm_epilogue(c, x[0], x[1], x[2], ln ? 8 : 5, 1, ln ? 2 * f(x[1]) * c.b : 0);
+      e.name = std::string(ln ? "gemm_layernorm" : "gemm_softmax") + " (fused) " + e.name.substr(5);
+      return std::vector<KernelEstimate>{e};
+    }
+    default: {
+      // LoRA as one GEMM over the concatenated inner dimension: [x, xA] [W; B].
+      KernelEstimate xa = gemm_kernel(c.d, c.dtype, c.eff, x[0], x[3], x[1]);
+      KernelEstimate main = gemm_kernel(c.d, c.dtype, c.eff, x[0], x[2], x[1] + x[3]);
+      main.name = "lora_linear (fused) " + main.name.substr(5);
+      return std::vector<KernelEstimate>{xa, main};
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<OpEstimate> estimate_gpu_op(const devices::DeviceSpec& d,
+                                          DType dtype,
+                                          const GpuEfficiency& eff,
+                                          const GpuOpInfo& info,
+                                          const OpShape& shape,
+                                          bool fuse,
+                                          std::string* why) {
+  Ctx c{d, dtype, eff, devices::dtype_bytes(dtype)};
+  OpEstimate o;
+  o.op = info.name;
+  o.fused = info.compound && fuse;
+  if (!info.compound) {
+    o.kernels = single(c, info.op, shape);
+  } else if (fuse) {
+    auto k = fused(c, info.op, shape.dims, why);
+    if (!k)
+      return std::nullopt;
+    o.kernels = *k;
+  } else {
+    o.kernels = unfused(c, info.op, shape.dims);
+  }
+  for (const KernelEstimate& k : o.kernels) {
+    o.time += k.time();
+    o.flops += k.flops;
+    o.hbm_bytes += k.hbm_bytes;
+  }
+  if (d.tdp)
+    o.energy = d.tdp->value * o.time;
+  return o;
+}
+
+}  // namespace yirage::costmodel

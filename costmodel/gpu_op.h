@@ -1,0 +1,71 @@
+// Operations on a GPU, single and compound, each priced as the kernels it runs. A compound
+// operation (RMSNorm+Linear, gated MLP, GEMM+softmax, GEMM+LayerNorm, LoRA+Linear) has an
+// unfused form (one kernel per basic op, intermediates through HBM) and a fused form (one
+// kernel, intermediates on chip), the latter only when its working set fits on chip.
+#pragma once
+
+#include "costmodel/gpu_kernel.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace yirage::costmodel {
+
+enum class GpuOp {
+  kGemm,
+  kAttention,
+  kRmsNorm,
+  kLayerNorm,
+  kSoftmax,
+  kElementwise,
+  kRmsNormLinear,
+  kGatedMlp,
+  kGemmSoftmax,
+  kGemmLayerNorm,
+  kLoraLinear,
+};
+
+struct GpuOpInfo {
+  GpuOp op;
+  std::string name;   // "rmsnorm_linear"
+  std::string shape;  // "MxKxN"
+  std::string help;   // one line
+  bool compound = false;
+};
+
+/// Every operation, in a fixed order.
+const std::vector<GpuOpInfo>& gpu_ops();
+const GpuOpInfo* find_gpu_op(const std::string& name);
+
+/// An operation's shape: its dimensions in the order of GpuOpInfo::shape, and the flags.
+struct OpShape {
+  std::vector<std::int64_t> dims;
+  bool causal = false;  // attention
+};
+
+/// Parses "2048x4096x4096" against the op's shape; returns an error message or empty.
+std::string parse_op_shape(const GpuOpInfo& info, const std::string& text, OpShape* shape);
+
+struct OpEstimate {
+  std::string op;
+  bool fused = false;
+  std::vector<KernelEstimate> kernels;
+  devices::Seconds time;
+  devices::Joules energy;  // at the device's TDP for the duration (an upper bound); 0 if no TDP
+  double flops = 0;
+  double hbm_bytes = 0;
+  std::string note;  // why a fused form is not possible, ...
+};
+
+/// The operation in its unfused form (`fused` false) or fused form. A fused form that does
+/// not fit on chip returns nullopt with the reason in `why`.
+std::optional<OpEstimate> estimate_gpu_op(const devices::DeviceSpec& d,
+                                          devices::DType dtype,
+                                          const GpuEfficiency& eff,
+                                          const GpuOpInfo& info,
+                                          const OpShape& shape,
+                                          bool fused,
+                                          std::string* why);
+
+}  // namespace yirage::costmodel

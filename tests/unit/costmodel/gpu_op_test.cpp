@@ -1,0 +1,127 @@
+#include "costmodel/gpu_op.h"
+
+#include "devices/registry.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace yirage::costmodel {
+namespace {
+
+const devices::DeviceRegistry& registry() {
+  static const devices::DeviceRegistry r = devices::DeviceRegistry::load_bundled();
+  return r;
+}
+
+const devices::DeviceSpec& h100() {
+  return *registry().find("H100-SXM");
+}
+
+OpEstimate run(const devices::DeviceSpec& d,
+               const std::string& op,
+               const std::string& shape,
+               bool fused = true) {
+  const GpuOpInfo* info = find_gpu_op(op);
+  EXPECT_NE(info, nullptr) << op;
+  OpShape s;
+  EXPECT_EQ(parse_op_shape(*info, shape, &s), "");
+  std::string why;
+  auto e = estimate_gpu_op(d, devices::DType::kBf16, GpuEfficiency{}, *info, s, fused, &why);
+  EXPECT_TRUE(e) << why;
+  return e ? *e : OpEstimate{};
+}
+
+TEST(GpuOp, LargeGemmIsComputeBoundNearPeak) {
+  OpEstimate e = run(h100(), "gemm", "8192x8192x8192");
+  double ideal = 2.0 * 8192 * 8192 * 8192 / 989.4e12;
+  EXPECT_GE(e.time.value, ideal);
+  EXPECT_LT(e.time.value, 1.1 * ideal);
+  EXPECT_EQ(e.kernels[0].bound(), "compute");
+}
+
+TEST(GpuOp, GemvIsBoundByReadingTheWeights) {
+  OpEstimate e = run(h100(), "gemm", "1x8192x8192");
+  double weights = 8192.0 * 8192 * 2 / 3.35e12;
+  EXPECT_EQ(e.kernels[0].bound(), "memory");
+  EXPECT_GE(e.time.value, weights);
+  EXPECT_LT(e.time.value, 1.05 * weights);
+}
+
+TEST(GpuOp, WaveQuantizationCostsAPartialWave) {
+  // 133 tiles of 128x128 on 132 SMs (two blocks each fit): one wave either way; 265 tiles
+  // need a second wave.
+  OpEstimate one = run(h100(), "gemm", "128x33792x8192");
+  OpEstimate two = run(h100(), "gemm", "128x33920x8192");
+  EXPECT_GT(two.kernels[0].waves, one.kernels[0].waves);
+}
+
+TEST(GpuOp, DecodeAttentionStreamsTheKvCache) {
+  OpEstimate e = run(h100(), "attention", "32x64x8x1x8192x128");
+  double kv = 2.0 * 32 * 8 * 8192 * 128 * 2 / 3.35e12;
+  EXPECT_EQ(e.kernels[0].bound(), "memory");
+  EXPECT_NEAR(e.time.value / kv, 1.0, 0.05);
+}
+
+TEST(GpuOp, FusedIsNeverSlowerThanUnfused) {
+  for (const devices::DeviceSpec& d : registry().devices()) {
+    for (const auto& [op, shape] :
+         std::vector<std::pair<std::string, std::string>>{{"rmsnorm_linear", "16x4096x6144"},
+                                                          {"rmsnorm_linear", "8192x4096x4096"},
+                                                          {"gated_mlp", "4096x4096x14336"},
+                                                          {"gemm_softmax", "4096x1024x128"},
+                                                          {"gemm_layernorm", "4096x1024x1024"},
+                                                          {"lora_linear", "2048x4096x4096x16"}}) {
+      const GpuOpInfo& info = *find_gpu_op(op);
+      OpShape s;
+      ASSERT_EQ(parse_op_shape(info, shape, &s), "");
+      std::string why;
+      auto f = estimate_gpu_op(d, devices::DType::kBf16, GpuEfficiency{}, info, s, true, &why);
+      auto u = estimate_gpu_op(d, devices::DType::kBf16, GpuEfficiency{}, info, s, false, &why);
+      ASSERT_TRUE(u);
+      if (f) {
+        EXPECT_LE(f->time.value, u->time.value * (1 + 1e-9)) << d.name << " " << op;
+      }
+    }
+  }
+}
+
+TEST(GpuOp, SoftmaxOverRowsTooLongForChipDoesNotFuse) {
+  const GpuOpInfo& info = *find_gpu_op("gemm_softmax");
+  OpShape s;
+  ASSERT_EQ(parse_op_shape(info, "4096x131072x128", &s), "");
+  std::string why;
+  EXPECT_FALSE(
+      estimate_gpu_op(h100(), devices::DType::kBf16, GpuEfficiency{}, info, s, true, &why));
+  EXPECT_NE(why.find("cannot hold 64 rows of 131072"), std::string::npos) << why;
+}
+
+TEST(GpuOp, EveryOpOnEveryDeviceIsPositiveAndFinite) {
+  const std::vector<std::pair<std::string, std::string>> shapes = {
+      {"gemm", "2x512x1024x2048"},        {"attention", "4x32x8x2048x2048x128"},
+      {"rmsnorm", "4096x8192"},           {"layernorm", "4096x8192"},
+      {"softmax", "4096x8192"},           {"elementwise", "16777216"},
+      {"rmsnorm_linear", "64x4096x4096"}, {"gated_mlp", "64x4096x14336"},
+      {"gemm_softmax", "256x256x128"},    {"gemm_layernorm", "256x1024x256"},
+      {"lora_linear", "64x4096x4096x8"}};
+  ASSERT_EQ(shapes.size(), gpu_ops().size());
+  for (const devices::DeviceSpec& d : registry().devices()) {
+    for (const auto& [op, shape] : shapes) {
+      OpEstimate e = run(d, op, shape, false);
+      EXPECT_TRUE(std::isfinite(e.time.value) && e.time.value > 0) << d.name << " " << op;
+    }
+  }
+}
+
+TEST(GpuOp, ShapesAreChecked) {
+  OpShape s;
+  EXPECT_EQ(parse_op_shape(*find_gpu_op("gemm"), "2x3", &s),
+            "gemm takes a shape MxNxK or BxMxNxK, got '2x3'");
+  EXPECT_EQ(parse_op_shape(*find_gpu_op("rmsnorm"), "4x-1", &s),
+            "'-1' in shape '4x-1' is not a positive whole number");
+  EXPECT_EQ(parse_op_shape(*find_gpu_op("attention"), "1x32x5x1x128x128", &s),
+            "attention heads (32) must be a multiple of KV heads (5)");
+}
+
+}  // namespace
+}  // namespace yirage::costmodel
