@@ -42,12 +42,35 @@ void print_fits(std::ostream& out, const std::vector<costmodel::CalibrationFit>&
   t.print(out);
 }
 
+void print_gpu_fits(std::ostream& out, const std::vector<costmodel::GpuCalibrationFit>& fits) {
+  Table t({"device", ">matrix", ">attention", ">memory", ">vector", ">launch", ">fit rows",
+           ">fit MAPE", ">held-out MAPE", ">uncalibrated"});
+  auto pct = [](double v) {
+    return devices::format_number(v, 3) + "%";
+  };
+  auto num = [](double v) {
+    return devices::format_number(v, 3);
+  };
+  for (const costmodel::GpuCalibrationFit& f : fits) {
+    const costmodel::GpuEfficiency& e = f.efficiency;
+    t.add_row({f.device, num(e.matrix), num(e.attention), num(e.memory), num(e.vector),
+               devices::format(e.launch), std::to_string(f.fit_rows), pct(f.fit_mape),
+               pct(f.held_out_mape), pct(f.uncalibrated_held_out_mape)});
+  }
+  t.print(out);
+}
+
 int write_files(Context& cx,
                 const CalibrateArgs& a,
-                const std::vector<costmodel::CalibrationFit>& fits) {
+                const std::vector<costmodel::CalibrationFit>& fits,
+                const std::vector<costmodel::GpuCalibrationFit>& gpu_fits) {
   std::set<std::string> devices_seen;
-  for (const auto& f : fits)
+  for (const auto& f : fits) {
     devices_seen.insert(f.calibration.device);
+  }
+  for (const auto& f : gpu_fits) {
+    devices_seen.insert(f.device);
+  }
   std::filesystem::path out(a.output);
   bool single = out.extension() == ".yaml";
   if (single && devices_seen.size() != 1) {
@@ -57,7 +80,7 @@ int write_files(Context& cx,
   }
   for (const std::string& d : devices_seen) {
     std::filesystem::path path = single ? out : out / (d + ".yaml");
-    std::string error = atomic_write(path, costmodel::calibration_yaml(fits, d, today()));
+    std::string error = atomic_write(path, costmodel::calibration_yaml(fits, gpu_fits, d, today()));
     if (!error.empty()) {
       cx.err << "error: " << error << "\n";
       return kExitBadInput;
@@ -76,15 +99,25 @@ int calibrate(Context& cx, const CalibrateArgs& a) {
   std::vector<costmodel::MeasuredFile> files;
   for (const std::string& f : a.files)
     files.push_back(costmodel::load_measured(f));
-  auto fits = costmodel::fit_collectives(files, cx.load_registry(), min.value);
-  if (fits.empty()) {
-    cx.err << "error: no single-node collective rows of " << a.min_size << " or more to fit\n";
+  devices::DeviceRegistry registry = cx.load_registry();
+  auto fits = costmodel::fit_collectives(files, registry, min.value);
+  auto gpu_fits = costmodel::fit_gpu_ops(files, registry);
+  if (fits.empty() && gpu_fits.empty()) {
+    cx.err << "error: nothing to fit: no op rows and no single-node collective rows of "
+           << a.min_size << " or more\n";
     return kExitBadInput;
   }
-  cx.out << "Collective model: time = NCCL-model time with the fabric bandwidth x scale, plus an\n"
-            "extra latency per call; fitted on alternate rows, checked on the others.\n";
-  print_fits(cx.out, fits);
-  return a.output.empty() ? kExitOk : write_files(cx, a, fits);
+  if (!fits.empty()) {
+    cx.out << "Collectives: NCCL-model time with the fabric bandwidth x scale, plus an extra\n"
+              "latency per call; fitted on alternate rows, checked on the others.\n";
+    print_fits(cx.out, fits);
+  }
+  if (!gpu_fits.empty()) {
+    cx.out << "Operations: achievable fractions of peak (matrix units in GEMMs and in attention,\n"
+              "HBM, vector units) and a launch overhead; fitted on alternate rows.\n";
+    print_gpu_fits(cx.out, gpu_fits);
+  }
+  return a.output.empty() ? kExitOk : write_files(cx, a, fits, gpu_fits);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include "cli/run.h"
 #include "cli/table.h"
+#include "costmodel/calibration.h"
 #include "costmodel/gpu_op.h"
 #include "devices/support/text.h"
 
@@ -124,6 +125,11 @@ int estimate_op(Context& cx, const OpArgs& a) {
     return kExitBadInput;
   }
   costmodel::GpuEfficiency eff;
+  costmodel::CalibrationSet calibrations =
+      costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
+  if (const costmodel::GpuEfficiency* c = calibrations.find_gpu(d->name); c && !a.uncalibrated) {
+    eff = *c;
+  }
   std::string why;
   auto chosen = costmodel::estimate_gpu_op(*d, *dtype, eff, *info, shape, !a.unfused, &why);
   if (!chosen) {

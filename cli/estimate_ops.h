@@ -15,6 +15,7 @@ struct OpArgs {
   std::string dtype = "bf16";
   bool causal = false;
   bool unfused = false;
+  bool uncalibrated = false;
 };
 
 void add_op_options(CLI::App& cmd, OpArgs& a);

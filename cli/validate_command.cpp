@@ -34,14 +34,53 @@ void print_bands(std::ostream& out, const std::vector<costmodel::ValidationPoint
 }
 
 void print_points(std::ostream& out, const std::vector<costmodel::ValidationPoint>& points) {
-  Table t({"  line", ">ranks", ">bytes", ">measured", ">estimate", ">error", "model"});
+  Table t({"  line", ">ranks", ">size", ">measured", ">estimate", ">error", "model"});
   for (const costmodel::ValidationPoint& p : points) {
     t.add_row({"  " + std::to_string(p.row.loc.line), std::to_string(p.row.ranks),
-               devices::format_quantity(p.row.bytes, devices::Dim::kBytes),
+               p.row.kind == "op" ? p.row.op + " " + p.row.shape
+                                  : devices::format_quantity(p.row.bytes, devices::Dim::kBytes),
                devices::format(devices::Seconds{p.row.time_s}),
                devices::format(devices::Seconds{p.estimate_s}), pct(100 * p.error), p.choice});
   }
   t.print(out);
+}
+
+bool report_collectives(Context& cx,
+                        const ValidateArgs& a,
+                        double min_bytes,
+                        const costmodel::Validation& v) {
+  costmodel::BandStats all = costmodel::overall(v.points, min_bytes);
+  bool ok = all.rows > 0 && all.mape <= a.max_mape;
+  print_bands(cx.out, v.points);
+  if (a.verbose) {
+    print_points(cx.out, v.points);
+  }
+  cx.out << "  collectives, MAPE at " << a.min_size << " and more: " << pct(all.mape) << " over "
+         << all.rows << " rows (threshold " << pct(a.max_mape) << "): " << (ok ? "pass" : "FAIL")
+         << "\n";
+  for (std::size_t i = 0; i < v.skipped.size() && i < 3; ++i) {
+    cx.out << "  skipped " << v.skipped[i] << "\n";
+  }
+  return ok;
+}
+
+bool report_ops(Context& cx, const ValidateArgs& a, const costmodel::Validation& v) {
+  Table t({"  op", ">rows", ">MAPE", ">bias", ">max |error|"});
+  for (const costmodel::BandStats& b : costmodel::op_stats(v.points)) {
+    t.add_row({"  " + b.band, std::to_string(b.rows), pct(b.mape), pct(b.bias), pct(b.max_abs)});
+  }
+  t.print(cx.out);
+  if (a.verbose) {
+    print_points(cx.out, v.points);
+  }
+  costmodel::BandStats all = costmodel::overall(v.points, 0);
+  bool ok = all.mape <= a.max_mape;
+  cx.out << "  ops, MAPE: " << pct(all.mape) << " over " << all.rows << " rows (threshold "
+         << pct(a.max_mape) << "): " << (ok ? "pass" : "FAIL") << "\n";
+  for (std::size_t i = 0; i < v.skipped.size() && i < 3; ++i) {
+    cx.out << "  skipped " << v.skipped[i] << "\n";
+  }
+  return ok;
 }
 
 int validate(Context& cx, const ValidateArgs& a) {
@@ -60,19 +99,17 @@ int validate(Context& cx, const ValidateArgs& a) {
   bool failed = false;
   for (const std::string& path : a.files) {
     costmodel::MeasuredFile file = costmodel::load_measured(path);
-    costmodel::Validation v = costmodel::validate_collectives(file, registry, &calibrations);
-    costmodel::BandStats all = costmodel::overall(v.points, min.value);
-    bool ok = all.rows > 0 && all.mape <= a.max_mape;
-    failed = failed || !ok;
-    cx.out << path << ": " << v.points.size() << " rows priced, " << v.skipped.size()
-           << " skipped\n";
-    print_bands(cx.out, v.points);
-    if (a.verbose)
-      print_points(cx.out, v.points);
-    cx.out << "  MAPE at " << a.min_size << " and more: " << pct(all.mape) << " over " << all.rows
-           << " rows (threshold " << pct(a.max_mape) << "): " << (ok ? "pass" : "FAIL") << "\n";
-    for (std::size_t i = 0; i < v.skipped.size() && i < 3; ++i) {
-      cx.out << "  skipped " << v.skipped[i] << "\n";
+    costmodel::Validation c = costmodel::validate_collectives(file, registry, &calibrations);
+    costmodel::Validation o = costmodel::validate_ops(file, registry, &calibrations);
+    cx.out << path << ": " << c.points.size() << " collective rows and " << o.points.size()
+           << " op rows priced\n";
+    if (!c.points.empty())
+      failed = !report_collectives(cx, a, min.value, c) || failed;
+    if (!o.points.empty())
+      failed = !report_ops(cx, a, o) || failed;
+    if (c.points.empty() && o.points.empty()) {
+      cx.out << "  nothing priced\n";
+      failed = true;
     }
   }
   return failed ? kExitCheckFailed : kExitOk;

@@ -15,6 +15,15 @@ void CalibrationSet::add(CollectiveCalibration c) {
   entries_[key] = std::move(c);
 }
 
+void CalibrationSet::add_gpu(const std::string& device, GpuEfficiency e) {
+  gpu_[device] = std::move(e);
+}
+
+const GpuEfficiency* CalibrationSet::find_gpu(const std::string& device) const {
+  auto it = gpu_.find(device);
+  return it == gpu_.end() ? nullptr : &it->second;
+}
+
 const CollectiveCalibration* CalibrationSet::find(const std::string& device,
                                                   const std::string& fabric) const {
   auto it = entries_.find({device, fabric});
@@ -23,15 +32,10 @@ const CollectiveCalibration* CalibrationSet::find(const std::string& device,
 
 namespace {
 
-void read_file(const devices::YamlDoc& doc, CalibrationSet& set) {
-  devices::MapReader top(doc, doc.root(), "calibration");
-  if (!top.valid())
-    return;
-  std::string device = top.string("device", true).value_or("");
-  YAML::Node list = top.require("collectives");
-  top.finish();
-  if (!list)
-    return;
+void read_collectives(const devices::YamlDoc& doc,
+                      const YAML::Node& list,
+                      const std::string& device,
+                      CalibrationSet& set) {
   if (!list.IsSequence()) {
     doc.error(list, "'collectives' must be a list");
     return;
@@ -54,6 +58,40 @@ void read_file(const devices::YamlDoc& doc, CalibrationSet& set) {
     m.finish();
     set.add(std::move(c));
   }
+}
+
+void read_ops(const devices::YamlDoc& doc,
+              const YAML::Node& n,
+              const std::string& device,
+              CalibrationSet& set) {
+  devices::MapReader m(doc, n, "ops");
+  if (!m.valid())
+    return;
+  GpuEfficiency e;
+  e.matrix = m.number("matrix", true).value_or(1);
+  e.attention = m.number("attention", true).value_or(1);
+  e.memory = m.number("memory", true).value_or(1);
+  e.vector = m.number("vector", true).value_or(1);
+  e.launch = m.quantity<devices::Dim::kSeconds>("launch", true, devices::Sign::kNonNegative)
+                 .value_or(devices::Seconds{});
+  e.source = "calibrated by " + doc.path();
+  m.string("fitted_on");
+  m.number("held_out_mape", false, devices::Sign::kNonNegative);
+  m.number("uncalibrated_held_out_mape", false, devices::Sign::kNonNegative);
+  m.finish();
+  set.add_gpu(device, e);
+}
+
+void read_file(const devices::YamlDoc& doc, CalibrationSet& set) {
+  devices::MapReader top(doc, doc.root(), "calibration");
+  if (!top.valid())
+    return;
+  std::string device = top.string("device", true).value_or("");
+  if (YAML::Node list = top.get("collectives"))
+    read_collectives(doc, list, device, set);
+  if (YAML::Node ops = top.get("ops"))
+    read_ops(doc, ops, device, set);
+  top.finish();
 }
 
 }  // namespace
@@ -207,22 +245,42 @@ std::vector<CalibrationFit> fit_collectives(const std::vector<MeasuredFile>& fil
 }
 
 std::string calibration_yaml(const std::vector<CalibrationFit>& fits,
+                             const std::vector<GpuCalibrationFit>& gpu_fits,
                              const std::string& device,
                              const std::string& date) {
+  using devices::format_number;
   std::ostringstream y;
-  y << "# Collective-model calibration of " << device << ", fitted by `yirage-plan calibrate` on "
-    << date << ".\n# Regenerate it with the same command; do not edit by hand.\n";
-  y << "device: " << device << "\ncollectives:\n";
+  y << "# Model calibration of " << device << ", fitted by `yirage-plan calibrate` on " << date
+    << ".\n# Regenerate it with the same command; do not edit by hand.\n";
+  y << "device: " << device << "\n";
+  bool any = false;
   for (const CalibrationFit& f : fits) {
     if (f.calibration.device != device)
       continue;
+    if (!any)
+      y << "collectives:\n";
+    any = true;
     y << "  - fabric: " << f.calibration.fabric << "\n"
-      << "    bandwidth_scale: " << devices::format_number(f.calibration.bandwidth_scale, 4) << "\n"
+      << "    bandwidth_scale: " << format_number(f.calibration.bandwidth_scale, 4) << "\n"
       << "    extra_latency: " << devices::format(f.calibration.extra_latency) << "\n"
       << "    fitted_on: \"" << f.calibration.fitted_on << "\"\n"
-      << "    held_out_mape: " << devices::format_number(f.held_out_mape, 3) << "\n"
-      << "    uncalibrated_held_out_mape: "
-      << devices::format_number(f.uncalibrated_held_out_mape, 3) << "\n";
+      << "    held_out_mape: " << format_number(f.held_out_mape, 3) << "\n"
+      << "    uncalibrated_held_out_mape: " << format_number(f.uncalibrated_held_out_mape, 3)
+      << "\n";
+  }
+  for (const GpuCalibrationFit& g : gpu_fits) {
+    if (g.device != device)
+      continue;
+    const GpuEfficiency& e = g.efficiency;
+    y << "ops:\n"
+      << "  matrix: " << format_number(e.matrix, 3) << "\n"
+      << "  attention: " << format_number(e.attention, 3) << "\n"
+      << "  memory: " << format_number(e.memory, 3) << "\n"
+      << "  vector: " << format_number(e.vector, 3) << "\n"
+      << "  launch: " << devices::format(e.launch) << "\n"
+      << "  fitted_on: \"" << g.fitted_on << "\"\n"
+      << "  held_out_mape: " << format_number(g.held_out_mape, 3) << "\n"
+      << "  uncalibrated_held_out_mape: " << format_number(g.uncalibrated_held_out_mape, 3) << "\n";
   }
   return y.str();
 }

@@ -5,6 +5,8 @@
 // data/calibration/<device>.yaml, applied by every estimate.
 #pragma once
 
+#include "costmodel/gpu_calibration.h"
+#include "costmodel/gpu_kernel.h"
 #include "costmodel/measured.h"
 #include "devices/registry.h"
 #include "devices/support/units.h"
@@ -34,11 +36,15 @@ class CalibrationSet {
   static CalibrationSet load_dir(const std::filesystem::path& dir);
   void add(CollectiveCalibration c);
   const CollectiveCalibration* find(const std::string& device, const std::string& fabric) const;
+  void add_gpu(const std::string& device, GpuEfficiency e);
+  /// The fitted efficiencies of a device's operations, or nullptr (then: peak rates).
+  const GpuEfficiency* find_gpu(const std::string& device) const;
 
-  bool empty() const { return entries_.empty(); }
+  bool empty() const { return entries_.empty() && gpu_.empty(); }
 
  private:
   std::map<std::pair<std::string, std::string>, CollectiveCalibration> entries_;
+  std::map<std::string, GpuEfficiency> gpu_;
 };
 
 /// The result of fitting one (device, fabric) on a calibration split.
@@ -59,8 +65,10 @@ std::vector<CalibrationFit> fit_collectives(const std::vector<MeasuredFile>& fil
                                             const devices::DeviceRegistry& registry,
                                             double min_bytes);
 
-/// The YAML text of a calibration file for one device (its fits, one per fabric).
+/// The YAML text of a calibration file for one device: its collective fits (one per
+/// fabric) and its operation fit.
 std::string calibration_yaml(const std::vector<CalibrationFit>& fits,
+                             const std::vector<GpuCalibrationFit>& gpu_fits,
                              const std::string& device,
                              const std::string& date);
 

@@ -188,7 +188,7 @@ KernelEstimate attention_kernel(const devices::DeviceSpec& d,
   e.tiles = s.q_len > 1 ? s.batch * s.heads * q_tiles : units;  // decode splits the cache
   e.waves = (e.tiles + units - 1) / units;
   e.wave_efficiency = f(e.tiles) / f(e.waves * units);
-  double unit_rate = matrix_peak(d, dtype).value * eff.matrix / f(units);
+  double unit_rate = matrix_peak(d, dtype).value * eff.attention / f(units);
   double per_tile = flops / f(e.tiles);
   e.compute = Seconds{f(e.waves) * per_tile / unit_rate};
   e.memory = Seconds{e.hbm_bytes / hbm(d, eff)};

@@ -18,6 +18,7 @@ namespace yirage::costmodel {
 /// ideal (peak rates, no launch cost): calibration from measurements replaces them.
 struct GpuEfficiency {
   double matrix = 1;        // achieved / peak matrix-unit rate on full tiles
+  double attention = 1;     // achieved / peak matrix-unit rate inside fused attention
   double vector = 1;        // achieved / peak rate of non-matrix arithmetic
   double memory = 1;        // achieved / peak HBM bandwidth
   devices::Seconds launch;  // per kernel

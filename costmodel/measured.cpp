@@ -15,8 +15,9 @@ namespace {
 using devices::Diagnostics;
 using devices::SourceLoc;
 
-const std::vector<std::string> kColumns = {"kind",           "op",    "device", "fabric", "ranks",
-                                           "ranks_per_node", "bytes", "dtype",  "time_s", "stat"};
+const std::vector<std::string> kColumns = {
+    "kind",  "op",    "device", "fabric", "ranks", "ranks_per_node",
+    "bytes", "shape", "dtype",  "time_s", "stat"};
 const std::vector<std::string> kRequired = {"kind", "op", "device", "time_s"};
 
 struct Cell {
@@ -102,14 +103,18 @@ MeasuredRow read_row(RowReader& r,
   row.fabric = cell("fabric").text;
   row.dtype = cell("dtype").text;
   row.stat = cell("stat").text;
+  row.shape = cell("shape").text;
   row.time_s = r.number(cell("time_s"), "time_s", true);
   if (row.kind == "collective") {
     row.ranks = static_cast<std::int64_t>(r.number(cell("ranks"), "ranks", true));
     row.ranks_per_node =
         static_cast<std::int64_t>(r.number(cell("ranks_per_node"), "ranks_per_node", true));
     row.bytes = r.number(cell("bytes"), "bytes", true);
+  } else if (row.kind == "op") {
+    if (row.shape.empty())
+      r.error(1, "an op row needs a 'shape'");
   } else {
-    r.error(cell("kind").col, "unknown kind '" + row.kind + "'; expected collective");
+    r.error(cell("kind").col, "unknown kind '" + row.kind + "'; expected collective or op");
   }
   return row;
 }

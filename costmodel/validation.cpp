@@ -1,6 +1,7 @@
 #include "costmodel/validation.h"
 
 #include "costmodel/collective.h"
+#include "costmodel/gpu_calibration.h"
 #include "devices/cluster_loader.h"
 
 #include <algorithm>
@@ -110,6 +111,57 @@ std::vector<BandStats> band_stats(const std::vector<ValidationPoint>& points) {
 
 BandStats overall(const std::vector<ValidationPoint>& points, double min_bytes) {
   return stats("all", min_bytes, 1e300, points);
+}
+
+Validation validate_ops(const MeasuredFile& file,
+                        const devices::DeviceRegistry& registry,
+                        const CalibrationSet* calibrations) {
+  Validation v;
+  for (const MeasuredRow& row : file.rows) {
+    if (row.kind != "op")
+      continue;
+    GpuEfficiency eff;
+    const devices::DeviceSpec* d = registry.find(row.device);
+    if (calibrations != nullptr && d != nullptr) {
+      if (const GpuEfficiency* c = calibrations->find_gpu(d->name))
+        eff = *c;
+    }
+    std::string why;
+    std::optional<OpEstimate> e = estimate_op_row(row, registry, eff, &why);
+    if (!e) {
+      v.skipped.push_back(row.loc.file + ":" + std::to_string(row.loc.line) + ": " + why);
+      continue;
+    }
+    ValidationPoint p;
+    p.row = row;
+    p.estimate_s = e->time.value;
+    p.error = (p.estimate_s - row.time_s) / row.time_s;
+    p.choice = e->kernels.front().tile;
+    v.points.push_back(std::move(p));
+  }
+  return v;
+}
+
+std::vector<BandStats> op_stats(const std::vector<ValidationPoint>& points) {
+  std::vector<BandStats> out;
+  for (const ValidationPoint& p : points) {
+    auto it = std::find_if(out.begin(), out.end(),
+                           [&](const BandStats& b) { return b.band == p.row.op; });
+    if (it == out.end()) {
+      out.push_back(BandStats{p.row.op, 0, 0, 0, 0, 0, 0});
+      it = out.end() - 1;
+    }
+    ++it->rows;
+    it->mape += std::fabs(p.error);
+    it->bias += p.error;
+    it->max_abs = std::max(it->max_abs, std::fabs(p.error));
+  }
+  for (BandStats& b : out) {
+    b.mape = 100 * b.mape / static_cast<double>(b.rows);
+    b.bias = 100 * b.bias / static_cast<double>(b.rows);
+    b.max_abs *= 100;
+  }
+  return out;
 }
 
 }  // namespace yirage::costmodel

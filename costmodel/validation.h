@@ -53,4 +53,13 @@ std::vector<BandStats> band_stats(const std::vector<ValidationPoint>& points);
 /// Statistics over the points of at least `min_bytes`.
 BandStats overall(const std::vector<ValidationPoint>& points, double min_bytes);
 
+/// Prices every op row of `file` on its device, with the device's calibration from
+/// `calibrations` when it has one (else at peak rates).
+Validation validate_ops(const MeasuredFile& file,
+                        const devices::DeviceRegistry& registry,
+                        const CalibrationSet* calibrations = nullptr);
+
+/// Statistics per op name (all sizes), in order of first appearance.
+std::vector<BandStats> op_stats(const std::vector<ValidationPoint>& points);
+
 }  // namespace yirage::costmodel

@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""Measures single operations on one GPU with PyTorch and writes yirage's measured-CSV
+format (data/benchmarks/README.md): GEMMs over decode and prefill shapes of common model
+widths, attention prefill (causal and not) and decode with GQA, RMSNorm, LayerNorm, softmax
+and an elementwise add.
+
+Method (the device tool's METHOD.md): every op is first checked against a float64 reference
+on fresh random data; then timed with triton.testing.do_bench (CUDA events, L2 flushed
+between runs by writing a 256 MB buffer, warm-up 25 ms, 100 ms of repetitions), and the
+median is recorded.
+
+    python3 bench/ops.py --device H100-SXM --out data/benchmarks/H100-SXM/ops.csv
+"""
+import argparse
+import datetime
+import subprocess
+import sys
+
+import torch
+import torch.nn.functional as F
+import triton
+import triton.testing
+
+BF16 = torch.bfloat16
+
+
+def rel_err(out, ref):
+    out = out.double()
+    return ((out - ref).norm() / ref.norm().clamp_min(1e-30)).item()
+
+
+def check(name, out, ref, tol):
+    if not torch.isfinite(out).all():
+        sys.exit("%s: non-finite output" % name)
+    e = rel_err(out, ref)
+    if e > tol:
+        sys.exit("%s: relative error %.3g exceeds %.3g" % (name, e, tol))
+    return e
+
+
+def bench(fn):
+    return triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median") * 1e-3
+
+
+def gemm_cases():
+    widths = [(4096, 4096), (6144, 4096), (14336, 4096), (4096, 14336), (8192, 8192),
+              (10240, 8192), (28672, 8192), (8192, 28672), (128256, 4096)]
+    for m in [1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384]:
+        for n, k in widths:
+            if m * n > 16384 * 28672:
+                continue
+            yield m, n, k
+
+
+def run_gemm(rows, device):
+    for m, n, k in gemm_cases():
+        a = torch.randn(m, k, device="cuda", dtype=BF16)
+        b = torch.randn(k, n, device="cuda", dtype=BF16)
+        if m <= 2048:  # a float64 product of the largest shapes is slow and adds nothing
+            check("gemm", a @ b, a.double() @ b.double(), 1e-2)
+        t = bench(lambda: a @ b)
+        rows.append(["op", "gemm", device, "%dx%dx%d" % (m, n, k), "bf16", t])
+
+
+def rms_norm(x, w):
+    return F.rms_norm(x, (x.shape[-1],), w, eps=1e-6)
+
+
+def run_rows(rows, device):
+    for r in [1, 16, 256, 1024, 4096, 16384]:
+        for c in [4096, 8192]:
+            x = torch.randn(r, c, device="cuda", dtype=BF16)
+            w = torch.randn(c, device="cuda", dtype=BF16)
+            bias = torch.randn(c, device="cuda", dtype=BF16)
+            y = torch.randn(r, c, device="cuda", dtype=BF16)
+            xd = x.double()
+            ref_rms = xd * torch.rsqrt(xd.pow(2).mean(-1, keepdim=True) + 1e-6) * w.double()
+            check("rmsnorm", rms_norm(x, w), ref_rms, 1e-2)
+            check("layernorm", F.layer_norm(x, (c,), w, bias),
+                  F.layer_norm(xd, (c,), w.double(), bias.double()), 1e-2)
+            check("softmax", torch.softmax(x, -1), torch.softmax(xd, -1), 1e-2)
+            check("elementwise", x + y, xd + y.double(), 1e-2)
+            shape = "%dx%d" % (r, c)
+            rows.append(["op", "rmsnorm", device, shape, "bf16", bench(lambda: rms_norm(x, w))])
+            rows.append(["op", "layernorm", device, shape, "bf16",
+                         bench(lambda: F.layer_norm(x, (c,), w, bias))])
+            rows.append(["op", "softmax", device, shape, "bf16",
+                         bench(lambda: torch.softmax(x, -1))])
+            rows.append(["op", "elementwise", device, str(r * c), "bf16", bench(lambda: x + y)])
+
+
+def attention_ref(q, k, v, causal):
+    rep = q.shape[1] // k.shape[1]
+    k = k.double().repeat_interleave(rep, 1)
+    v = v.double().repeat_interleave(rep, 1)
+    s = q.double() @ k.transpose(-1, -2) / q.shape[-1] ** 0.5
+    if causal:
+        lq, lk = s.shape[-2], s.shape[-1]
+        mask = torch.ones(lq, lk, device=s.device, dtype=torch.bool).tril(lk - lq)
+        s = s.masked_fill(~mask, float("-inf"))
+    return torch.softmax(s, -1) @ v
+
+
+def run_attention(rows, device):
+    cases = []
+    for b, l in [(1, 2048), (4, 2048), (1, 8192), (2, 4096)]:
+        for h, kv in [(32, 8), (64, 8), (32, 32)]:
+            for causal in [True, False]:
+                cases.append((b, h, kv, l, l, causal))
+    for b in [1, 8, 32, 64]:
+        for l in [1024, 4096, 16384, 65536]:
+            for h, kv in [(32, 8), (64, 8)]:
+                if b * l * kv * 128 * 2 * 2 > 8e9:
+                    continue
+                cases.append((b, h, kv, 1, l, False))
+    for b, h, kv, lq, lk, causal in cases:
+        q = torch.randn(b, h, lq, 128, device="cuda", dtype=BF16)
+        k = torch.randn(b, kv, lk, 128, device="cuda", dtype=BF16)
+        v = torch.randn(b, kv, lk, 128, device="cuda", dtype=BF16)
+        f = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
+        if b * h * lq * lk <= 2 ** 28 and b * h * lk * 128 <= 2 ** 28:
+            check("attention", f(), attention_ref(q, k, v, causal), 2e-2)
+        shape = "%dx%dx%dx%dx%dx128" % (b, h, kv, lq, lk)
+        rows.append(["op", "attention_causal" if causal else "attention", device, shape, "bf16",
+                     bench(f)])
+        del q, k, v
+        torch.cuda.empty_cache()
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--device", required=True, help="yirage registry name of the GPU")
+    p.add_argument("--out", required=True)
+    a = p.parse_args()
+    torch.manual_seed(0)
+    rows = []
+    run_gemm(rows, a.device)
+    run_rows(rows, a.device)
+    run_attention(rows, a.device)
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm",
+                          "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
+    with open(a.out, "w") as f:
+        f.write("# Single operations on one %s, measured with PyTorch.\n" % a.device)
+        f.write("# device: %s (nvidia-smi: name, driver, max SM clock: %s)\n"
+                % (torch.cuda.get_device_name(), smi))
+        f.write("# software: torch %s, CUDA %s, triton %s, cuBLAS via torch.matmul, "
+                "F.scaled_dot_product_attention\n" % (torch.__version__, torch.version.cuda,
+                                                       triton.__version__))
+        f.write("# date: %s\n" % datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
+        f.write("# script: bench/ops.py %s\n" % " ".join(sys.argv[1:]))
+        f.write("# method: checked against float64 on random data first; median of "
+                "triton.testing.do_bench (CUDA events, L2 flushed, 25 ms warm-up, 100 ms)\n")
+        f.write("kind,op,device,shape,dtype,time_s,stat\n")
+        for r in rows:
+            f.write("%s,%s,%s,%s,%s,%.6g,median\n" % tuple(r))
+    print("wrote %d rows to %s" % (len(rows), a.out))
+
+
+if __name__ == "__main__":
+    main()
