@@ -94,8 +94,8 @@ int estimate_collective(Context& cx, const EstimateArgs& a) {
   std::optional<costmodel::Collective> op = parse_collective(a.collective);
   if (!op) {
     cx.err << "error: unknown collective '" << a.collective << "'"
-           << devices::did_you_mean(a.collective, collective_names()) << "; expected "
-           << devices::join_choices(collective_names()) << "\n";
+           << devices::did_you_mean(a.collective, collective_names())
+           << " (collectives: " << devices::join_choices(collective_names()) << ")\n";
     return kExitBadInput;
   }
   devices::ParsedQuantity size = devices::parse_quantity(a.size, devices::Dim::kBytes);
@@ -133,8 +133,11 @@ int run_estimate(Context& cx, const EstimateArgs& a) {
     }
     return estimate_collective(cx, a);
   }
-  if (!a.op.op.empty())
-    return estimate_op(cx, a.op);
+  if (!a.op.op.empty()) {
+    OpArgs op = a.op;
+    op.uncalibrated = a.uncalibrated;
+    return estimate_op(cx, op);
+  }
   cx.err << "error: give --collective NAME (with --cluster and --size) or --op NAME (with "
             "--device and --shape); see `yirage-plan estimate --help`\n";
   return kExitBadInput;

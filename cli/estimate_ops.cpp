@@ -103,7 +103,7 @@ int estimate_op(Context& cx, const OpArgs& a) {
   const costmodel::GpuOpInfo* info = costmodel::find_gpu_op(a.op);
   if (info == nullptr) {
     cx.err << "error: unknown operation '" << a.op << "'" << devices::did_you_mean(a.op, op_names())
-           << "; expected " << devices::join_choices(op_names()) << "\n";
+           << " (operations: " << devices::join_choices(op_names()) << ")\n";
     return kExitBadInput;
   }
   std::optional<devices::DType> dtype = parse_dtype(a.dtype);

@@ -32,6 +32,15 @@ const CollectiveCalibration* CalibrationSet::find(const std::string& device,
 
 namespace {
 
+// A calibration file's path as shown to users: relative to the data directory's parent
+// ("data/calibration/H100-SXM.yaml"), so output does not depend on where yirage lives.
+std::string display_path(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path rel =
+      std::filesystem::relative(path, devices::data_dir().parent_path(), ec);
+  return ec || rel.empty() ? path : rel.string();
+}
+
 void read_collectives(const devices::YamlDoc& doc,
                       const YAML::Node& list,
                       const std::string& device,
@@ -47,6 +56,7 @@ void read_collectives(const devices::YamlDoc& doc,
     CollectiveCalibration c;
     c.device = device;
     c.loc = doc.loc(n);
+    c.loc.file = display_path(c.loc.file);
     c.fabric = m.string("fabric", true).value_or("");
     c.bandwidth_scale = m.number("bandwidth_scale", true).value_or(1);
     c.extra_latency =
@@ -74,7 +84,7 @@ void read_ops(const devices::YamlDoc& doc,
   e.vector = m.number("vector", true).value_or(1);
   e.launch = m.quantity<devices::Dim::kSeconds>("launch", true, devices::Sign::kNonNegative)
                  .value_or(devices::Seconds{});
-  e.source = "calibrated by " + doc.path();
+  e.source = "calibrated by " + display_path(doc.path());
   m.string("fitted_on");
   m.number("held_out_mape", false, devices::Sign::kNonNegative);
   m.number("uncalibrated_held_out_mape", false, devices::Sign::kNonNegative);
