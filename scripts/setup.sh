@@ -28,6 +28,6 @@ fi
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j "$(nproc)"
 
-# The main job on a bundled example. Until the planner lands, `check` validates and
-# summarises the cluster and the task.
-./build/cli/yirage-plan check data/clusters/dgx-h100.yaml data/tasks/llama3-8b-train.yaml
+# The main job on a bundled example: the best training layouts of Llama 3 70B on four nodes
+# of eight H100.
+./build/cli/yirage-plan data/clusters/h100-4x8-rail.yaml data/tasks/llama3-70b-train.yaml --top 5

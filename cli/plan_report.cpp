@@ -1,0 +1,126 @@
+#include "cli/plan_report.h"
+
+#include "cli/summary.h"
+#include "cli/table.h"
+
+#include <algorithm>
+#include <array>
+
+namespace yirage::cli {
+namespace {
+
+using devices::format_number;
+using devices::format_quantity;
+
+std::string secs(double s) {
+  return devices::format(devices::Seconds{s});
+}
+
+std::string bytes(double b) {
+  return format_quantity(b, devices::Dim::kBytes);
+}
+
+std::string pct(double v) {
+  return format_number(100 * v, 3) + "%";
+}
+
+}  // namespace
+
+void print_plan_table(std::ostream& out,
+                      const std::vector<planner::PlanEstimate>& plans,
+                      std::size_t top) {
+  Table t({">#", "layout", ">step", ">tokens/s", ">MFU", ">HFU", ">memory/device", ">energy/step",
+           ">USD/step"});
+  for (std::size_t i = 0; i < plans.size() && i < top; ++i) {
+    const planner::PlanEstimate& p = plans[i];
+    t.add_row({std::to_string(i + 1), p.layout.str(), secs(p.step.total),
+               format_count(p.tokens_per_s), pct(p.mfu), pct(p.hfu),
+               bytes(p.memory.total()) + " / " + bytes(p.memory.capacity),
+               p.energy.value > 0 ? devices::format(p.energy) : "-",
+               p.usd_per_step ? format_number(*p.usd_per_step, 4) : "-"});
+  }
+  t.print(out);
+}
+
+std::string binding_sentence(const planner::PlanEstimate& p) {
+  const planner::StepBreakdown& b = p.step;
+  std::array<std::pair<double, const char*>, 6> parts = {{
+      {b.compute, "compute on the slowest pipeline stage"},
+      {b.tp_comm, "tensor-parallel collectives inside the layers"},
+      {b.pp_comm, "pipeline sends"},
+      {b.bubble, "the pipeline bubble"},
+      {b.dp_comm, "data-parallel gradient synchronisation"},
+      {b.optimizer, "the optimizer step"},
+  }};
+  std::stable_sort(parts.begin(), parts.end(),
+                   [](const auto& x, const auto& y) { return x.first > y.first; });
+  std::string s = std::string("The step is bound by ") + parts[0].second + " (" +
+                  pct(parts[0].first / b.total) + ")";
+  if (parts[1].first > 0.05 * b.total) {
+    s += ", then " + std::string(parts[1].second) + " (" + pct(parts[1].first / b.total) + ")";
+  }
+  return s + ".";
+}
+
+void print_plan_detail(std::ostream& out,
+                       const planner::PlanEstimate& p,
+                       const devices::TaskSpec& task,
+                       const std::string& model_note) {
+  const planner::StepBreakdown& b = p.step;
+  out << "plan " << p.layout.str() << ": " << p.micro_batches << " micro-batches per step\n";
+  out << "  step " << secs(b.total) << " = compute " << secs(b.compute) << " + TP comm "
+      << secs(b.tp_comm) << " + PP comm " << secs(b.pp_comm) << " + bubble " << secs(b.bubble)
+      << " + exposed DP comm " << secs(b.dp_comm) << " + optimizer " << secs(b.optimizer) << "\n";
+  out << "  " << binding_sentence(p) << "\n";
+  const planner::MemoryUse& m = p.memory;
+  out << "  memory per device: weights " << bytes(m.weights) << ", gradients " << bytes(m.gradients)
+      << ", optimizer " << bytes(m.optimizer) << ", activations " << bytes(m.activations) << " = "
+      << bytes(m.total()) << " of " << bytes(m.capacity) << " usable\n";
+  out << "  throughput " << format_count(p.tokens_per_s) << " tokens/s, MFU " << pct(p.mfu)
+      << ", HFU " << pct(p.hfu) << "\n";
+  out << "  energy per step "
+      << (p.energy.value > 0 ? devices::format(p.energy) + " (every device at TDP: an upper bound)"
+                             : std::string("not known (no TDP)"))
+      << "; money per step "
+      << (p.usd_per_step ? format_number(*p.usd_per_step, 4) + " USD"
+                         : std::string("not known (no published price)"))
+      << "\n";
+  if (task.training_tokens) {
+    double run = *task.training_tokens / p.tokens_per_s;
+    out << "  whole run of " << format_count(*task.training_tokens)
+        << " tokens: " << format_number(run / 86400, 3) << " days";
+    if (p.usd_per_step) {
+      double steps =
+          *task.training_tokens / static_cast<double>(task.global_batch * task.sequence_length);
+      out << ", " << format_number(*p.usd_per_step * steps, 4) << " USD";
+    }
+    out << "\n";
+  }
+  out << "  fusions:";
+  for (const std::string& f : p.fusions)
+    out << " " << f << ";";
+  out << "\n  model: " << model_note << "\n";
+}
+
+nlohmann::ordered_json plan_json(const planner::PlanEstimate& p) {
+  const planner::StepBreakdown& b = p.step;
+  nlohmann::ordered_json j;
+  j["layout"] = p.layout.str();
+  j["step_s"] = b.total;
+  j["breakdown_s"] = {{"compute", b.compute}, {"tp_comm", b.tp_comm}, {"pp_comm", b.pp_comm},
+                      {"bubble", b.bubble},   {"dp_comm", b.dp_comm}, {"optimizer", b.optimizer}};
+  j["micro_batches"] = p.micro_batches;
+  j["tokens_per_s"] = p.tokens_per_s;
+  j["mfu"] = p.mfu;
+  j["hfu"] = p.hfu;
+  j["memory_bytes"] = {{"weights", p.memory.weights},     {"gradients", p.memory.gradients},
+                       {"optimizer", p.memory.optimizer}, {"activations", p.memory.activations},
+                       {"total", p.memory.total()},       {"usable", p.memory.capacity}};
+  j["energy_j"] = p.energy.value;
+  j["usd_per_step"] = p.usd_per_step ? nlohmann::ordered_json(*p.usd_per_step) : nullptr;
+  j["binding"] = binding_sentence(p);
+  j["fusions"] = p.fusions;
+  return j;
+}
+
+}  // namespace yirage::cli

@@ -1,0 +1,24 @@
+// Printing plans: the ranked table, the best plan's breakdown and what binds it, and JSON.
+#pragma once
+
+#include "devices/cluster_spec.h"
+#include "devices/task_spec.h"
+#include "planner/search.h"
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+namespace yirage::cli {
+
+void print_plan_table(std::ostream& out,
+                      const std::vector<planner::PlanEstimate>& plans,
+                      std::size_t top);
+void print_plan_detail(std::ostream& out,
+                       const planner::PlanEstimate& p,
+                       const devices::TaskSpec& task,
+                       const std::string& model_note);
+nlohmann::ordered_json plan_json(const planner::PlanEstimate& p);
+/// One sentence on what limits the step.
+std::string binding_sentence(const planner::PlanEstimate& p);
+
+}  // namespace yirage::cli

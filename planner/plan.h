@@ -1,0 +1,79 @@
+// A training layout (data, tensor, pipeline parallelism, micro-batch, recomputation, ZeRO)
+// and its estimate: step time with its breakdown, memory per device, throughput, MFU,
+// energy and money. Plans are values; a plan that cannot run carries the reason.
+#pragma once
+
+#include "devices/support/units.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace yirage::planner {
+
+enum class Recompute { kNone, kSelective, kFull };
+
+std::string recompute_name(Recompute r);
+
+struct Layout {
+  std::int64_t dp = 1;
+  std::int64_t tp = 1;  // with sequence parallelism when > 1 (Megatron-style)
+  std::int64_t pp = 1;
+  std::int64_t micro_batch = 1;
+  Recompute recompute = Recompute::kNone;
+  int zero = 0;  // ZeRO stage 0-3 over the data-parallel group
+
+  std::int64_t devices() const { return dp * tp * pp; }
+
+  /// "tp=8,pp=4,dp=32,mb=1,recompute=none,zero=1": the form `--layout` reads.
+  std::string str() const;
+  bool operator==(const Layout&) const = default;
+};
+
+/// Parses the `--layout` form; returns an error message or empty.
+std::string parse_layout(const std::string& text, Layout* out);
+
+/// Bytes per device of each kind of state (the first pipeline stage, which holds the most).
+struct MemoryUse {
+  double weights = 0;
+  double gradients = 0;
+  double optimizer = 0;
+  double activations = 0;
+  double capacity = 0;  // the device's memory, less the reserve
+
+  double total() const { return weights + gradients + optimizer + activations; }
+};
+
+/// Where a step's time goes (seconds); `total` = the sum of the parts.
+struct StepBreakdown {
+  double compute = 0;    // forward, backward and recomputation on the critical stage
+  double tp_comm = 0;    // tensor-parallel collectives inside the layers (exposed)
+  double pp_comm = 0;    // pipeline sends (exposed)
+  double bubble = 0;     // pipeline fill and drain
+  double dp_comm = 0;    // data-parallel and ZeRO collectives not hidden by backward
+  double optimizer = 0;  // the optimizer step
+  double total = 0;
+};
+
+struct PlanEstimate {
+  Layout layout;
+  std::int64_t micro_batches = 0;  // per pipeline per step
+  StepBreakdown step;
+  MemoryUse memory;
+  double tokens_per_s = 0;
+  double mfu = 0;          // model FLOPs (no recomputation) / peak
+  double hfu = 0;          // hardware FLOPs (with recomputation) / peak
+  devices::Joules energy;  // per step: every device at TDP (an upper bound); 0 if unknown
+  std::optional<double> usd_per_step;  // when every device has a price
+  std::vector<std::string> fusions;    // the fuse-or-not decisions of one layer
+};
+
+/// A candidate that cannot run, and why.
+struct Rejected {
+  Layout layout;
+  std::string reason;
+  double shortfall = 0;  // bytes over capacity, for "nothing fits" explanations
+};
+
+}  // namespace yirage::planner

@@ -1,0 +1,84 @@
+#include "planner/search.h"
+
+#include <algorithm>
+
+namespace yirage::planner {
+
+std::string unsupported_reason(const devices::ClusterSpec& c, const devices::TaskSpec& t) {
+  if (t.mode != devices::Mode::kTrain) {
+    return "planning for mode " + devices::mode_name(t.mode) +
+           " is not available yet in this version (training only)";
+  }
+  const devices::NodeGroup& first = c.groups.front();
+  for (const devices::NodeGroup& g : c.groups) {
+    if (g.device != first.device || g.devices_per_node != first.devices_per_node) {
+      return "planning on a heterogeneous cluster (several device types or node shapes) is "
+             "not available yet in this version";
+    }
+  }
+  return {};
+}
+
+std::vector<Layout> training_space(const TrainContext& cx) {
+  std::vector<Layout> out;
+  std::int64_t n = cx.cluster.total_devices();
+  std::int64_t per_node = cx.cluster.groups.front().devices_per_node;
+  for (std::int64_t tp = 1; tp <= per_node; tp *= 2) {
+    for (std::int64_t pp = 1; pp <= n / tp; ++pp) {
+      if ((n / tp) % pp != 0 || n % tp != 0)
+        continue;
+      std::int64_t dp = n / (tp * pp);
+      for (std::int64_t mb : {1, 2, 4, 8, 16}) {
+        for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+          for (int zero = 0; zero <= (dp > 1 ? 3 : 0); ++zero) {
+            out.push_back(Layout{dp, tp, pp, mb, r, zero});
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+namespace {
+
+double objective(const TrainContext& cx, const PlanEstimate& p) {
+  switch (cx.task.objective.minimize) {
+    case devices::Minimize::kCost:
+      return p.usd_per_step ? *p.usd_per_step : p.step.total;
+    case devices::Minimize::kEnergy:
+      return p.energy.value > 0 ? p.energy.value : p.step.total;
+    case devices::Minimize::kTime:
+      break;
+  }
+  return p.step.total;
+}
+
+}  // namespace
+
+SearchResult search_training(const TrainContext& cx) {
+  SearchResult r;
+  r.unsupported = unsupported_reason(cx.cluster, cx.task);
+  if (!r.unsupported.empty())
+    return r;
+  std::vector<Layout> space = training_space(cx);
+  r.candidates = space.size();
+  for (const Layout& l : space) {
+    auto e = estimate_training(cx, l);
+    if (auto* p = std::get_if<PlanEstimate>(&e)) {
+      r.plans.push_back(std::move(*p));
+    } else {
+      r.rejected.push_back(std::get<Rejected>(e));
+    }
+  }
+  std::sort(r.plans.begin(), r.plans.end(), [&](const PlanEstimate& a, const PlanEstimate& b) {
+    double oa = objective(cx, a);
+    double ob = objective(cx, b);
+    if (oa != ob)
+      return oa < ob;
+    return a.layout.str() < b.layout.str();
+  });
+  return r;
+}
+
+}  // namespace yirage::planner

@@ -1,0 +1,340 @@
+#include "planner/train_estimate.h"
+
+#include "costmodel/collective.h"
+#include "costmodel/schedule.h"
+#include "costmodel/validation.h"
+#include "devices/support/check.h"
+#include "planner/workload/layer_cost.h"
+#include "planner/workload/model_size.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace yirage::planner {
+namespace {
+
+using devices::ModelSpec;
+
+const devices::NodeGroup& group(const TrainContext& cx) {
+  return cx.cluster.groups.front();
+}
+
+const devices::DeviceSpec& device(const TrainContext& cx) {
+  return cx.cluster.device(group(cx));
+}
+
+double f(std::int64_t v) {
+  return static_cast<double>(v);
+}
+
+// Parameters of one layer and of the embedding and head, from the model's counts.
+struct Params {
+  double layer = 0;
+  double embedding = 0;
+  double head = 0;
+};
+
+Params params(const ModelSpec& m) {
+  ParameterCount p = count_parameters(m);
+  Params out;
+  out.embedding = p.embedding;
+  out.head = m.tied_embeddings ? p.embedding : p.head;
+  out.layer = (p.total - p.embedding - p.head) / f(m.layers);
+  return out;
+}
+
+// Activation bytes one layer keeps per micro-batch for backward, per device. Korthikanti
+// et al. 2022 (§4.1), with fused (flash) attention, which keeps no s x s scores, GQA's
+// smaller K and V, and the FFN width of the model: attention 7sbh + 4sbh kv/heads, FFN
+// 2sbh + (gated ? 6 : 4) sbF + sbh, norms 4sbh; divided by t with sequence parallelism;
+// for 2-byte activations, scaled to the task's precision.
+double layer_activations(const ModelSpec& m,
+                         std::int64_t seq,
+                         std::int64_t mb,
+                         std::int64_t t,
+                         Recompute r,
+                         double bytes) {
+  double sbh = f(seq) * f(mb) * f(m.hidden);
+  double scale = bytes / 2.0 / f(t);
+  if (r == Recompute::kFull)
+    return 2 * sbh * scale;  // the layer's input only
+  double ffn = f(m.moe ? m.moe->expert_ffn * (m.moe->top_k + m.moe->shared_experts) : m.ffn);
+  double attn = 7 * sbh + 4 * sbh * f(m.kv_heads) / f(m.heads);
+  double mlp = 2 * sbh + (m.ffn_kind == devices::FfnKind::kGated ? 6 : 4) * f(seq * mb) * ffn + sbh;
+  return (attn + mlp + 4 * sbh) * scale;
+}
+
+std::int64_t micro_batches(const TrainContext& cx, const Layout& l) {
+  return cx.task.global_batch / (l.dp * l.micro_batch);
+}
+
+std::int64_t stage_layers(const ModelSpec& m, const Layout& l, std::int64_t stage) {
+  std::int64_t base = m.layers / l.pp;
+  return base + (stage < m.layers % l.pp ? 1 : 0);
+}
+
+}  // namespace
+
+MemoryUse training_memory(const TrainContext& cx, const Layout& l) {
+  const ModelSpec& m = cx.task.model;
+  Params p = params(m);
+  double b = devices::dtype_bytes(cx.task.precision);
+  bool adam = cx.task.optimizer == devices::Optimizer::kAdam;
+  double master = cx.task.precision == devices::DType::kFp32 ? 0 : 4;
+  double opt_bytes = master + (adam ? 8 : 4);
+  std::int64_t m_count = micro_batches(cx, l);
+  MemoryUse worst;
+  for (std::int64_t stage : {std::int64_t{0}, l.pp - 1}) {
+    double stage_params = f(stage_layers(m, l, stage)) * p.layer + (stage == 0 ? p.embedding : 0) +
+                          (stage == l.pp - 1 ? p.head : 0);
+    double per_device = stage_params / f(l.tp);
+    MemoryUse u;
+    u.weights = per_device * b / (l.zero >= 3 ? f(l.dp) : 1);
+    u.gradients = per_device * std::max(b, 2.0) / (l.zero >= 2 ? f(l.dp) : 1);
+    u.optimizer = per_device * opt_bytes / (l.zero >= 1 ? f(l.dp) : 1);
+    // 1F1B keeps up to pp - stage micro-batches in flight on a stage (Narayanan et al. 2021).
+    double in_flight = f(std::min(l.pp - stage, m_count));
+    double per_layer =
+        layer_activations(m, cx.task.sequence_length, l.micro_batch, l.tp, l.recompute, b);
+    u.activations = per_layer * f(stage_layers(m, l, stage)) * in_flight;
+    if (l.recompute == Recompute::kFull) {
+      u.activations += layer_activations(m, cx.task.sequence_length, l.micro_batch, l.tp,
+                                         Recompute::kNone, b);  // one layer recomputed at a time
+    }
+    if (stage == l.pp - 1) {
+      u.activations += f(cx.task.sequence_length * l.micro_batch) * f(m.vocab) / f(l.tp) * 4;
+    }
+    if (u.total() > worst.total())
+      worst = u;
+  }
+  worst.capacity = device(cx).memory_capacity.value.value * (1 - cx.memory_headroom);
+  return worst;
+}
+
+namespace {
+
+std::string check_shape(const TrainContext& cx, const Layout& l) {
+  const ModelSpec& m = cx.task.model;
+  const devices::NodeGroup& g = group(cx);
+  if (l.devices() != cx.cluster.total_devices()) {
+    return "uses " + std::to_string(l.devices()) + " devices, the cluster has " +
+           std::to_string(cx.cluster.total_devices());
+  }
+  if (l.tp > g.devices_per_node || g.devices_per_node % l.tp != 0) {
+    return "tensor parallelism " + std::to_string(l.tp) + " does not divide a node of " +
+           std::to_string(g.devices_per_node);
+  }
+  if (m.heads % l.tp != 0 || (m.kv_heads % l.tp != 0 && l.tp % m.kv_heads != 0)) {
+    return "tensor parallelism " + std::to_string(l.tp) + " does not divide the " +
+           std::to_string(m.heads) + " heads (" + std::to_string(m.kv_heads) + " KV)";
+  }
+  if (l.pp > m.layers)
+    return "more pipeline stages than layers";
+  if (cx.task.global_batch % (l.dp * l.micro_batch) != 0) {
+    return "global batch " + std::to_string(cx.task.global_batch) + " is not a multiple of dp x mb";
+  }
+  return {};
+}
+
+costmodel::CommGroup comm_group(const TrainContext& cx, std::int64_t ranks, std::int64_t per_node) {
+  costmodel::CommGroupResult r = costmodel::make_comm_group(cx.cluster, ranks, per_node);
+  CHECK(r.group.has_value()) << r.reason;
+  costmodel::apply_calibration(*r.group, cx.calibrations);
+  return *r.group;
+}
+
+struct StageTimes {
+  double compute = 0;  // forward + backward + recomputation of one micro-batch
+  double backward = 0;
+  double tp = 0;
+  double pp = 0;
+  double flops = 0;     // model FLOPs of one micro-batch on one device
+  double hw_flops = 0;  // with recomputation
+};
+
+}  // namespace
+
+namespace {
+
+StageTimes stage_times(const TrainContext& cx,
+                       const Layout& l,
+                       std::int64_t stage,
+                       const DeviceContext& dcx,
+                       double pp_send) {
+  const ModelSpec& m = cx.task.model;
+  StageTimes st;
+  std::int64_t layers = stage_layers(m, l, stage);
+  std::int64_t first = 0;
+  for (std::int64_t s = 0; s < stage; ++s)
+    first += stage_layers(m, l, s);
+  std::int64_t dense =
+      m.moe ? std::clamp<std::int64_t>(m.moe->dense_layers - first, 0, layers) : layers;
+  for (int kind = 0; kind < 2; ++kind) {
+    std::int64_t count = kind == 0 ? dense : layers - dense;
+    if (count == 0)
+      continue;
+    LayerShape shape{l.micro_batch, cx.task.sequence_length, l.tp, kind == 1};
+    LayerCost c = layer_cost(m, shape, dcx);
+    double redo = l.recompute == Recompute::kFull        ? c.forward
+                  : l.recompute == Recompute::kSelective ? c.attention_forward
+                                                         : 0;
+    st.compute += f(count) * (c.forward + c.backward + redo);
+    st.backward += f(count) * c.backward;
+    st.tp += f(count) * c.tp_comm;
+    st.flops += f(count) * 3 * c.flops_forward;
+    st.hw_flops +=
+        f(count) * (3 * c.flops_forward + (redo > 0 ? redo / c.forward : 0) * c.flops_forward);
+  }
+  if (stage == l.pp - 1) {
+    LayerCost h =
+        head_cost(m, LayerShape{l.micro_batch, cx.task.sequence_length, l.tp, false}, dcx);
+    st.compute += h.forward + h.backward;
+    st.backward += h.backward;
+    st.flops += 3 * h.flops_forward;
+    st.hw_flops += 3 * h.flops_forward;
+  }
+  // Each micro-batch sends its activations forward and receives their gradients back.
+  st.pp = l.pp > 1 ? (stage < l.pp - 1 ? pp_send : 0) + (stage > 0 ? pp_send : 0) : 0;
+  return st;
+}
+
+costmodel::CommGroup dp_group(const TrainContext& cx, const Layout& l) {
+  std::int64_t per_node = std::max<std::int64_t>(1, group(cx).devices_per_node / (l.tp * l.pp));
+  return comm_group(cx, l.dp, std::min(per_node, l.dp));
+}
+
+// Data-parallel gradient synchronisation of one device's share of the stage's parameters:
+// an all-reduce (ZeRO 0 and 1), a reduce-scatter (ZeRO 2 and 3; ZeRO 1 and 2 then gather
+// the updated weights, which we count with the all-reduce: RS + AG = AR).
+double dp_time(const TrainContext& cx, const Layout& l, double stage_params) {
+  if (l.dp <= 1)
+    return 0;
+  costmodel::CommGroup g = dp_group(cx, l);
+  double bytes = stage_params / f(l.tp) * std::max(2.0, devices::dtype_bytes(cx.task.precision));
+  costmodel::Collective op =
+      l.zero >= 3 ? costmodel::Collective::kReduceScatter : costmodel::Collective::kAllReduce;
+  return costmodel::estimate_collective(g, op, bytes).latency().value;
+}
+
+// ZeRO-3 gathers the stage's weights before each micro-batch's forward and again before its
+// backward (Rajbhandari et al. 2020, §5.3); prefetching hides them behind that micro-batch's
+// compute, and what does not fit is exposed.
+double zero3_exposed(const TrainContext& cx,
+                     const Layout& l,
+                     double stage_params,
+                     double microbatch_compute,
+                     std::int64_t micro_batches) {
+  if (l.zero < 3 || l.dp <= 1)
+    return 0;
+  costmodel::CommGroup g = dp_group(cx, l);
+  double bytes = stage_params / f(l.tp) * devices::dtype_bytes(cx.task.precision);
+  double gather =
+      costmodel::estimate_collective(g, costmodel::Collective::kAllGather, bytes).latency().value;
+  return f(micro_batches) * std::max(0.0, 2 * gather - microbatch_compute);
+}
+
+// The optimizer reads and writes its state once: Adam 28 B per parameter (gradient 2,
+// master weight 4 + 4, moments 8 + 8, new weight 2), SGD 16; at the calibrated HBM rate.
+double optimizer_time(const TrainContext& cx,
+                      const Layout& l,
+                      double stage_params,
+                      const costmodel::GpuEfficiency& eff) {
+  double per_device = stage_params / f(l.tp) / (l.zero >= 1 ? f(l.dp) : 1);
+  double bytes = per_device * (cx.task.optimizer == devices::Optimizer::kAdam ? 28 : 16);
+  return bytes / (device(cx).memory_bandwidth.value.value * eff.memory) + eff.launch.value;
+}
+
+}  // namespace
+
+std::variant<PlanEstimate, Rejected> estimate_training(const TrainContext& cx, const Layout& l) {
+  if (std::string why = check_shape(cx, l); !why.empty())
+    return Rejected{l, why, 0};
+  MemoryUse mem = training_memory(cx, l);
+  if (mem.total() > mem.capacity) {
+    return Rejected{l,
+                    "needs " + devices::format_quantity(mem.total(), devices::Dim::kBytes) +
+                        " per device, more than the " +
+                        devices::format_quantity(mem.capacity, devices::Dim::kBytes) + " usable",
+                    mem.total() - mem.capacity};
+  }
+  const devices::DeviceSpec& d = device(cx);
+  DeviceContext dcx{d, {}, cx.task.precision, std::nullopt};
+  if (const costmodel::GpuEfficiency* e = cx.calibrations.find_gpu(d.name))
+    dcx.efficiency = *e;
+  if (l.tp > 1)
+    dcx.tp_group = comm_group(cx, l.tp, l.tp);
+  double pp_send = 0;
+  if (l.pp > 1) {
+    // Stage neighbours share a node while tp x pp fits in one; otherwise they cross nodes.
+    bool same_node = l.tp * l.pp <= group(cx).devices_per_node;
+    costmodel::CommGroup g = comm_group(cx, 2, same_node ? 2 : 1);
+    double bytes = f(cx.task.sequence_length * l.micro_batch * cx.task.model.hidden) *
+                   devices::dtype_bytes(cx.task.precision) / f(l.tp);
+    pp_send =
+        costmodel::estimate_collective(g, costmodel::Collective::kSendRecv, bytes).latency().value;
+  }
+  std::int64_t m = micro_batches(cx, l);
+  // The pipeline: every stage, every micro-batch (1F1B), priced by the stall scheduler.
+  std::vector<costmodel::ScheduleNode> stages;
+  std::vector<StageTimes> times;
+  for (std::int64_t s = 0; s < l.pp; ++s) {
+    StageTimes st = stage_times(cx, l, s, dcx, pp_send);
+    times.push_back(st);
+    std::string id = std::to_string(s);
+    stages.push_back(costmodel::ScheduleNode::group(
+        "stage " + id, costmodel::Binding::kSequential,
+        {costmodel::ScheduleNode::task("compute", devices::Seconds{st.compute}, "compute:" + id),
+         costmodel::ScheduleNode::task("tp", devices::Seconds{st.tp}, "nvlink:" + id),
+         costmodel::ScheduleNode::task("pp", devices::Seconds{st.pp}, "link:" + id)}));
+  }
+  costmodel::ScheduleCost pipe = costmodel::cost_schedule(
+      costmodel::ScheduleNode::group("1f1b", costmodel::Binding::kPipeline, stages, m));
+  auto slowest = std::max_element(times.begin(), times.end(), [](const auto& a, const auto& b) {
+    return a.compute + a.tp + a.pp < b.compute + b.tp + b.pp;
+  });
+  Params p = params(cx.task.model);
+  double stage_params = f(stage_layers(cx.task.model, l, 0)) * p.layer + p.embedding;
+  // Gradient synchronisation overlaps the last micro-batch's backward (bucketed all-reduce).
+  double dp = dp_time(cx, l, stage_params);
+  costmodel::ScheduleCost tail = costmodel::cost_schedule(costmodel::ScheduleNode::group(
+      "dp", costmodel::Binding::kParallel,
+      {costmodel::ScheduleNode::task("backward", devices::Seconds{slowest->backward}, "compute"),
+       costmodel::ScheduleNode::task("grad sync", devices::Seconds{dp}, "network")}));
+  PlanEstimate e;
+  e.layout = l;
+  e.micro_batches = m;
+  e.memory = mem;
+  StepBreakdown& b = e.step;
+  b.compute = f(m) * slowest->compute;
+  b.tp_comm = f(m) * slowest->tp;
+  b.pp_comm = f(m) * slowest->pp;
+  b.bubble = pipe.total.value - f(m) * (slowest->compute + slowest->tp + slowest->pp);
+  b.dp_comm = tail.total.value - slowest->backward +
+              zero3_exposed(cx, l, stage_params, slowest->compute, m);
+  b.optimizer = optimizer_time(cx, l, stage_params, dcx.efficiency);
+  b.total = pipe.total.value + b.dp_comm + b.optimizer;
+  double tokens = f(cx.task.global_batch * cx.task.sequence_length);
+  e.tokens_per_s = tokens / b.total;
+  double peak = costmodel::matrix_peak(d, cx.task.precision).value * f(l.devices());
+  e.mfu =
+      training_flops_per_token(cx.task.model, cx.task.sequence_length) * tokens / (b.total * peak);
+  // HFU counts what the kernels execute, recomputation included: MFU scaled by the ratio of
+  // hardware to model FLOPs of the stages' kernels.
+  double hw = 0;
+  double model = 0;
+  for (const StageTimes& st : times) {
+    hw += st.hw_flops;
+    model += st.flops;
+  }
+  e.hfu = model > 0 ? e.mfu * hw / model : e.mfu;
+  if (d.tdp)
+    e.energy = devices::Joules{d.tdp->value.value * f(l.devices()) * b.total};
+  if (d.price)
+    e.usd_per_step = d.price->value.value * f(l.devices()) * b.total / 3600;
+  e.fusions = layer_cost(cx.task.model,
+                         LayerShape{l.micro_batch, cx.task.sequence_length, l.tp, false}, dcx)
+                  .fusions;
+  return e;
+}
+
+}  // namespace yirage::planner

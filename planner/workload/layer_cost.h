@@ -1,0 +1,47 @@
+// The cost of one transformer layer (and of the output head) for one micro-batch on one
+// device of a tensor-parallel group: the operator graph of the layer priced by the
+// costmodel library's GPU operations, with the fuse-or-not decision for its compound
+// operations, and the tensor-parallel collectives it needs.
+#pragma once
+
+#include "costmodel/comm_group.h"
+#include "costmodel/gpu_kernel.h"
+#include "devices/device_spec.h"
+#include "devices/model_spec.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace yirage::planner {
+
+struct LayerShape {
+  std::int64_t micro_batch = 1;
+  std::int64_t seq = 1;
+  std::int64_t tp = 1;
+  bool moe_layer = false;  // this layer's FFN is the mixture of experts
+};
+
+/// Seconds for one layer and one micro-batch on one device.
+struct LayerCost {
+  double forward = 0;
+  double backward = 0;
+  double attention_forward = 0;      // the attention core alone (what selective recompute redoes)
+  double tp_comm = 0;                // forward + backward tensor-parallel collectives (exposed)
+  double flops_forward = 0;          // per device
+  std::vector<std::string> fusions;  // "rmsnorm_linear: fused (1.2x)", ...
+};
+
+struct DeviceContext {
+  const devices::DeviceSpec& device;
+  costmodel::GpuEfficiency efficiency;
+  devices::DType dtype = devices::DType::kBf16;
+  std::optional<costmodel::CommGroup> tp_group;  // the ranks of one tensor-parallel group
+};
+
+LayerCost layer_cost(const devices::ModelSpec& m, const LayerShape& s, const DeviceContext& cx);
+
+/// The output head and loss for one micro-batch: forward and backward seconds.
+LayerCost head_cost(const devices::ModelSpec& m, const LayerShape& s, const DeviceContext& cx);
+
+}  // namespace yirage::planner

@@ -1,0 +1,119 @@
+#include "devices/cluster_loader.h"
+#include "devices/task_loader.h"
+#include "planner/search.h"
+#include "planner/train_estimate.h"
+
+#include <gtest/gtest.h>
+
+namespace yirage::planner {
+namespace {
+
+const devices::DeviceRegistry& registry() {
+  static const devices::DeviceRegistry r = devices::DeviceRegistry::load_bundled();
+  return r;
+}
+
+devices::ClusterSpec cluster(const std::string& name) {
+  return devices::load_cluster(devices::data_dir() / "clusters" / (name + ".yaml"), registry());
+}
+
+devices::TaskSpec task(const std::string& name) {
+  return devices::load_task(devices::data_dir() / "tasks" / (name + ".yaml"),
+                            devices::ModelRegistry::load_bundled());
+}
+
+const costmodel::CalibrationSet kNoCalibration;
+
+TEST(Layout, ParsesAndPrints) {
+  Layout l;
+  ASSERT_EQ(parse_layout("tp=8,pp=4,dp=32,mb=1,recompute=selective,zero=1", &l), "");
+  EXPECT_EQ(l.str(), "tp=8,pp=4,dp=32,mb=1,recompute=selective,zero=1");
+  EXPECT_EQ(parse_layout("tp=8,vpp=2", &l),
+            "unknown layout key 'vpp' (keys: tp, pp, dp, mb, recompute, zero)");
+  EXPECT_EQ(parse_layout("tp=0", &l), "tp must be at least 1");
+}
+
+TEST(TrainMemory, MatchesKorthikantiForGpt3WithFullRecompute) {
+  // GPT-3 175B, t = 8, full recomputation: the stored activations are the layer inputs,
+  // 2sbh / t bytes per layer (Korthikanti et al. 2022, Table 2), for every in-flight
+  // micro-batch, plus one layer's full set during recomputation.
+  devices::ClusterSpec c = cluster("h100-128x8");
+  devices::TaskSpec t = task("gpt3-175b-train");
+  TrainContext cx{c, t, kNoCalibration};
+  Layout l{16, 8, 8, 1, Recompute::kFull, 1};
+  MemoryUse m = training_memory(cx, l);
+  double sbh = 2048.0 * 1 * 12288;
+  double per_layer_full = 2 * sbh / 8;
+  EXPECT_GT(m.activations, per_layer_full * 12 * 8);
+  // Weights: 96/8 layers of 12h^2 + 13h parameters, bf16, over t = 8, plus the embedding.
+  EXPECT_NEAR(m.weights,
+              (12 * (12.0 * 12288 * 12288 + 13 * 12288) + 50257.0 * 12288 + 2048.0 * 12288) * 2 / 8,
+              1e8);
+}
+
+TEST(TrainPlan, InfeasibleLayoutsSayWhy) {
+  devices::ClusterSpec c = cluster("dgx-h100");
+  devices::TaskSpec t = task("llama3-8b-train");
+  TrainContext cx{c, t, kNoCalibration};
+  auto r = estimate_training(cx, Layout{1, 8, 2, 1, Recompute::kNone, 0});
+  ASSERT_TRUE(std::holds_alternative<Rejected>(r));
+  EXPECT_EQ(std::get<Rejected>(r).reason, "uses 16 devices, the cluster has 8");
+  auto mem = estimate_training(cx, Layout{8, 1, 1, 16, Recompute::kNone, 0});
+  ASSERT_TRUE(std::holds_alternative<Rejected>(mem));
+  EXPECT_GT(std::get<Rejected>(mem).shortfall, 0);
+}
+
+TEST(TrainPlan, StepAddsUpAndMfuIsBelowOne) {
+  devices::ClusterSpec c = cluster("h100-4x8-rail");
+  devices::TaskSpec t = task("llama3-70b-train");
+  TrainContext cx{c, t, kNoCalibration};
+  SearchResult r = search_training(cx);
+  ASSERT_FALSE(r.plans.empty());
+  for (const PlanEstimate& p : r.plans) {
+    const StepBreakdown& b = p.step;
+    EXPECT_NEAR(b.total, b.compute + b.tp_comm + b.pp_comm + b.bubble + b.dp_comm + b.optimizer,
+                1e-9 * b.total);
+    EXPECT_GT(p.mfu, 0);
+    EXPECT_LT(p.mfu, 1);
+    EXPECT_GE(p.hfu, p.mfu * (1 - 1e-12));
+    EXPECT_LE(p.memory.total(), p.memory.capacity);
+  }
+  for (std::size_t i = 1; i < r.plans.size(); ++i) {
+    EXPECT_LE(r.plans[i - 1].step.total, r.plans[i].step.total);
+  }
+}
+
+TEST(TrainPlan, PipelineBubbleFollowsMegatron) {
+  // With p stages and m micro-batches the bubble is (p - 1) / m of the ideal time when the
+  // stages are balanced (Narayanan et al. 2021).
+  devices::ClusterSpec c = cluster("h100-4x8-rail");
+  devices::TaskSpec t = task("llama3-70b-train");
+  TrainContext cx{c, t, kNoCalibration};
+  auto r = estimate_training(cx, Layout{1, 8, 4, 1, Recompute::kFull, 0});
+  ASSERT_TRUE(std::holds_alternative<PlanEstimate>(r));
+  const StepBreakdown& b = std::get<PlanEstimate>(r).step;
+  double ideal = b.compute + b.tp_comm + b.pp_comm;
+  EXPECT_NEAR(b.bubble / ideal, 3.0 / 512, 0.01);  // 80 layers in 4 even stages, m = 512
+}
+
+TEST(TrainPlan, SearchIsDeterministic) {
+  devices::ClusterSpec c = cluster("dgx-h100");
+  devices::TaskSpec t = task("llama3-8b-train");
+  TrainContext cx{c, t, kNoCalibration};
+  SearchResult a = search_training(cx);
+  SearchResult b = search_training(cx);
+  ASSERT_EQ(a.plans.size(), b.plans.size());
+  for (std::size_t i = 0; i < a.plans.size(); ++i) {
+    EXPECT_EQ(a.plans[i].layout, b.plans[i].layout);
+    EXPECT_EQ(a.plans[i].step.total, b.plans[i].step.total);
+  }
+}
+
+TEST(TrainPlan, InferenceAndMixedClustersAreNotPlannedYet) {
+  EXPECT_NE(unsupported_reason(cluster("dgx-h100"), task("llama3-70b-decode")), "");
+  EXPECT_NE(unsupported_reason(cluster("mixed-h100-mi300x-910b"), task("mixtral-8x7b-train")), "");
+  EXPECT_EQ(unsupported_reason(cluster("dgx-h100"), task("llama3-8b-train")), "");
+}
+
+}  // namespace
+}  // namespace yirage::planner
