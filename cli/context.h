@@ -38,6 +38,7 @@ void add_check_command(CLI::App& app, Context& cx);
 void add_validate_command(CLI::App& app, Context& cx);
 void add_calibrate_command(CLI::App& app, Context& cx);
 void add_estimate_command(CLI::App& app, Context& cx);
+void add_fidelity_command(CLI::App& app, Context& cx);
 /// The main form, `yirage-plan CLUSTER TASK`, on the top-level app.
 void add_plan_form(CLI::App& app, Context& cx);
 

@@ -1,0 +1,69 @@
+// `yirage-plan validate-training RUNS.csv [--device NAME] [--fit]`: the training-step model
+// against measured iterations: MAPE and Spearman rank correlation within each model.
+#include "cli/context.h"
+#include "cli/run.h"
+#include "cli/table.h"
+#include "planner/fidelity.h"
+
+#include <CLI/CLI.hpp>
+
+namespace yirage::cli {
+namespace {
+
+struct FidelityArgs {
+  std::string file;
+  std::string device = "A100-80GB";
+  bool fit = false;
+};
+
+std::string pct(double v) {
+  return devices::format_number(v, 3) + "%";
+}
+
+int fidelity(Context& cx, const FidelityArgs& a) {
+  devices::DeviceRegistry registry = cx.load_registry();
+  if (registry.find(a.device) == nullptr) {
+    cx.err << "error: unknown device '" << a.device << "'\n";
+    return kExitBadInput;
+  }
+  std::vector<planner::TrainingRun> runs = planner::load_training_runs(a.file);
+  costmodel::CalibrationSet calibrations =
+      costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
+  planner::FidelityResult r =
+      planner::training_fidelity(runs, a.device, registry, calibrations, a.fit);
+  const costmodel::GpuEfficiency& e = r.efficiency;
+  cx.out << a.file << ": " << runs.size() << " measured runs on " << a.device << "; "
+         << (r.fitted ? "GPU efficiencies fitted on the even rows, statistics on the odd rows"
+                      : "statistics on all rows")
+         << "\n  efficiencies: matrix " << devices::format_number(e.matrix, 3) << ", attention "
+         << devices::format_number(e.attention, 3) << ", memory "
+         << devices::format_number(e.memory, 3) << ", vector "
+         << devices::format_number(e.vector, 3) << ", launch " << devices::format(e.launch) << "\n";
+  Table t({"  model", ">rows", ">MAPE", ">Spearman"});
+  for (const planner::FidelityStats& s : r.by_model) {
+    t.add_row({"  " + s.model, std::to_string(s.rows), pct(s.mape),
+               devices::format_number(s.spearman, 3)});
+  }
+  t.print(cx.out);
+  cx.out << "  all: MAPE " << pct(r.overall.mape) << " over " << r.overall.rows << " rows; "
+         << r.rejected << " layouts refused by the model\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_fidelity_command(CLI::App& app, Context& cx) {
+  CLI::App* cmd = app.add_subcommand(
+      "validate-training", "The training-step model against measured iterations (vTrain format)");
+  auto a = std::make_shared<FidelityArgs>();
+  cmd->add_option("RUNS", a->file, "Measured runs CSV")->required();
+  cmd->add_option("--device", a->device, "The device the runs used")->capture_default_str();
+  cmd->add_flag("--fit", a->fit, "Fit the device's GPU efficiencies on the even rows first");
+  cmd->callback([&cx, a] {
+    cx.action = [&cx, a] {
+      return fidelity(cx, *a);
+    };
+  });
+}
+
+}  // namespace yirage::cli
