@@ -110,6 +110,9 @@ void read_body(const YamlDoc& doc, MapReader& top, TaskSpec& t) {
                                        {"fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8"});
   t.precision = p.value_or(DType::kBf16);
   t.precision_loc = top.has("precision") ? doc.loc(top.get("precision")) : t.loc;
+  t.attention = top.choice("attention", {"flash", "unfused"}).value_or("flash") == "unfused"
+                    ? AttentionKernel::kUnfused
+                    : AttentionKernel::kFlash;
   bool needs_shape = t.mode != Mode::kServe;
   t.sequence_length = top.integer("sequence_length", needs_shape).value_or(0);
   t.global_batch = top.integer("global_batch", needs_shape).value_or(0);

@@ -17,6 +17,9 @@ namespace yirage::devices {
 enum class Mode { kTrain, kPrefill, kDecode, kServe };
 enum class Optimizer { kAdam, kSgd };
 enum class Minimize { kTime, kCost, kEnergy };
+/// How the framework runs attention: one fused kernel (FlashAttention), or as separate
+/// kernels with the s x s scores in memory (QK^T, softmax, dropout, PV), as older stacks do.
+enum class AttentionKernel { kFlash, kUnfused };
 
 std::string mode_name(Mode m);
 std::string optimizer_name(Optimizer o);
@@ -53,6 +56,7 @@ struct TaskSpec {
   std::int64_t sequence_length = 0;  // tokens per sequence; the context for decode
   std::int64_t global_batch = 0;     // sequences per step (train) or in flight (inference)
   Optimizer optimizer = Optimizer::kAdam;
+  AttentionKernel attention = AttentionKernel::kFlash;
   std::optional<double> training_tokens;  // tokens of the whole run (train)
   std::optional<ServeSpec> serve;
   Objective objective;

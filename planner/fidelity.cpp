@@ -116,6 +116,7 @@ devices::TaskSpec gpt_task(const TrainingRun& r) {
   t.precision = devices::DType::kFp16;
   t.sequence_length = r.seq;
   t.global_batch = r.global_batch;
+  t.attention = devices::AttentionKernel::kUnfused;  // Megatron-DeepSpeed of vTrain's runs
   return t;
 }
 

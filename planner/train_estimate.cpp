@@ -173,7 +173,8 @@ StageTimes stage_times(const TrainContext& cx,
     std::int64_t count = kind == 0 ? dense : layers - dense;
     if (count == 0)
       continue;
-    LayerShape shape{l.micro_batch, cx.task.sequence_length, l.tp, kind == 1};
+    LayerShape shape{l.micro_batch, cx.task.sequence_length, l.tp, kind == 1,
+                     cx.task.attention == devices::AttentionKernel::kUnfused};
     LayerCost c = layer_cost(m, shape, dcx);
     double redo = l.recompute == Recompute::kFull        ? c.forward
                   : l.recompute == Recompute::kSelective ? c.attention_forward

@@ -85,6 +85,53 @@ double tp_collectives(const DeviceContext& cx, double bytes) {
 
 }  // namespace
 
+namespace {
+
+// Attention as the framework runs it: one fused kernel, or (older stacks) a batched QK^T,
+// the softmax over s x s scores, dropout on them and a batched PV, all through memory.
+double attention_time(const DeviceContext& cx,
+                      const LayerShape& s,
+                      std::int64_t heads,
+                      std::int64_t kv,
+                      std::int64_t head_dim,
+                      double* flops) {
+  if (!s.unfused_attention) {
+    OpEstimate a =
+        op(cx, "attention", {s.micro_batch, heads, kv, s.seq, s.seq, head_dim}, false, true);
+    *flops = a.flops;
+    return a.time.value;
+  }
+  std::int64_t batch = s.micro_batch * heads;
+  OpEstimate qk = op(cx, "gemm", {batch, s.seq, s.seq, head_dim}, false);
+  OpEstimate soft = op(cx, "softmax", {batch * s.seq, s.seq}, false);
+  OpEstimate drop = op(cx, "elementwise", {batch * s.seq * s.seq}, false);
+  OpEstimate pv = op(cx, "gemm", {batch, s.seq, head_dim, s.seq}, false);
+  *flops = qk.flops + pv.flops;
+  return qk.time.value + soft.time.value + drop.time.value + pv.time.value;
+}
+
+// The memory-bound kernels between the matrix products: rotary embedding (RoPE models),
+// residual adds, and for models with biases the bias additions (Megatron fuses bias with
+// GeLU and bias with dropout and the residual add, one kernel each).
+double pointwise_time(const DeviceContext& cx,
+                      const devices::ModelSpec& m,
+                      const LayerShape& s,
+                      std::int64_t qkv_out,
+                      std::int64_t ffn_out) {
+  std::int64_t tokens = s.micro_batch * s.seq;
+  double t = 2 * op(cx, "elementwise", {tokens * m.hidden}, false).time.value;
+  if (m.position == devices::PositionKind::kRope) {
+    t += op(cx, "elementwise", {tokens * qkv_out}, false).time.value;
+  }
+  if (m.bias == devices::BiasKind::kAll) {
+    t += op(cx, "elementwise", {tokens * qkv_out}, false).time.value;  // QKV bias
+    t += op(cx, "elementwise", {tokens * ffn_out}, false).time.value;  // bias + GeLU
+  }
+  return t;
+}
+
+}  // namespace
+
 LayerCost layer_cost(const devices::ModelSpec& m, const LayerShape& s, const DeviceContext& cx) {
   LayerCost c;
   std::int64_t t = s.tp;
@@ -92,27 +139,38 @@ LayerCost layer_cost(const devices::ModelSpec& m, const LayerShape& s, const Dev
   std::int64_t heads = std::max<std::int64_t>(1, m.heads / t);
   std::int64_t kv = std::max<std::int64_t>(1, m.kv_heads / t);
   std::int64_t head_dim = m.mla ? m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim : m.head_dim;
-  OpEstimate qkv = compound(cx, "rmsnorm_linear", {tokens, m.hidden, qkv_width(m) / t}, c);
-  OpEstimate attn =
-      op(cx, "attention", {s.micro_batch, heads, kv, s.seq, s.seq, head_dim}, false, true);
+  bool rms = m.norm == devices::NormKind::kRmsNorm;
+  std::int64_t qkv_out = qkv_width(m) / t;
+  double norm_time = op(cx, rms ? "rmsnorm" : "layernorm", {tokens, m.hidden}, false).time.value;
+  // Pre-attention norm and QKV projection: RMSNorm+Linear may fuse; LayerNorm stays apart.
+  double qkv = rms ? compound(cx, "rmsnorm_linear", {tokens, m.hidden, qkv_out}, c).time.value
+                   : norm_time + op(cx, "gemm", {tokens, qkv_out, m.hidden}, false).time.value;
+  OpEstimate qkv_gemm = op(cx, "gemm", {tokens, qkv_out, m.hidden}, false);
+  double attn_flops = 0;
+  double attn = attention_time(cx, s, heads, kv, head_dim, &attn_flops);
   OpEstimate out = op(cx, "gemm", {tokens, m.hidden, attention_out_width(m) / t}, false);
-  OpEstimate norm = op(cx, "rmsnorm", {tokens, m.hidden}, false);
   std::int64_t ffn = s.moe_layer ? m.moe->expert_ffn : m.ffn;
   // Without expert parallelism every device runs its tokens' top-k (and shared) experts,
   // each of them split over the tensor-parallel group.
   std::int64_t rows = s.moe_layer ? tokens * (m.moe->top_k + m.moe->shared_experts) : tokens;
-  OpEstimate mlp = m.ffn_kind == devices::FfnKind::kGated
-                       ? compound(cx, "gated_mlp", {rows, m.hidden, ffn / t}, c)
-                       : op(cx, "gemm", {rows, 2 * ffn / t, m.hidden}, false);
-  // The memory-bound rest of a layer: rotary embedding of Q and K, two residual adds.
-  OpEstimate rope = op(cx, "elementwise", {tokens * (heads + kv) * head_dim}, false);
-  OpEstimate residual = op(cx, "elementwise", {tokens * m.hidden}, false);
-  double forward = qkv.time.value + attn.time.value + out.time.value + norm.time.value +
-                   mlp.time.value + rope.time.value + 2 * residual.time.value;
-  c.attention_forward = attn.time.value;
+  double mlp = 0;
+  double mlp_flops = 0;
+  if (m.ffn_kind == devices::FfnKind::kGated) {
+    OpEstimate g = compound(cx, "gated_mlp", {rows, m.hidden, ffn / t}, c);
+    mlp = g.time.value;
+    mlp_flops = g.flops;
+  } else {
+    OpEstimate up = op(cx, "gemm", {rows, ffn / t, m.hidden}, false);
+    OpEstimate down = op(cx, "gemm", {rows, m.hidden, ffn / t}, false);
+    mlp = up.time.value + down.time.value;
+    mlp_flops = up.flops + down.flops;
+  }
+  double forward = qkv + attn + out.time.value + norm_time + mlp +
+                   pointwise_time(cx, m, s, qkv_out, rows / tokens * ffn / t);
+  c.attention_forward = attn;
   c.forward = forward;
-  c.backward = kBackwardGemm * (forward - attn.time.value) + kBackwardAttention * attn.time.value;
-  c.flops_forward = qkv.flops + attn.flops + out.flops + mlp.flops;
+  c.backward = kBackwardGemm * (forward - attn) + kBackwardAttention * attn;
+  c.flops_forward = qkv_gemm.flops + attn_flops + out.flops + mlp_flops;
   c.tp_comm =
       tp_collectives(cx, static_cast<double>(tokens * m.hidden) * devices::dtype_bytes(cx.dtype));
   return c;

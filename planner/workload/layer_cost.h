@@ -19,7 +19,8 @@ struct LayerShape {
   std::int64_t micro_batch = 1;
   std::int64_t seq = 1;
   std::int64_t tp = 1;
-  bool moe_layer = false;  // this layer's FFN is the mixture of experts
+  bool moe_layer = false;          // this layer's FFN is the mixture of experts
+  bool unfused_attention = false;  // QK^T, softmax, dropout and PV as separate kernels
 };
 
 /// Seconds for one layer and one micro-batch on one device.

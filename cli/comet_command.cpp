@@ -1,0 +1,131 @@
+// `yirage-plan comet ARCH PROBLEM MAPPING`: the COMET model of one compound operation inside
+// one accelerator: latency in cycles (and seconds at --freq-ghz), its CS / OS / TMW breakdown
+// per memory group, operation and collective, and energy by level.
+#include "cli/context.h"
+#include "cli/run.h"
+#include "cli/table.h"
+#include "costmodel/comet/model.h"
+#include "devices/support/units.h"
+
+#include <CLI/CLI.hpp>
+
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace yirage::cli {
+namespace {
+
+using costmodel::comet::BreakdownRow;
+using costmodel::comet::Report;
+
+struct CometArgs {
+  std::string arch, problem, mapping, constants;
+  bool ref_compat = false;
+  bool json = false;
+  bool no_noc = false;
+  double freq_ghz = 1.0;
+};
+
+std::string fixed0(double v) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(0) << v;
+  return s.str();
+}
+
+std::string cell(std::int64_t v, bool shown) {
+  return shown ? std::to_string(v) : "-";
+}
+
+void print_breakdown(std::ostream& out, const Report& r) {
+  Table t({"  unit", ">CS", ">OS", ">TMW", ">total"});
+  for (const BreakdownRow& b : r.rows) {
+    bool mem = b.kind == BreakdownRow::Kind::kMemory;
+    bool op = b.kind == BreakdownRow::Kind::kOperation;
+    t.add_row({"  " + b.key, cell(b.cs, mem), cell(b.os, !op), cell(b.tmw, op),
+               std::to_string(b.total())});
+  }
+  t.add_row({"  total", "", "", "", std::to_string(r.breakdown_total)});
+  t.print(out);
+}
+
+void print_energy(std::ostream& out, const Report& r) {
+  Table t({"  level", ">pJ"});
+  for (const auto& e : r.energy)
+    t.add_row({"  " + e.key, fixed0(e.pj)});
+  t.add_row({"  total", fixed0(r.energy_total)});
+  t.print(out);
+}
+
+nlohmann::ordered_json report_json(const Report& r, const CometArgs& a) {
+  nlohmann::ordered_json j;
+  j["mode"] = a.ref_compat ? "reference" : "corrected";
+  j["latency_cycles"] = r.latency;
+  j["freq_ghz"] = r.freq_ghz;
+  j["latency_s"] = r.seconds();
+  j["breakdown_total_cycles"] = r.breakdown_total;
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const BreakdownRow& b : r.rows)
+    rows.push_back(
+        {{"unit", b.key}, {"cs", b.cs}, {"os", b.os}, {"tmw", b.tmw}, {"total", b.total()}});
+  j["breakdown"] = rows;
+  nlohmann::ordered_json energy = nlohmann::ordered_json::object();
+  for (const auto& e : r.energy)
+    energy[e.key] = e.pj;
+  j["energy_pj"] = energy;
+  j["energy_total_pj"] = r.energy_total;
+  j["energy_j"] = r.energy_total * 1e-12;
+  return j;
+}
+
+int comet(Context& cx, const CometArgs& a) {
+  using namespace costmodel::comet;
+  ArchSpec arch = load_arch(a.arch);
+  Constants constants = load_constants(a.constants);
+  ProblemSpec problem = load_problem(a.problem, constants);
+  Mapping mapping = load_mapping(a.mapping, arch, problem, constants);
+  Options opt = a.ref_compat ? Options::reference() : Options{};
+  opt.freq_ghz = a.freq_ghz;
+  opt.noc_energy = !a.no_noc;
+  Report r = evaluate(arch, problem, mapping, opt);
+  if (cx.json || a.json) {
+    cx.out << report_json(r, a).dump(2) << "\n";
+    return kExitOk;
+  }
+  cx.out << "COMET model of " << a.mapping << " on " << a.arch << " ("
+         << (a.ref_compat ? "reference mode" : "corrected model") << ")\n";
+  cx.out << "latency: " << r.latency
+         << " cycles = " << devices::format(devices::Seconds{r.seconds()}) << " at "
+         << devices::format_number(a.freq_ghz) << " GHz\n";
+  cx.out << "breakdown (cycles; CS compulsory stall, OS optional stall, TMW compute window)\n";
+  print_breakdown(cx.out, r);
+  cx.out << "energy by level (pJ" << (opt.noc_energy ? ", NoC included" : "") << ")\n";
+  print_energy(cx.out, r);
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_comet_command(CLI::App& app, Context& cx) {
+  CLI::App* cmd = app.add_subcommand(
+      "comet", "COMET model of a compound operation inside one accelerator (cycles, energy)");
+  auto a = std::make_shared<CometArgs>();
+  cmd->add_option("ARCH", a->arch, "Architecture (COMET arch YAML)")->required();
+  cmd->add_option("PROBLEM", a->problem, "Problem (COMET problem YAML)")->required();
+  cmd->add_option("MAPPING", a->mapping, "Mapping (COMET mapping YAML)")->required();
+  cmd->add_option("--constants", a->constants, "Constants giving the mapping's symbols values")
+      ->type_name("FILE");
+  cmd->add_flag("--ref-compat", a->ref_compat,
+                "Reproduce the reference implementation's quirks (comet-model.md section 8)");
+  cmd->add_option("--freq-ghz", a->freq_ghz, "Clock, to convert cycles to seconds")
+      ->capture_default_str();
+  cmd->add_flag("--no-noc-energy", a->no_noc, "Leave out the NoC energy");
+  cmd->add_flag("--json", a->json, "JSON output");
+  cmd->callback([&cx, a] {
+    cx.action = [&cx, a] {
+      return comet(cx, *a);
+    };
+  });
+}
+
+}  // namespace yirage::cli
