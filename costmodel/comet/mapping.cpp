@@ -139,6 +139,11 @@ void Reader::tile(MapReader& m, MappingNode& node) {
     e.child = level(m, m.get("child"), childs[i]);
     e.rmw = rmw[i];
     e.wb_output = wb[i];
+    if (e.target >= 0 && arch.levels[e.target].is_compute)
+      doc.error(m.get("target"), "target '" + targets[i] + "' is a compute level, not a memory");
+    else if (e.target >= 0 && e.child >= 0 && arch.network(e.target, e.child) == nullptr)
+      doc.error(m.get("child"),
+                "the architecture has no network from '" + targets[i] + "' to '" + childs[i] + "'");
     if (e.precision < 1)
       doc.error(m.get("precision"), "precision must be a positive number of bits");
     if (problem.tensor_use(e.tag, e.tensor) == nullptr)
@@ -212,17 +217,23 @@ void Reader::collective(MapReader& m, MappingNode& node) {
                         : ReduceOp::kNone;
   c.dimension = m.string("dimension").value_or("");
   c.in_tensor = m.string("in_tensor", true).value_or("");
-  c.out_tensor = m.string("out_tensor", true).value_or(c.in_tensor);
+  c.out_tensor = m.string("out_tensor").value_or(c.in_tensor);
   c.tag = m.string("tag").value_or("");
   c.precision = read_int(m, "precision", false, 1).value_or(8);
   std::string target = m.string("target", true).value_or("");
   c.level = level(m, m.get("target"), target);
+  if (c.level >= 0 && !arch.levels[c.level].link_network)
+    doc.error(m.get("target"),
+              "level '" + target + "' has no link network (link_transfers: true) for collectives");
   if (std::optional<std::string> child = m.string("child"); child && *child != target)
     doc.error(m.get("child"), "a collective's 'child' must equal its 'target'");
-  for (const std::string& s : m.strings("src").value_or(std::vector<std::string>{target}))
-    c.src.push_back(level(m, m.get("src"), s));
-  for (const std::string& d : m.strings("dest").value_or(std::vector<std::string>{target}))
-    c.dest.push_back(level(m, m.get("dest"), d));
+  for (const char* key : {"src", "dest"}) {
+    std::vector<int>& levels = std::string(key) == "src" ? c.src : c.dest;
+    for (const std::string& name : m.strings(key).value_or(std::vector<std::string>{}))
+      levels.push_back(level(m, m.get(key), name));
+    if (!m.has(key))
+      levels.push_back(c.level);
+  }
   c.spatial_factor = read_int(m, "spatial_factor").value_or(0);
   read_bool(m, "wb_output");
 }
