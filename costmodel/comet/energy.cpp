@@ -33,6 +33,11 @@ struct Walker {
     const ComputeType& unit = arch.compute_of(c.level);
     double ops = static_cast<double>(sp * c.count * mult);
     double e = op_energy_pj(unit, c.op_type);
+    if (unit.cls == ComputeClass::kMac && opt.reference_energy_counts) {
+      // The reference keeps the energy of one primitive, and the product, in float.
+      float per = static_cast<float>(static_cast<double>(c.volume) * e);
+      return static_cast<float>(ops * per);
+    }
     if (unit.cls == ComputeClass::kMac)
       return ops * static_cast<double>(c.volume) * e;
     double lanes = static_cast<double>(unit.width);

@@ -34,7 +34,7 @@ struct Evaluator {
   std::int64_t iterations(int node, bool& uniform) const {
     std::set<std::int64_t> counts;
     for (const EntryNest& n : nest.entries[node])
-      counts.insert(n.iterations());
+      counts.insert(n.count);
     uniform = counts.size() <= 1;
     return counts.empty() ? 1 : *counts.rbegin();
   }
@@ -252,7 +252,9 @@ Report evaluate(const ArchSpec& arch,
                 const ProblemSpec& problem,
                 const Mapping& mapping,
                 const Options& opt) {
-  Evaluator ev{arch, problem, mapping, opt, analyze_nest(arch, problem, mapping), {}, {}, {}};
+  Evaluator ev{
+      arch, problem, mapping, opt, analyze_nest(arch, problem, mapping, opt.parent_entry_quirk),
+      {},   {},      {}};
   ev.costs.resize(mapping.nodes.size());
   ev.energy.resize(mapping.nodes.size());
   for (const Level& l : arch.levels)

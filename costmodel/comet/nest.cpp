@@ -22,6 +22,8 @@ struct Nester {
   const ProblemSpec& problem;
   const Mapping& m;
   NestAnalysis& out;
+  bool reference = false;
+  std::size_t last_parent_entry = 0;
 
   Factors ones() const {
     Factors f;
@@ -75,7 +77,7 @@ struct Nester {
     for (std::int64_t idx = 0; idx < total; ++idx) {
       bool changed = idx == 0;
       for (std::size_t k = 0; idx > 0 && k < radix.size(); ++k) {  // inner loop first
-        changed = changed || projected[k];
+        changed = changed || (projected[k] && radix[k] > 1);
         if (++digits[k] < radix[k])
           break;
         digits[k] = 0;
@@ -84,37 +86,54 @@ struct Nester {
     }
   }
 
-  void spatial(int index,
-               const TensorEntry& e,
-               const std::set<std::string>& proj,
-               EntryNest& n) const {
+  void spatial(int index, const TensorEntry& e, const std::set<std::string>& proj, EntryNest& n) {
     std::int64_t unique = 1;
     for (const std::string& d : proj)
       unique *= e.factor(d);
     n.spatial = e.volume();
-    const EntryNest* parent = inherited(index, e);
-    std::int64_t iterations = parent != nullptr ? parent->iterations() : 1;
+    bool matched = false;
+    EntryNest walk = parent_walk(index, e, proj, matched);
+    std::int64_t iterations = std::max<std::int64_t>(1, walk.iterations());
+    n.count = !matched && reference ? 1 : iterations;
     for (std::int64_t idx = 0; idx < iterations; ++idx) {
-      bool reuse = idx > 0 && parent->moves[idx].unique == 0;
+      bool reuse = idx > 0 && walk.moves[idx].unique == 0;
       n.moves.push_back(Movement{.unique = reuse ? 0 : unique, .children = n.spatial});
     }
   }
 
-  // The same tensor entry of the enclosing temporal node, when it moves from the same
-  // target: the spatial node then moves one set of tiles per iteration of that node.
-  const EntryNest* inherited(int index, const TensorEntry& e) const {
+  // A spatial node moves one set of tiles per iteration of its parent tile node: the walk of
+  // the parent's entry for the same tensor and operation. Without one, the corrected model
+  // walks the parent's loop over this tensor's projection; the reference reads the entry of
+  // the tensor before it (an uninitialised index in its code, in practice the previous one).
+  EntryNest parent_walk(int index,
+                        const TensorEntry& e,
+                        const std::set<std::string>& proj,
+                        bool& matched) {
+    EntryNest walk;
     int p = m.nodes[index].parent;
-    if (p < 0 || m.nodes[p].kind != NodeKind::kTile || m.nodes[p].loop != LoopType::kTemporal)
-      return nullptr;
+    if (p < 0 || m.nodes[p].kind != NodeKind::kTile || m.nodes[p].entries.empty())
+      return walk;
     const auto& pe = m.nodes[p].entries;
-    for (std::size_t j = 0; j < pe.size(); ++j)
-      if (pe[j].tensor == e.tensor && pe[j].tag == e.tag && pe[j].target == e.target)
-        return &out.entries[p][j];
-    return nullptr;
+    for (std::size_t j = 0; j < pe.size(); ++j) {
+      if (pe[j].tensor == e.tensor && pe[j].tag == e.tag) {
+        last_parent_entry = j;
+        matched = true;
+        return out.entries[p][j];
+      }
+    }
+    if (reference)
+      return out.entries[p][std::min(last_parent_entry, pe.size() - 1)];
+    std::size_t driver = 0;
+    for (std::size_t j = 1; j < pe.size(); ++j)
+      if (pe[j].volume() > pe[driver].volume())
+        driver = j;
+    temporal(m.nodes[p], pe[driver], proj, walk);
+    return walk;
   }
 
   void tile(int index) {
     const MappingNode& node = m.nodes[index];
+    last_parent_entry = 0;
     for (const TensorEntry& e : node.entries) {
       EntryNest n;
       const TensorUse* use = problem.tensor_use(e.tag, e.tensor);
@@ -130,7 +149,9 @@ struct Nester {
         spatial(index, e, proj, n);
       for (const Movement& mv : n.moves)
         n.actual += mv.unique != 0 ? 1 : 0;
-      n.reuse = std::max<std::int64_t>(1, n.iterations() / std::max<std::int64_t>(1, n.actual));
+      if (n.count == 0)
+        n.count = n.iterations();
+      n.reuse = std::max<std::int64_t>(1, n.count / std::max<std::int64_t>(1, n.actual));
       out.entries[index].push_back(std::move(n));
     }
   }
@@ -166,11 +187,14 @@ std::int64_t projected_volume(const TensorUse& use, const Factors& extent) {
   return v;
 }
 
-NestAnalysis analyze_nest(const ArchSpec& arch, const ProblemSpec& problem, const Mapping& m) {
+NestAnalysis analyze_nest(const ArchSpec& arch,
+                          const ProblemSpec& problem,
+                          const Mapping& m,
+                          bool reference) {
   NestAnalysis out;
   out.entries.resize(m.nodes.size());
   out.collectives.resize(m.nodes.size());
-  Nester n{problem, m, out};
+  Nester n{problem, m, out, reference};
   for (std::size_t i = 0; i < m.nodes.size(); ++i) {
     if (m.nodes[i].kind == NodeKind::kTile)
       n.tile(static_cast<int>(i));

@@ -30,6 +30,8 @@ struct EntryNest {
   bool read_write = false;      // the op `tag` writes the tensor (drain)
   bool dependent = false;       // produced inside the compound op (not global io)
   std::int64_t spatial = 1;     // spatial instances of this node (1 for temporal)
+  std::int64_t count = 0;       // iterations the node runs for this entry (the moves, except
+                                // in the reference's reading of an unmatched entry)
 
   std::int64_t iterations() const { return static_cast<std::int64_t>(moves.size()); }
 };
@@ -45,7 +47,11 @@ struct NestAnalysis {
   std::vector<CollectiveNest> collectives;      // [node]
 };
 
-NestAnalysis analyze_nest(const ArchSpec& arch, const ProblemSpec& problem, const Mapping& m);
+/// `reference`: reproduce the reference's reading of a spatial entry that its parent lacks.
+NestAnalysis analyze_nest(const ArchSpec& arch,
+                          const ProblemSpec& problem,
+                          const Mapping& m,
+                          bool reference = false);
 
 /// Elements of the projection of a hyper-rectangle with per-dimension `extent` on `use`.
 std::int64_t projected_volume(const TensorUse& use, const Factors& extent);

@@ -23,6 +23,10 @@ struct Options {
   /// that do the same transfer. Corrected: every child's write is charged, every instance's
   /// NoC transfer is charged.
   bool reference_energy_counts = false;
+  /// A spatial tensor entry that its parent tile lacks follows the iterations of the parent's
+  /// previous entry (an uninitialised index in the reference). Corrected: the parent's loop
+  /// walked over the tensor's own projection.
+  bool parent_entry_quirk = false;
   /// Add the ORION/HISIM NoC energy of implicit and explicit collectives (--calc_noc_energy).
   bool noc_energy = true;
   /// Clock, only to convert cycles to seconds (comet-model.md §8 #2).
@@ -35,6 +39,7 @@ struct Options {
     o.simd_width_16 = true;
     o.instances_by_tag = true;
     o.reference_energy_counts = true;
+    o.parent_entry_quirk = true;
     return o;
   }
 };
