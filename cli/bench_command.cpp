@@ -32,7 +32,10 @@ int bench(Context& cx, const BenchArgs& a) {
   devices::ClusterSpec cluster = cx.load_cluster(a.files[0], registry);
   devices::TaskSpec task = cx.load_task(a.files[1]);
   check_fit(cluster, task);
-  if (std::string why = planner::unsupported_reason(cluster, task); !why.empty()) {
+  std::string why = planner::unsupported_reason(cluster, task);
+  if (why.empty() && task.mode != devices::Mode::kTrain)
+    why = "bench-plan times training searches";
+  if (!why.empty()) {
     cx.err << "yirage-plan: " << why << "\n";
     return kExitUnavailable;
   }

@@ -6,6 +6,7 @@
 #include "cli/plan_report.h"
 #include "cli/run.h"
 #include "cli/summary.h"
+#include "planner/infer_estimate.h"
 #include "planner/search.h"
 
 #include <CLI/CLI.hpp>
@@ -28,8 +29,7 @@ std::string model_note(const devices::ClusterSpec& c,
          (calibrations.find(d, devices::fabric_name(c.groups.front().fabric.kind))
               ? "calibrated"
               : "from NCCL's constants") +
-         " (data/calibration/); the step model is not yet checked against measured training "
-         "runs";
+         " (data/calibration/); not yet checked against measured training runs or serving";
 }
 
 int evaluate_layout(Context& cx,
@@ -70,6 +70,49 @@ int explain_nothing_fits(Context& cx, const planner::SearchResult& r) {
   return kExitCheckFailed;
 }
 
+int plan_inference(Context& cx,
+                   const devices::ClusterSpec& cluster,
+                   const devices::TaskSpec& task,
+                   const costmodel::CalibrationSet& calibrations,
+                   const PlanArgs& a) {
+  if (!a.layout.empty()) {
+    cx.err << "error: --layout is not available yet for inference tasks\n";
+    return kExitUnavailable;
+  }
+  planner::InferContext ic{cluster, task, calibrations};
+  planner::InferSearchResult r = planner::search_inference(ic);
+  if (r.plans.empty()) {
+    const planner::InferRejected* closest = nullptr;
+    for (const auto& x : r.rejected) {
+      if (closest == nullptr || (x.shortfall > 0 && x.shortfall < closest->shortfall)) {
+        closest = &x;
+      }
+    }
+    cx.out << "no layout of the " << r.candidates << " searched can run " << task.name;
+    if (closest != nullptr)
+      cx.out << "; " << closest->layout.str() << ": " << closest->reason;
+    cx.out << "\n";
+    return kExitCheckFailed;
+  }
+  if (cx.json) {
+    nlohmann::ordered_json j;
+    j["cluster"] = cluster.name;
+    j["task"] = task.name;
+    j["candidates"] = r.candidates;
+    for (std::size_t i = 0; i < r.plans.size() && i < a.top; ++i) {
+      j["plans"].push_back(infer_json(r.plans[i]));
+    }
+    cx.out << j.dump(2) << "\n";
+    return kExitOk;
+  }
+  cx.out << task.name << " (" << devices::mode_name(task.mode) << ") on " << cluster.name << " ("
+         << cluster.total_devices() << " x " << cluster.groups.front().device
+         << "): " << r.candidates << " layouts, " << r.plans.size() << " can run\n";
+  print_infer_table(cx.out, task, r.plans, a.top);
+  cx.out << "  model: " << model_note(cluster, calibrations) << "\n";
+  return kExitOk;
+}
+
 int plan(Context& cx, const PlanArgs& a) {
   devices::DeviceRegistry registry = cx.load_registry();
   devices::ClusterSpec cluster = cx.load_cluster(a.files[0], registry);
@@ -82,6 +125,8 @@ int plan(Context& cx, const PlanArgs& a) {
   }
   costmodel::CalibrationSet calibrations =
       costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
+  if (task.mode != devices::Mode::kTrain)
+    return plan_inference(cx, cluster, task, calibrations, a);
   planner::TrainContext tc{cluster, task, calibrations};
   std::string note = model_note(cluster, calibrations);
   if (!a.layout.empty())

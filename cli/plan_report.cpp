@@ -123,4 +123,46 @@ nlohmann::ordered_json plan_json(const planner::PlanEstimate& p) {
   return j;
 }
 
+void print_infer_table(std::ostream& out,
+                       const devices::TaskSpec& task,
+                       const std::vector<planner::InferEstimate>& plans,
+                       std::size_t top) {
+  bool serve = task.mode == devices::Mode::kServe;
+  Table t({">#", "layout", ">TTFT", ">TPOT", ">tokens/s", ">weights", ">KV cache", ">usable",
+           "objective", ">J/token", ">USD/Mtok"});
+  for (std::size_t i = 0; i < plans.size() && i < top; ++i) {
+    const planner::InferEstimate& p = plans[i];
+    bool decode = task.mode == devices::Mode::kDecode;
+    t.add_row({std::to_string(i + 1), p.layout.str(), decode ? "-" : secs(p.ttft),
+               task.mode == devices::Mode::kPrefill ? "-" : secs(p.tpot),
+               format_count(p.tokens_per_s), bytes(p.weights), bytes(p.kv_cache), bytes(p.capacity),
+               p.meets_objective ? "met" : "missed",
+               p.joules_per_token > 0 ? format_number(p.joules_per_token, 3) : "-",
+               p.usd_per_million_tokens ? format_number(*p.usd_per_million_tokens, 4) : "-"});
+  }
+  t.print(out);
+  if (serve && !plans.empty()) {
+    out << "  best: " << plans.front().layout.str() << " spends "
+        << pct(plans.front().prefill_share)
+        << " of each replica's time in prefill; continuous batching of the rest\n";
+  }
+}
+
+nlohmann::ordered_json infer_json(const planner::InferEstimate& p) {
+  nlohmann::ordered_json j;
+  j["layout"] = p.layout.str();
+  j["ttft_s"] = p.ttft;
+  j["tpot_s"] = p.tpot;
+  j["tokens_per_s"] = p.tokens_per_s;
+  j["memory_bytes"] = {{"weights", p.weights},
+                       {"kv_cache", p.kv_cache},
+                       {"workspace", p.workspace},
+                       {"usable", p.capacity}};
+  j["meets_objective"] = p.meets_objective;
+  j["joules_per_token"] = p.joules_per_token;
+  j["usd_per_million_tokens"] =
+      p.usd_per_million_tokens ? nlohmann::ordered_json(*p.usd_per_million_tokens) : nullptr;
+  return j;
+}
+
 }  // namespace yirage::cli

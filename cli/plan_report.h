@@ -3,6 +3,7 @@
 
 #include "devices/cluster_spec.h"
 #include "devices/task_spec.h"
+#include "planner/infer_estimate.h"
 #include "planner/search.h"
 
 #include <nlohmann/json.hpp>
@@ -18,6 +19,12 @@ void print_plan_detail(std::ostream& out,
                        const devices::TaskSpec& task,
                        const std::string& model_note);
 nlohmann::ordered_json plan_json(const planner::PlanEstimate& p);
+void print_infer_table(std::ostream& out,
+                       const devices::TaskSpec& task,
+                       const std::vector<planner::InferEstimate>& plans,
+                       std::size_t top);
+nlohmann::ordered_json infer_json(const planner::InferEstimate& p);
+
 /// One sentence on what limits the step.
 std::string binding_sentence(const planner::PlanEstimate& p);
 

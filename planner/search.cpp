@@ -4,11 +4,7 @@
 
 namespace yirage::planner {
 
-std::string unsupported_reason(const devices::ClusterSpec& c, const devices::TaskSpec& t) {
-  if (t.mode != devices::Mode::kTrain) {
-    return "planning for mode " + devices::mode_name(t.mode) +
-           " is not available yet in this version (training only)";
-  }
+std::string unsupported_reason(const devices::ClusterSpec& c, const devices::TaskSpec& /*task*/) {
   const devices::NodeGroup& first = c.groups.front();
   for (const devices::NodeGroup& g : c.groups) {
     if (g.device != first.device || g.devices_per_node != first.devices_per_node) {

@@ -68,9 +68,17 @@ std::int64_t qkv_width(const devices::ModelSpec& m) {
   return static_cast<std::int64_t>((per_layer - out_proj) / static_cast<double>(m.hidden));
 }
 
-double tp_collectives(const DeviceContext& cx, double bytes) {
-  if (!cx.tp_group || cx.tp_group->ranks <= 1)
+double tp_collectives(const DeviceContext& cx, double bytes, bool inference) {
+  if (!cx.tp_group || cx.tp_group->ranks <= 1) {
     return 0;
+  }
+  if (inference) {
+    // Megatron tensor parallelism without sequence parallelism: two all-reduces per layer.
+    return 2 *
+           costmodel::estimate_collective(*cx.tp_group, costmodel::Collective::kAllReduce, bytes)
+               .latency()
+               .value;
+  }
   // Sequence parallelism (Korthikanti et al. 2022, §4.2.2): per layer, forward runs two
   // all-gathers and two reduce-scatters of the layer's activations; backward the same.
   double ag = costmodel::estimate_collective(*cx.tp_group, costmodel::Collective::kAllGather, bytes)
@@ -96,8 +104,9 @@ double attention_time(const DeviceContext& cx,
                       std::int64_t head_dim,
                       double* flops) {
   if (!s.unfused_attention) {
+    std::int64_t keys = s.kv_len > 0 ? s.kv_len : s.seq;
     OpEstimate a =
-        op(cx, "attention", {s.micro_batch, heads, kv, s.seq, s.seq, head_dim}, false, true);
+        op(cx, "attention", {s.micro_batch, heads, kv, s.seq, keys, head_dim}, false, true);
     *flops = a.flops;
     return a.time.value;
   }
@@ -171,8 +180,8 @@ LayerCost layer_cost(const devices::ModelSpec& m, const LayerShape& s, const Dev
   c.forward = forward;
   c.backward = kBackwardGemm * (forward - attn) + kBackwardAttention * attn;
   c.flops_forward = qkv_gemm.flops + attn_flops + out.flops + mlp_flops;
-  c.tp_comm =
-      tp_collectives(cx, static_cast<double>(tokens * m.hidden) * devices::dtype_bytes(cx.dtype));
+  c.tp_comm = tp_collectives(
+      cx, static_cast<double>(tokens * m.hidden) * devices::dtype_bytes(cx.dtype), s.inference);
   return c;
 }
 

@@ -21,6 +21,8 @@ struct LayerShape {
   std::int64_t tp = 1;
   bool moe_layer = false;          // this layer's FFN is the mixture of experts
   bool unfused_attention = false;  // QK^T, softmax, dropout and PV as separate kernels
+  std::int64_t kv_len = 0;         // keys each query attends to (0: seq); the context in decode
+  bool inference = false;          // forward only: tensor parallelism all-reduces, no backward
 };
 
 /// Seconds for one layer and one micro-batch on one device.

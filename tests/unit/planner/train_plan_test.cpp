@@ -109,8 +109,7 @@ TEST(TrainPlan, SearchIsDeterministic) {
   }
 }
 
-TEST(TrainPlan, InferenceAndMixedClustersAreNotPlannedYet) {
-  EXPECT_NE(unsupported_reason(cluster("dgx-h100"), task("llama3-70b-decode")), "");
+TEST(TrainPlan, MixedClustersAreNotPlannedYet) {
   EXPECT_NE(unsupported_reason(cluster("mixed-h100-mi300x-910b"), task("mixtral-8x7b-train")), "");
   EXPECT_EQ(unsupported_reason(cluster("dgx-h100"), task("llama3-8b-train")), "");
 }

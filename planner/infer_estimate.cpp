@@ -1,0 +1,264 @@
+#include "planner/infer_estimate.h"
+
+#include "costmodel/collective.h"
+#include "costmodel/validation.h"
+#include "devices/support/check.h"
+#include "planner/workload/layer_cost.h"
+#include "planner/workload/model_size.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace yirage::planner {
+
+std::string InferLayout::str() const {
+  return "tp=" + std::to_string(tp) + ",pp=" + std::to_string(pp) +
+         ",replicas=" + std::to_string(replicas) + ",batch=" + std::to_string(batch);
+}
+
+namespace {
+
+using devices::ModelSpec;
+
+double f(std::int64_t v) {
+  return static_cast<double>(v);
+}
+
+const devices::NodeGroup& group(const InferContext& cx) {
+  return cx.cluster.groups.front();
+}
+
+const devices::DeviceSpec& device(const InferContext& cx) {
+  return cx.cluster.device(group(cx));
+}
+
+// KV-cache bytes per token and layer on one device: keys and values of the KV heads it
+// holds (heads are split over TP; with fewer KV heads than TP ranks each rank keeps one);
+// MLA keeps its compressed latent and rotary key, not split.
+double kv_bytes_per_token_layer(const ModelSpec& m, std::int64_t tp, double bytes) {
+  if (m.mla)
+    return f(m.mla->kv_lora_rank + m.mla->qk_rope_head_dim) * bytes;
+  std::int64_t heads = std::max<std::int64_t>(1, m.kv_heads / tp);
+  return 2.0 * f(heads * m.head_dim) * bytes;
+}
+
+std::int64_t stage_layers(const ModelSpec& m, std::int64_t pp, std::int64_t stage) {
+  return m.layers / pp + (stage < m.layers % pp ? 1 : 0);
+}
+
+// Seconds for one forward pass of `batch` sequences of `q` new tokens attending to `keys`
+// keys, through every stage of one replica in turn (no micro-batching: latency).
+double forward_pass(const InferContext& cx,
+                    const InferLayout& l,
+                    std::int64_t batch,
+                    std::int64_t q,
+                    std::int64_t keys,
+                    const DeviceContext& dcx) {
+  const ModelSpec& m = cx.task.model;
+  double t = 0;
+  for (int kind = 0; kind < 2; ++kind) {
+    std::int64_t dense = m.moe ? std::min<std::int64_t>(m.moe->dense_layers, m.layers) : m.layers;
+    std::int64_t count = kind == 0 ? dense : m.layers - dense;
+    if (count == 0)
+      continue;
+    LayerShape s{
+        batch, q,   l.tp, kind == 1, cx.task.attention == devices::AttentionKernel::kUnfused,
+        keys,  true};
+    LayerCost c = layer_cost(m, s, dcx);
+    t += f(count) * (c.forward + c.tp_comm);
+  }
+  // Logits of the last position of each sequence only.
+  t += head_cost(m, LayerShape{batch, 1, l.tp, false, false, 0, true}, dcx).forward;
+  if (l.pp > 1) {
+    bool same_node = l.tp * l.pp <= group(cx).devices_per_node;
+    costmodel::CommGroupResult g = costmodel::make_comm_group(cx.cluster, 2, same_node ? 2 : 1);
+    CHECK(g.group.has_value()) << g.reason;
+    double bytes = f(batch * q * m.hidden) * devices::dtype_bytes(cx.task.precision);
+    t += f(l.pp - 1) *
+         costmodel::estimate_collective(*g.group, costmodel::Collective::kSendRecv, bytes)
+             .latency()
+             .value;
+  }
+  return t;
+}
+
+std::string check_shape(const InferContext& cx, const InferLayout& l) {
+  const ModelSpec& m = cx.task.model;
+  std::int64_t per_node = group(cx).devices_per_node;
+  if (l.replicas * l.tp * l.pp != cx.cluster.total_devices())
+    return "does not use the cluster";
+  if (l.tp > per_node || per_node % l.tp != 0)
+    return "tensor parallelism does not divide a node";
+  if (m.heads % l.tp != 0)
+    return "tensor parallelism does not divide the heads";
+  if (l.pp > m.layers)
+    return "more stages than layers";
+  return {};
+}
+
+// Context per sequence that the KV cache must hold.
+std::int64_t context(const devices::TaskSpec& t) {
+  return t.mode == devices::Mode::kServe ? t.serve->prompt_length + t.serve->output_length
+                                         : t.sequence_length;
+}
+
+}  // namespace
+
+namespace {
+
+struct Memory {
+  double weights = 0;
+  double kv = 0;
+  double workspace = 0;
+};
+
+Memory inference_memory(const InferContext& cx, const InferLayout& l) {
+  const ModelSpec& m = cx.task.model;
+  double b = devices::dtype_bytes(cx.task.precision);
+  ParameterCount p = count_parameters(m);
+  double layer = (p.total - p.embedding - p.head) / f(m.layers);
+  double head = m.tied_embeddings ? p.embedding : p.head;
+  Memory mem;
+  for (std::int64_t stage : {std::int64_t{0}, l.pp - 1}) {
+    double params = f(stage_layers(m, l.pp, stage)) * layer + (stage == 0 ? p.embedding : 0) +
+                    (stage == l.pp - 1 ? head : 0);
+    mem.weights = std::max(mem.weights, params / f(l.tp) * b);
+  }
+  mem.kv = f(l.batch * context(cx.task) * stage_layers(m, l.pp, 0)) *
+           kv_bytes_per_token_layer(m, l.tp, b);
+  // The activations of one prefill in flight: the layer's input and its widest output.
+  std::int64_t tokens = cx.task.mode == devices::Mode::kServe ? cx.task.serve->prompt_length
+                        : cx.task.mode == devices::Mode::kDecode
+                            ? l.batch
+                            : l.batch * cx.task.sequence_length;
+  std::int64_t ffn = m.moe ? m.moe->expert_ffn * (m.moe->top_k + m.moe->shared_experts) : m.ffn;
+  mem.workspace = f(tokens) * (2 * f(m.hidden) + 2 * f(ffn) / f(l.tp)) * b;
+  return mem;
+}
+
+void serve(const InferContext& cx,
+           const InferLayout& l,
+           const DeviceContext& dcx,
+           InferEstimate& e,
+           std::string* why) {
+  const devices::ServeSpec& s = *cx.task.serve;
+  double rate = s.request_rate.value / f(l.replicas);
+  double prefill = forward_pass(cx, l, 1, s.prompt_length, s.prompt_length, dcx);
+  double share = rate * prefill;
+  if (share >= 1) {
+    *why = "prefill alone needs " + devices::format_number(100 * share, 3) + "% of a replica";
+    return;
+  }
+  double step = forward_pass(cx, l, l.batch, 1, s.prompt_length + s.output_length / 2, dcx);
+  double capacity = f(l.batch) * (1 - share) / (f(s.output_length) * step);
+  if (capacity < rate) {
+    *why = "a batch of " + std::to_string(l.batch) + " serves " +
+           devices::format_number(capacity, 3) + " requests/s per replica, " +
+           devices::format_number(rate, 3) + " arrive";
+    return;
+  }
+  // Prefill as an M/D/1 queue: mean wait share / (2 (1 - share)) of a prefill.
+  e.ttft = prefill * (1 + share / (2 * (1 - share)));
+  e.tpot = step / (1 - share);
+  e.prefill_share = share;
+  e.tokens_per_s = s.request_rate.value * f(s.output_length);
+}
+
+}  // namespace
+
+std::variant<InferEstimate, InferRejected> estimate_inference(const InferContext& cx,
+                                                              const InferLayout& l) {
+  if (std::string why = check_shape(cx, l); !why.empty())
+    return InferRejected{l, why, 0};
+  const devices::DeviceSpec& d = device(cx);
+  Memory mem = inference_memory(cx, l);
+  double capacity = d.memory_capacity.value.value * (1 - cx.memory_headroom);
+  double total = mem.weights + mem.kv + mem.workspace;
+  if (total > capacity) {
+    return InferRejected{l,
+                         "needs " + devices::format_quantity(total, devices::Dim::kBytes) +
+                             " per device, more than the " +
+                             devices::format_quantity(capacity, devices::Dim::kBytes) + " usable",
+                         total - capacity};
+  }
+  DeviceContext dcx{d, {}, cx.task.precision, std::nullopt};
+  if (const costmodel::GpuEfficiency* e = cx.calibrations.find_gpu(d.name))
+    dcx.efficiency = *e;
+  if (l.tp > 1) {
+    costmodel::CommGroupResult g = costmodel::make_comm_group(cx.cluster, l.tp, l.tp);
+    CHECK(g.group.has_value()) << g.reason;
+    costmodel::apply_calibration(*g.group, cx.calibrations);
+    dcx.tp_group = *g.group;
+  }
+  InferEstimate e;
+  e.layout = l;
+  e.weights = mem.weights;
+  e.kv_cache = mem.kv;
+  e.workspace = mem.workspace;
+  e.capacity = capacity;
+  const devices::TaskSpec& t = cx.task;
+  std::string why;
+  if (t.mode == devices::Mode::kPrefill) {
+    e.ttft = forward_pass(cx, l, l.batch, t.sequence_length, t.sequence_length, dcx);
+    e.tokens_per_s = f(l.replicas * l.batch * t.sequence_length) / e.ttft;
+  } else if (t.mode == devices::Mode::kDecode) {
+    e.tpot = forward_pass(cx, l, l.batch, 1, t.sequence_length, dcx);
+    e.tokens_per_s = f(l.replicas * l.batch) / e.tpot;
+  } else {
+    serve(cx, l, dcx, e, &why);
+    if (!why.empty())
+      return InferRejected{l, why, 0};
+  }
+  const devices::Objective& o = t.objective;
+  e.meets_objective = (!o.ttft || e.ttft <= o.ttft->value || t.mode == devices::Mode::kDecode) &&
+                      (!o.tpot || e.tpot <= o.tpot->value || t.mode == devices::Mode::kPrefill) &&
+                      (!o.min_throughput || e.tokens_per_s >= o.min_throughput->value);
+  double n = f(cx.cluster.total_devices());
+  if (d.tdp)
+    e.joules_per_token = d.tdp->value.value * n / e.tokens_per_s;
+  if (d.price)
+    e.usd_per_million_tokens = d.price->value.value * n / 3600 / e.tokens_per_s * 1e6;
+  e.binding = mem.kv > mem.weights ? "the KV cache dominates memory" : "weights dominate memory";
+  return e;
+}
+
+InferSearchResult search_inference(const InferContext& cx) {
+  InferSearchResult r;
+  std::int64_t n = cx.cluster.total_devices();
+  std::int64_t per_node = group(cx).devices_per_node;
+  bool serving = cx.task.mode == devices::Mode::kServe;
+  for (std::int64_t tp = 1; tp <= per_node; tp *= 2) {
+    for (std::int64_t pp = 1; pp <= n / tp; ++pp) {
+      if (n % tp != 0 || (n / tp) % pp != 0)
+        continue;
+      std::int64_t replicas = n / (tp * pp);
+      std::int64_t fixed = (cx.task.global_batch + replicas - 1) / replicas;
+      // Serving takes the smallest batch that keeps up with the request rate.
+      for (std::int64_t batch = serving ? 1 : fixed; batch <= (serving ? 1024 : fixed);
+           batch *= 2) {
+        ++r.candidates;
+        auto e = estimate_inference(cx, InferLayout{replicas, tp, pp, batch});
+        if (auto* p = std::get_if<InferEstimate>(&e)) {
+          r.plans.push_back(*p);
+          break;
+        }
+        r.rejected.push_back(std::get<InferRejected>(e));
+        if (std::get<InferRejected>(e).shortfall > 0)
+          break;  // larger batches need more memory
+      }
+    }
+  }
+  bool prefill = cx.task.mode == devices::Mode::kPrefill;
+  std::sort(r.plans.begin(), r.plans.end(), [&](const InferEstimate& a, const InferEstimate& b) {
+    if (a.meets_objective != b.meets_objective)
+      return a.meets_objective;
+    double ka = prefill ? a.ttft : a.tpot;
+    double kb = prefill ? b.ttft : b.tpot;
+    if (ka != kb)
+      return ka < kb;
+    return a.layout.str() < b.layout.str();
+  });
+  return r;
+}
+
+}  // namespace yirage::planner
