@@ -200,10 +200,10 @@ std::variant<InferEstimate, InferRejected> estimate_inference(const InferContext
   std::string why;
   if (t.mode == devices::Mode::kPrefill) {
     e.ttft = forward_pass(cx, l, l.batch, t.sequence_length, t.sequence_length, dcx);
-    e.tokens_per_s = f(l.replicas * l.batch * t.sequence_length) / e.ttft;
+    e.tokens_per_s = f(std::min(l.replicas * l.batch, t.global_batch) * t.sequence_length) / e.ttft;
   } else if (t.mode == devices::Mode::kDecode) {
     e.tpot = forward_pass(cx, l, l.batch, 1, t.sequence_length, dcx);
-    e.tokens_per_s = f(l.replicas * l.batch) / e.tpot;
+    e.tokens_per_s = f(std::min(l.replicas * l.batch, t.global_batch)) / e.tpot;
   } else {
     serve(cx, l, dcx, e, &why);
     if (!why.empty())

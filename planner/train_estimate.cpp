@@ -199,8 +199,13 @@ StageTimes stage_times(const TrainContext& cx,
   return st;
 }
 
+// The ranks of one data-parallel group are spaced tp x pp apart: a node holds
+// devices_per_node / (tp x pp) of them when that divides, and in general they spread evenly
+// over the nodes.
 costmodel::CommGroup dp_group(const TrainContext& cx, const Layout& l) {
+  std::int64_t nodes = cx.cluster.total_nodes();
   std::int64_t per_node = std::max<std::int64_t>(1, group(cx).devices_per_node / (l.tp * l.pp));
+  per_node = std::max(per_node, (l.dp + nodes - 1) / nodes);
   return comm_group(cx, l.dp, std::min(per_node, l.dp));
 }
 
