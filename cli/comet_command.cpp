@@ -5,6 +5,7 @@
 #include "cli/run.h"
 #include "cli/table.h"
 #include "costmodel/comet/model.h"
+#include "costmodel/comet/search.h"
 #include "devices/support/units.h"
 
 #include <CLI/CLI.hpp>
@@ -20,7 +21,7 @@ using costmodel::comet::BreakdownRow;
 using costmodel::comet::Report;
 
 struct CometArgs {
-  std::string arch, problem, mapping, constants;
+  std::string arch, problem, mapping, constants, search;
   bool ref_compat = false;
   bool json = false;
   bool no_noc = false;
@@ -78,15 +79,53 @@ nlohmann::ordered_json report_json(const Report& r, const CometArgs& a) {
   return j;
 }
 
+std::string scientific(double v) {
+  std::ostringstream s;
+  s << std::scientific << std::setprecision(4) << v;
+  return s.str();
+}
+
+void print_best(std::ostream& out, const char* what, const costmodel::comet::Priced& p) {
+  out << "best " << what << ": " << p.latency << " cycles, " << scientific(p.energy)
+      << " pJ: " << costmodel::comet::describe(p.candidate) << "\n";
+}
+
+// --search: every factorization the constraints allow, priced with the mapping as template.
+int search(Context& cx, const CometArgs& a, const costmodel::comet::Options& opt) {
+  using namespace costmodel::comet;
+  ArchSpec arch = load_arch(a.arch);
+  ProblemSpec problem = load_problem(a.problem, load_constants(a.constants));
+  FactorConstraints constraints = load_constraints(a.search, problem);
+  std::ifstream in(a.mapping);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::vector<Candidate> space = enumerate_space(problem, constraints);
+  SearchResult r = search_space(arch, problem, a.mapping, text.str(), space, opt);
+  cx.out << "COMET mapping search over " << a.search << " ("
+         << (a.ref_compat ? "reference mode" : "corrected model") << "): " << r.candidates
+         << " candidates, " << r.rejected << " rejected (tiles do not fit)\n";
+  for (const std::string& why : r.reasons)
+    cx.out << "  rejected " << why << "\n";
+  if (!r.best_latency) {
+    cx.out << "no candidate fits\n";
+    return kExitCheckFailed;
+  }
+  print_best(cx.out, "latency", *r.best_latency);
+  print_best(cx.out, "energy", *r.best_energy);
+  return kExitOk;
+}
+
 int comet(Context& cx, const CometArgs& a) {
   using namespace costmodel::comet;
+  Options opt = a.ref_compat ? Options::reference() : Options{};
+  opt.freq_ghz = a.freq_ghz;
+  opt.noc_energy = !a.no_noc;
+  if (!a.search.empty())
+    return search(cx, a, opt);
   ArchSpec arch = load_arch(a.arch);
   Constants constants = load_constants(a.constants);
   ProblemSpec problem = load_problem(a.problem, constants);
   Mapping mapping = load_mapping(a.mapping, arch, problem, constants);
-  Options opt = a.ref_compat ? Options::reference() : Options{};
-  opt.freq_ghz = a.freq_ghz;
-  opt.noc_energy = !a.no_noc;
   Report r = evaluate(arch, problem, mapping, opt);
   if (cx.json || a.json) {
     cx.out << report_json(r, a).dump(2) << "\n";
@@ -120,6 +159,10 @@ void add_comet_command(CLI::App& app, Context& cx) {
   cmd->add_option("--freq-ghz", a->freq_ghz, "Clock, to convert cycles to seconds")
       ->capture_default_str();
   cmd->add_flag("--no-noc-energy", a->no_noc, "Leave out the NoC energy");
+  cmd->add_option("--search", a->search,
+                  "Price every factorization CONSTRAINTS allows (reference sweep format); "
+                  "print the best by latency and by energy")
+      ->type_name("CONSTRAINTS");
   cmd->add_flag("--json", a->json, "JSON output");
   cmd->callback([&cx, a] {
     cx.action = [&cx, a] {

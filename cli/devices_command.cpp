@@ -21,27 +21,28 @@ std::string peak_text(const DeviceSpec& d, DType t) {
   return rate ? devices::format(*rate) : "-";
 }
 
+nlohmann::ordered_json device_json(const DeviceSpec& d) {
+  nlohmann::ordered_json j;
+  for (const devices::DeviceField& f : devices::describe(d)) {
+    std::string path = f.path;
+    for (char& c : path)
+      c = c == '.' ? '/' : c;
+    nlohmann::ordered_json::json_pointer ptr("/" + path);
+    if (f.value) {
+      j[ptr] = {{"value", *f.value}, {"unit", f.unit}, {"text", f.text}, {"source", f.source}};
+    } else {
+      j[ptr] = f.text;
+    }
+  }
+  return j;
+}
+
 int list_devices(Context& cx) {
   devices::DeviceRegistry r = cx.load_registry();
   if (cx.json) {
     nlohmann::ordered_json all = nlohmann::ordered_json::array();
-    for (const DeviceSpec& d : r.devices()) {
-      nlohmann::ordered_json j;
-      for (const devices::DeviceField& f : devices::describe(d)) {
-        nlohmann::ordered_json::json_pointer ptr("/" + [&] {
-          std::string p = f.path;
-          for (char& c : p)
-            c = c == '.' ? '/' : c;
-          return p;
-        }());
-        if (f.value) {
-          j[ptr] = {{"value", *f.value}, {"unit", f.unit}, {"text", f.text}, {"source", f.source}};
-        } else {
-          j[ptr] = f.text;
-        }
-      }
-      all.push_back(j);
-    }
+    for (const DeviceSpec& d : r.devices())
+      all.push_back(device_json(d));
     cx.out << all.dump(2) << "\n";
     return kExitOk;
   }
@@ -66,6 +67,10 @@ int show_device(Context& cx, const std::string& name) {
     cx.err << "error: unknown device '" << name << "'" << devices::did_you_mean(name, r.all_names())
            << " (`yirage-plan devices` lists them)\n";
     return kExitBadInput;
+  }
+  if (cx.json) {
+    cx.out << device_json(*d).dump(2) << "\n";
+    return kExitOk;
   }
   cx.out << d->name << " (defined at " << d->loc.str() << ")\n";
   if (!d->aliases.empty())

@@ -27,6 +27,8 @@ void configure(CLI::App& app, Context& cx) {
       ->type_name("DIR");
   app.add_flag("--json", cx.json, "Machine-readable JSON output where supported");
   app.require_subcommand(0, 1);
+  // Global options (--json, --devices) may follow the subcommand: `devices --json`.
+  app.fallthrough();
   add_devices_command(app, cx);
   add_check_command(app, cx);
   add_validate_command(app, cx);
