@@ -45,7 +45,7 @@ class RowReader {
       : path_(path), line_no_(line_no), line_(line), diag_(diag) {}
 
   void error(int col, const std::string& msg) {
-    diag_.error(SourceLoc{path_, line_no_, col}, msg, line_);
+    diag_.error(SourceLoc{path_, line_no_, std::max(col, 1)}, msg, line_);
   }
 
   double number(const Cell& c, const std::string& column, bool positive) {

@@ -84,43 +84,128 @@ struct Walker {
     return best;
   }
 
-  void charge(int node, std::int64_t mult, std::int64_t sp, SpMap& sp_map) {
+  // What a walk carries down the tree (by value: siblings do not see each other's updates).
+  struct State {
+    std::int64_t mult = 1;  // executions of the node
+    std::int64_t sp = 1;    // spatial instances above the node
+    SpMap sp_map;           // reference: instances by tag and tensor
+    SpMap iters;            // reference: transfers by tag and tensor
+  };
+
+  std::map<int, std::int64_t> node_mult;  // the multiplier each charged node used
+
+  static std::int64_t max_count(const SpMap& map,
+                                const std::vector<std::string>& tensors,
+                                bool& found) {
+    std::int64_t best = 1;
+    for (const std::string& t : tensors)
+      for (const auto& [tag, per] : map)
+        if (auto it = per.find(t); it != per.end()) {
+          best = std::max(best, it->second);
+          found = true;
+        }
+    return best;
+  }
+
+  // The reference multiplies a node's transfers by the largest count recorded, under any
+  // tag, for the tensors of its left siblings and its own; its compute by the counts of the
+  // compute's tag.
+  std::int64_t ref_mult(int node, bool root_child, const SpMap& iters) const {
+    bool found = false;
+    return root_child ? 1 : max_count(iters, tensors_left_of(node), found);
+  }
+
+  std::int64_t ref_compute_mult(int node, const std::string& tag, const SpMap& iters) const {
+    std::vector<std::string> own;
+    for (const TensorEntry& e : m.nodes[node].entries)
+      own.push_back(e.tensor);
+    if (auto it = iters.find(tag); it != iters.end()) {
+      std::int64_t best = 1;
+      for (const std::string& t : own)
+        if (auto c = it->second.find(t); c != it->second.end())
+          best = std::max(best, c->second);
+      return best;
+    }
+    bool found = false;
+    std::int64_t best = max_count(iters, own, found);
+    return found ? best : max_count(iters, tensors_left_of(node), found);
+  }
+
+  void charge(int node, State& st) {
     const NodeEnergy& ne = nodes[node];
     int parent = m.nodes[node].parent;
     bool root_child = parent >= 0 && m.nodes[parent].parent < 0;
+    const bool ref = opt.reference_energy_counts;
+    const std::int64_t mult = ref ? ref_mult(node, root_child, st.iters) : st.mult;
+    node_mult[node] = mult;
     auto instances = [&](const std::string& tag, const std::string& tensor) {
-      return opt.instances_by_tag ? ref_instances(node, tag, tensor, sp_map, root_child) : sp;
+      return opt.instances_by_tag ? ref_instances(node, tag, tensor, st.sp_map, root_child) : st.sp;
     };
     for (const Access& a : ne.accesses) {
+      if (ref && !root_child)
+        st.iters[a.tag][a.tensor] = mult;
       out[arch.levels[a.level].name] += access_energy(a, instances(a.tag, a.tensor), mult);
-      if (a.target_side || !opt.noc_energy || (opt.reference_energy_counts && root_child))
+      if (a.target_side || !opt.noc_energy || (ref && root_child))
         continue;
-      double scale = opt.reference_energy_counts ? 1.0 : static_cast<double>(sp);
+      double scale = ref ? 1.0 : static_cast<double>(st.sp);
       const std::string& name = arch.levels[a.level].name;
       out[name + "<->" + name] += a.noc * static_cast<double>(mult) * scale;
     }
     if (ne.compute) {
       const ComputeAccess& c = *ne.compute;
-      std::string key = arch.levels[c.level].name + "-" + c.op_name;
-      out[key] += compute_energy(c, instances(c.tag, c.tensor), mult);
+      std::int64_t cm = ref ? ref_compute_mult(node, c.tag, st.iters) : mult;
+      out[arch.levels[c.level].name + "-" + c.op_name] +=
+          compute_energy(c, instances(c.tag, c.tensor), cm);
     }
-    if (!opt.instances_by_tag)
-      return;
     for (const Access& a : ne.accesses) {
       if (!a.target_side)
         continue;
-      auto [it, fresh] = sp_map[a.tag].try_emplace(a.tensor, ne.spatial);
-      if (!fresh)
-        it->second *= ne.spatial;
+      if (opt.instances_by_tag) {
+        auto [it, fresh] = st.sp_map[a.tag].try_emplace(a.tensor, ne.spatial);
+        if (!fresh)
+          it->second *= ne.spatial;
+      }
+      if (ref && !ne.compute) {
+        auto [it, fresh] = st.iters[a.tag].try_emplace(a.tensor, a.count);
+        if (!fresh)
+          it->second *= a.count;
+      }
     }
   }
 
-  void walk(int node, std::int64_t mult, std::int64_t sp, SpMap sp_map) {
+  // Executions of a collective: the corrected model runs it once per iteration of its
+  // temporal parent; the reference takes the transfers of its input tensor in the nearest
+  // tile sibling on its left, under the last operation that moved it there.
+  std::int64_t collective_times(int node, const State& st) const {
+    if (!opt.reference_energy_counts)
+      return nodes[node].repeats * st.mult;
+    const CollectiveInfo& c = m.nodes[node].collective;
+    std::string tag;
+    int left = -1;
+    for (int s : m.members(m.nodes[node].parent)) {
+      if (s == node)
+        break;
+      if (m.nodes[s].kind != NodeKind::kTile)
+        continue;
+      left = s;
+      for (const TensorEntry& e : m.nodes[s].entries)
+        if (e.tensor == c.in_tensor)
+          tag = e.tag;
+    }
+    if (left < 0 || !node_mult.count(left))
+      return 0;
+    for (const Access& a : nodes[left].accesses)
+      if (a.target_side && a.tag == tag && a.tensor == c.in_tensor)
+        return a.count * node_mult.at(left);
+    return 0;
+  }
+
+  void walk(int node, State st) {
     const MappingNode& n = m.nodes[node];
     if (n.kind == NodeKind::kCollective) {
       const NodeEnergy& ne = nodes[node];
       const std::string& name = arch.levels[n.collective.level].name;
-      double times = static_cast<double>(ne.repeats * mult);
+      double times = static_cast<double>(collective_times(node, st));
       out[name] += ne.collective_memory * times;
       if (opt.noc_energy)
         out[name + "<->" + name + "-" + collective_name(n.collective.type)] +=
@@ -129,14 +214,13 @@ struct Walker {
     }
     if (n.kind != NodeKind::kTile)
       return;
-    bool charges = n.loop == LoopType::kSpatial || m.leaf(node);
-    if (charges) {
-      charge(node, mult, sp, sp_map);
-      mult *= nodes[node].iterations;
-      sp *= nodes[node].spatial;
+    if (n.loop == LoopType::kSpatial || m.leaf(node)) {
+      charge(node, st);
+      st.mult *= nodes[node].iterations;
+      st.sp *= nodes[node].spatial;
     }
     for (int c : m.members(node))
-      walk(c, mult, sp, sp_map);
+      walk(c, st);
   }
 };
 
@@ -146,9 +230,9 @@ std::map<std::string, double> energy_by_level(const ArchSpec& arch,
                                               const Mapping& m,
                                               const std::vector<NodeEnergy>& nodes,
                                               const Options& opt) {
-  Walker w{arch, m, nodes, opt, {}};
+  Walker w{arch, m, nodes, opt, {}, {}};
   if (!m.nodes.empty())
-    w.walk(0, 1, 1, {});
+    w.walk(0, {});
   return w.out;
 }
 

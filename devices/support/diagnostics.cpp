@@ -57,10 +57,17 @@ std::vector<Diagnostic> sorted(std::vector<Diagnostic> items) {
   return items;
 }
 
+// At most this many diagnostics are shown; a file broken everywhere says how many more.
+constexpr std::size_t kShown = 50;
+
 std::string render_all(const std::vector<Diagnostic>& items) {
   std::string out;
-  for (const Diagnostic& d : items)
-    out += render(d);
+  for (std::size_t i = 0; i < items.size() && i < kShown; ++i) {
+    out += render(items[i]);
+  }
+  if (items.size() > kShown) {
+    out += "... " + std::to_string(items.size() - kShown) + " more not shown\n";
+  }
   if (items.size() > 1)
     out += std::to_string(items.size()) + " errors\n";
   return out;
