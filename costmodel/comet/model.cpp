@@ -47,7 +47,18 @@ struct Evaluator {
     return costs[child].total;
   }
 
-  void record(int node, const TensorEntry& e, const EntryNest& n, bool child_side, double noc) {
+  // Transfers of one entry: its unique tiles; the reference counts every iteration when the
+  // node's entries iterate unequally often.
+  std::int64_t transfers(const EntryNest& n, bool uniform) const {
+    return uniform || !opt.parent_entry_quirk ? n.iterations() / n.reuse : n.iterations();
+  }
+
+  void record(int node,
+              const TensorEntry& e,
+              const EntryNest& n,
+              bool child_side,
+              double noc,
+              std::int64_t count) {
     Access a;
     a.level = child_side ? e.child : e.target;
     a.tensor = e.tensor;
@@ -59,7 +70,7 @@ struct Evaluator {
     a.unique = std::max<std::int64_t>(1, n.moves.empty() ? 1 : n.moves.front().unique);
     a.children = n.moves.empty() ? 1 : n.moves.front().children;
     a.precision = e.precision;
-    a.count = n.iterations() / n.reuse;
+    a.count = count;
     a.noc = noc;
     energy[node].accesses.push_back(a);
   }
@@ -96,8 +107,8 @@ std::int64_t Evaluator::leaf(int node) {
     const EntryNest& en = nest.entries[node][j];
     double noc = 0;
     timings.push_back(time_entry(arch, n.entries[j], en, w, opt, noc));
-    record(node, n.entries[j], en, false, 0);
-    count = std::max(count, en.iterations() / en.reuse);
+    record(node, n.entries[j], en, false, 0, transfers(en, w.uniform));
+    count = std::max(count, transfers(en, w.uniform));
   }
   ComputeAccess c;
   c.level = unit_level;
@@ -231,8 +242,8 @@ std::int64_t Evaluator::spatial(int node) {
     w.hide = !by_collective && (grouped || seq_parent ? !en.dependent : true);
     double noc = 0;
     timings.push_back(time_entry(arch, e, en, w, opt, noc));
-    record(node, e, en, false, 0);
-    record(node, e, en, true, noc);
+    record(node, e, en, false, 0, transfers(en, w.uniform));
+    record(node, e, en, true, noc, transfers(en, w.uniform));
     most = std::max(most, en.iterations() / en.reuse);
   }
   for (const EntryNest& en : nest.entries[node])
