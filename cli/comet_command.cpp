@@ -127,8 +127,13 @@ int comet(Context& cx, const CometArgs& a) {
   ProblemSpec problem = load_problem(a.problem, constants);
   Mapping mapping = load_mapping(a.mapping, arch, problem, constants);
   Report r = evaluate(arch, problem, mapping, opt);
+  std::optional<Rejected> misfit = check_fit(arch, problem, mapping, opt);
   if (cx.json || a.json) {
-    cx.out << report_json(r, a).dump(2) << "\n";
+    nlohmann::ordered_json j = report_json(r, a);
+    j["fits"] = !misfit;
+    if (misfit)
+      j["misfit"] = misfit->reason;
+    cx.out << j.dump(2) << "\n";
     return kExitOk;
   }
   cx.out << "COMET model of " << a.mapping << " on " << a.arch << " ("
@@ -136,6 +141,8 @@ int comet(Context& cx, const CometArgs& a) {
   cx.out << "latency: " << r.latency
          << " cycles = " << devices::format(devices::Seconds{r.seconds()}) << " at "
          << devices::format_number(a.freq_ghz) << " GHz\n";
+  if (misfit)
+    cx.out << "warning: the tiles do not fit, " << misfit->reason << "\n";
   cx.out << "breakdown (cycles; CS compulsory stall, OS optional stall, TMW compute window)\n";
   print_breakdown(cx.out, r);
   cx.out << "energy by level (pJ" << (opt.noc_energy ? ", NoC included" : "") << ")\n";

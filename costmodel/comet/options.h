@@ -27,6 +27,9 @@ struct Options {
   /// previous entry (an uninitialised index in the reference). Corrected: the parent's loop
   /// walked over the tensor's own projection.
   bool parent_entry_quirk = false;
+  /// Fit check: tiles count once even in a double-buffered memory whose node prefetches (the
+  /// reference's Validate::fitsInMemory). Corrected: twice.
+  bool single_buffer_fit = false;
   /// Add the ORION/HISIM NoC energy of implicit and explicit collectives (--calc_noc_energy).
   bool noc_energy = true;
   /// Clock, only to convert cycles to seconds (comet-model.md §8 #2).
@@ -40,6 +43,7 @@ struct Options {
     o.instances_by_tag = true;
     o.reference_energy_counts = true;
     o.parent_entry_quirk = true;
+    o.single_buffer_fit = true;
     return o;
   }
 };

@@ -13,7 +13,8 @@ namespace yirage::costmodel::comet {
 // (the next tile is prefetched into the second buffer; comet-model.md §9).
 std::optional<Rejected> check_fit(const ArchSpec& arch,
                                   const ProblemSpec& problem,
-                                  const Mapping& mapping) {
+                                  const Mapping& mapping,
+                                  const Options& opt) {
   NestAnalysis nest = analyze_nest(arch, problem, mapping);
   for (std::size_t i = 0; i < mapping.nodes.size(); ++i) {
     const MappingNode& n = mapping.nodes[i];
@@ -29,7 +30,8 @@ std::optional<Rejected> check_fit(const ArchSpec& arch,
     }
     for (const auto& [level, b] : bytes) {
       const MemoryType& mem = arch.memory_of(level);
-      std::int64_t need = mem.double_buffered && prefetch ? 2 * b : b;
+      bool twice = mem.double_buffered && prefetch && !opt.single_buffer_fit;
+      std::int64_t need = twice ? 2 * b : b;
       if (mem.capacity() > 0 && need > mem.capacity())
         return Rejected{"node " + std::to_string(i) + ": " + std::to_string(need) +
                         " B of tiles in " + arch.levels[level].name + " (" +
@@ -50,7 +52,7 @@ SearchResult search_space(const ArchSpec& arch,
   for (const Candidate& c : space) {
     Mapping m =
         parse_mapping(mapping_path, mapping_text, arch, problem, sweep_constants(c, problem));
-    if (std::optional<Rejected> no = check_fit(arch, problem, m)) {
+    if (std::optional<Rejected> no = check_fit(arch, problem, m, opt)) {
       ++r.rejected;
       if (r.reasons.size() < 3)
         r.reasons.push_back(describe(c) + ": " + no->reason);

@@ -24,7 +24,8 @@ struct Rejected {
 /// Why `mapping` does not fit `arch`, or nullopt when it fits.
 std::optional<Rejected> check_fit(const ArchSpec& arch,
                                   const ProblemSpec& problem,
-                                  const Mapping& mapping);
+                                  const Mapping& mapping,
+                                  const Options& opt = {});
 
 struct Priced {
   Candidate candidate;
