@@ -6,10 +6,14 @@
 #include "cli/plan_report.h"
 #include "cli/run.h"
 #include "cli/summary.h"
+#include "planner/hetero.h"
 #include "planner/infer_estimate.h"
 #include "planner/search.h"
 
 #include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <tuple>
 
 namespace yirage::cli {
 namespace {
@@ -22,14 +26,37 @@ struct PlanArgs {
 
 std::string model_note(const devices::ClusterSpec& c,
                        const costmodel::CalibrationSet& calibrations) {
-  const std::string& d = c.groups.front().device;
-  return std::string(calibrations.find_gpu(d) ? "operations calibrated"
-                                              : "operations uncalibrated (peak rates)") +
-         " for " + d + "; collectives " +
-         (calibrations.find(d, devices::fabric_name(c.groups.front().fabric.kind))
-              ? "calibrated"
-              : "from NCCL's constants") +
-         " (data/calibration/); not yet checked against measured training runs or serving";
+  std::string calibrated;
+  std::string peak;
+  std::string nccl;
+  std::vector<const devices::NodeGroup*> groups;
+  for (const devices::NodeGroup& g : c.groups)
+    groups.push_back(&g);
+  std::sort(groups.begin(), groups.end(), [](const auto* a, const auto* b) {
+    return std::tie(a->device, a->name) < std::tie(b->device, b->name);
+  });  // deterministic whatever the order of the file
+  for (const devices::NodeGroup* gp : groups) {
+    const devices::NodeGroup& g = *gp;
+    std::string& list = calibrations.find_gpu(g.device) ? calibrated : peak;
+    if (list.find(g.device) == std::string::npos)
+      list += (list.empty() ? "" : ", ") + g.device;
+    if (!calibrations.find(g.device, devices::fabric_name(g.fabric.kind)) &&
+        nccl.find(g.device) == std::string::npos) {
+      nccl += (nccl.empty() ? "" : ", ") + g.device;
+    }
+  }
+  std::string note;
+  if (!calibrated.empty())
+    note += "operations calibrated for " + calibrated;
+  if (!peak.empty()) {
+    note += std::string(note.empty() ? "" : "; ") + "operations at peak rates (uncalibrated) for " +
+            peak;
+  }
+  note += nccl.empty() ? "; collectives calibrated"
+                       : "; collectives from NCCL's constants (uncalibrated) for " + nccl;
+  return note +
+         " (data/calibration/); not yet checked against measured training runs or "
+         "serving";
 }
 
 int evaluate_layout(Context& cx,
@@ -113,18 +140,57 @@ int plan_inference(Context& cx,
   return kExitOk;
 }
 
+int plan_hetero(Context& cx,
+                const devices::ClusterSpec& cluster,
+                const devices::TaskSpec& task,
+                const costmodel::CalibrationSet& calibrations) {
+  planner::HeteroResult r = planner::search_hetero_training(cluster, task, calibrations);
+  if (!r.plan) {
+    cx.out << "no plan for " << task.name << " on " << cluster.name << ": " << r.why << "\n";
+    return kExitCheckFailed;
+  }
+  const planner::HeteroPlan& h = *r.plan;
+  if (cx.json) {
+    nlohmann::ordered_json j;
+    j["cluster"] = cluster.name;
+    j["task"] = task.name;
+    j["step_s"] = h.step;
+    j["cross_group_sync_s"] = h.cross_sync;
+    j["tokens_per_s"] = h.tokens_per_s;
+    j["mfu"] = h.mfu;
+    for (const planner::GroupShare& g : h.groups) {
+      nlohmann::ordered_json gj = plan_json(g.plan);
+      gj["group"] = g.group;
+      gj["device"] = g.device;
+      gj["batch"] = g.batch;
+      j["groups"].push_back(gj);
+    }
+    cx.out << j.dump(2) << "\n";
+    return kExitOk;
+  }
+  cx.out << task.name << " on " << cluster.name << " (" << cluster.total_devices() << " devices in "
+         << cluster.groups.size() << " node groups)\n";
+  print_hetero(cx.out, h);
+  cx.out << "  model: " << model_note(cluster, calibrations) << "\n";
+  return kExitOk;
+}
+
 int plan(Context& cx, const PlanArgs& a) {
   devices::DeviceRegistry registry = cx.load_registry();
   devices::ClusterSpec cluster = cx.load_cluster(a.files[0], registry);
   devices::TaskSpec task = cx.load_task(a.files[1]);
   check_fit(cluster, task);
+  costmodel::CalibrationSet calibrations =
+      costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
   if (std::string why = planner::unsupported_reason(cluster, task); !why.empty()) {
+    if (task.mode == devices::Mode::kTrain && a.layout.empty()) {
+      return plan_hetero(cx, cluster, task, calibrations);
+    }
     cx.err << "yirage-plan: both files are valid, but " << why
+           << (task.mode == devices::Mode::kTrain ? " for --layout" : " for inference")
            << ". `yirage-plan check CLUSTER TASK` summarises the inputs.\n";
     return kExitUnavailable;
   }
-  costmodel::CalibrationSet calibrations =
-      costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
   if (task.mode != devices::Mode::kTrain)
     return plan_inference(cx, cluster, task, calibrations, a);
   planner::TrainContext tc{cluster, task, calibrations};

@@ -165,4 +165,22 @@ nlohmann::ordered_json infer_json(const planner::InferEstimate& p) {
   return j;
 }
 
+void print_hetero(std::ostream& out, const planner::HeteroPlan& h) {
+  Table t({"  group", "device", ">devices", ">batch", "layout", ">step", ">tokens/s", ">MFU",
+           ">memory/device"});
+  for (const planner::GroupShare& g : h.groups) {
+    const planner::PlanEstimate& p = g.plan;
+    t.add_row({"  " + g.group, g.device, std::to_string(g.devices), std::to_string(g.batch),
+               p.layout.str(), secs(p.step.total), format_count(p.tokens_per_s), pct(p.mfu),
+               bytes(p.memory.total()) + " / " + bytes(p.memory.capacity)});
+  }
+  t.print(out);
+  double slowest = h.step - h.cross_sync;
+  out << "  step " << secs(h.step) << " = slowest group " << secs(slowest)
+      << " + gradient all-reduce across the groups " << secs(h.cross_sync) << "\n";
+  out << "  throughput " << format_count(h.tokens_per_s) << " tokens/s, MFU " << pct(h.mfu)
+      << " of the groups' combined peak\n";
+  out << "  note: " << h.note << "\n";
+}
+
 }  // namespace yirage::cli

@@ -3,6 +3,7 @@
 
 #include "devices/cluster_spec.h"
 #include "devices/task_spec.h"
+#include "planner/hetero.h"
 #include "planner/infer_estimate.h"
 #include "planner/search.h"
 
@@ -24,6 +25,8 @@ void print_infer_table(std::ostream& out,
                        const std::vector<planner::InferEstimate>& plans,
                        std::size_t top);
 nlohmann::ordered_json infer_json(const planner::InferEstimate& p);
+
+void print_hetero(std::ostream& out, const planner::HeteroPlan& h);
 
 /// One sentence on what limits the step.
 std::string binding_sentence(const planner::PlanEstimate& p);

@@ -1,0 +1,154 @@
+#include "planner/hetero.h"
+
+#include "costmodel/collective.h"
+#include "costmodel/validation.h"
+#include "planner/workload/model_size.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace yirage::planner {
+namespace {
+
+using devices::ClusterSpec;
+using devices::NodeGroup;
+
+// A cluster of one node group, with the network of the whole.
+ClusterSpec sub_cluster(const ClusterSpec& c, const NodeGroup& g) {
+  ClusterSpec s;
+  s.name = c.name + "/" + g.name;
+  s.groups = {g};
+  s.network = c.network;
+  s.device_types = {c.device(g)};
+  s.loc = c.loc;
+  return s;
+}
+
+std::optional<PlanEstimate> best_plan(const ClusterSpec& c,
+                                      devices::TaskSpec task,
+                                      std::int64_t batch,
+                                      const costmodel::CalibrationSet& cal) {
+  task.global_batch = batch;
+  TrainContext cx{c, task, cal};
+  SearchResult r = search_training(cx);
+  if (r.plans.empty())
+    return std::nullopt;
+  return r.plans.front();
+}
+
+// Splits `total` sequences in proportion to `weights`, every share at least 1, the
+// remainder going to the largest fractional parts (ties to the earlier group).
+std::vector<std::int64_t> split(std::int64_t total, const std::vector<double>& weights) {
+  double sum = 0;
+  for (double w : weights)
+    sum += w;
+  std::vector<std::int64_t> out;
+  std::vector<std::pair<double, std::size_t>> rest;
+  std::int64_t given = 0;
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    double exact = static_cast<double>(total) * weights[i] / sum;
+    auto share = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::floor(exact)));
+    out.push_back(share);
+    given += share;
+    rest.emplace_back(exact - std::floor(exact), i);
+  }
+  std::stable_sort(rest.begin(), rest.end(), [](auto a, auto b) { return a.first > b.first; });
+  for (std::size_t k = 0; given < total; ++k, ++given)
+    out[rest[k % rest.size()].second]++;
+  for (std::size_t k = out.size(); given > total && k-- > 0;) {
+    if (out[k] > 1) {
+      out[k]--;
+      given--;
+    }
+  }
+  return out;
+}
+
+double cross_group_sync(const ClusterSpec& c,
+                        const devices::TaskSpec& task,
+                        const costmodel::CalibrationSet& cal,
+                        std::size_t groups) {
+  if (groups < 2)
+    return 0;
+  costmodel::CommGroupResult g =
+      costmodel::make_comm_group(c, static_cast<std::int64_t>(groups), 1);
+  if (!g.group)
+    return 0;
+  costmodel::apply_calibration(*g.group, cal);
+  // Each group's gradient is spread over its devices; matching shards of the groups are
+  // all-reduced over as many rings in parallel as the smallest group has devices (one NIC
+  // each). Fully exposed: it starts when the slowest group has finished.
+  std::int64_t rings = c.groups.front().devices();
+  for (const NodeGroup& ng : c.groups)
+    rings = std::min(rings, ng.devices());
+  double bytes = count_parameters(task.model).total * 2 / static_cast<double>(rings);
+  return costmodel::estimate_collective(*g.group, costmodel::Collective::kAllReduce, bytes)
+      .latency()
+      .value;
+}
+
+}  // namespace
+
+HeteroResult search_hetero_training(const ClusterSpec& cluster,
+                                    const devices::TaskSpec& task,
+                                    const costmodel::CalibrationSet& cal) {
+  std::vector<const NodeGroup*> groups;
+  for (const NodeGroup& g : cluster.groups)
+    groups.push_back(&g);
+  std::sort(groups.begin(), groups.end(), [](const NodeGroup* a, const NodeGroup* b) {
+    return std::tie(a->device, a->name) < std::tie(b->device, b->name);
+  });
+  if (task.global_batch < static_cast<std::int64_t>(groups.size())) {
+    return {std::nullopt, "the global batch is smaller than the number of node groups"};
+  }
+  // Start from shares proportional to peak compute, then rebalance twice on the estimated
+  // step times so that the groups finish together.
+  std::vector<double> weights;
+  for (const NodeGroup* g : groups) {
+    const devices::DeviceSpec& d = cluster.device(*g);
+    weights.push_back(static_cast<double>(g->devices()) *
+                      costmodel::matrix_peak(d, task.precision).value);
+  }
+  std::vector<GroupShare> best;
+  double best_step = 0;
+  for (int round = 0; round < 6; ++round) {
+    std::vector<std::int64_t> batch = split(task.global_batch, weights);
+    std::vector<GroupShare> shares;
+    double step = 0;
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      auto p = best_plan(sub_cluster(cluster, *groups[i]), task, batch[i], cal);
+      if (!p) {
+        return {std::nullopt, "node group '" + groups[i]->name + "' cannot run a share of " +
+                                  std::to_string(batch[i]) + " sequences"};
+      }
+      shares.push_back({groups[i]->name, groups[i]->device, groups[i]->devices(), batch[i], *p});
+      weights[i] = static_cast<double>(batch[i]) / p->step.total;
+      step = std::max(step, p->step.total);
+    }
+    // Layouts change in steps with the share, so rebalancing need not converge: keep the
+    // best round (ties to the earlier one).
+    if (best.empty() || step < best_step) {
+      best = shares;
+      best_step = step;
+    }
+  }
+  HeteroPlan h;
+  h.groups = best;
+  h.step = best_step;
+  h.cross_sync = cross_group_sync(cluster, task, cal, best.size());
+  h.step += h.cross_sync;
+  double tokens = static_cast<double>(task.global_batch * task.sequence_length);
+  h.tokens_per_s = tokens / h.step;
+  double peak = 0;
+  for (const NodeGroup* g : groups) {
+    peak += static_cast<double>(g->devices()) *
+            costmodel::matrix_peak(cluster.device(*g), task.precision).value;
+  }
+  h.mfu = training_flops_per_token(task.model, task.sequence_length) * tokens / (h.step * peak);
+  h.note =
+      "data parallelism across node groups with uneven batch shares; pipelines spanning "
+      "device types are not searched yet";
+  return {h, ""};
+}
+
+}  // namespace yirage::planner
