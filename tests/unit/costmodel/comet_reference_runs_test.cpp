@@ -82,3 +82,20 @@ TEST(CometReferenceRuns, IteratingMappings) {
 
 }  // namespace
 }  // namespace yirage::costmodel::comet
+
+namespace yirage::costmodel::comet {
+namespace {
+
+// data/comet/mapping_rowsum_allreduce.yaml (derived, §8 #5), as the reference prices it.
+TEST(CometReferenceRuns, RowSumAllReduce) {
+  ArchSpec arch = load_arch(kDir / "arch.yaml");
+  Constants c = load_constants(kDir / "constants_worked_example.yaml");
+  ProblemSpec problem = load_problem(kDir / "problem.yaml", c);
+  Mapping m = load_mapping(kDir / "mapping_rowsum_allreduce.yaml", arch, problem, c);
+  Report r = evaluate(arch, problem, m, Options::reference());
+  EXPECT_EQ(r.latency, 18814);
+  EXPECT_NEAR(r.energy_total, 1.533426e7, 5.0);
+}
+
+}  // namespace
+}  // namespace yirage::costmodel::comet
