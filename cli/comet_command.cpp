@@ -21,7 +21,7 @@ using costmodel::comet::BreakdownRow;
 using costmodel::comet::Report;
 
 struct CometArgs {
-  std::string arch, problem, mapping, constants, search;
+  std::string arch, problem, mapping, constants, search, baseline;
   bool ref_compat = false;
   bool json = false;
   bool no_noc = false;
@@ -90,28 +90,54 @@ void print_best(std::ostream& out, const char* what, const costmodel::comet::Pri
       << " pJ: " << costmodel::comet::describe(p.candidate) << "\n";
 }
 
-// --search: every factorization the constraints allow, priced with the mapping as template.
-int search(Context& cx, const CometArgs& a, const costmodel::comet::Options& opt) {
+std::string ratio(double v) {
+  return devices::format_number(v, 3) + "x";
+}
+
+// Prices every factorization the constraints allow, with `mapping` as the template.
+costmodel::comet::SearchResult search_mapping(Context& cx,
+                                              const CometArgs& a,
+                                              const costmodel::comet::Options& opt,
+                                              const std::string& mapping) {
   using namespace costmodel::comet;
   ArchSpec arch = load_arch(a.arch);
   ProblemSpec problem = load_problem(a.problem, load_constants(a.constants));
   FactorConstraints constraints = load_constraints(a.search, problem);
-  std::ifstream in(a.mapping);
+  std::ifstream in(mapping);
   std::stringstream text;
   text << in.rdbuf();
   std::vector<Candidate> space = enumerate_space(problem, constraints);
-  SearchResult r = search_space(arch, problem, a.mapping, text.str(), space, opt);
-  cx.out << "COMET mapping search over " << a.search << " ("
+  SearchResult r = search_space(arch, problem, mapping, text.str(), space, opt);
+  cx.out << "COMET mapping search of " << mapping << " over " << a.search << " ("
          << (a.ref_compat ? "reference mode" : "corrected model") << "): " << r.candidates
          << " candidates, " << r.rejected << " rejected (tiles do not fit)\n";
   for (const std::string& why : r.reasons)
     cx.out << "  rejected " << why << "\n";
   if (!r.best_latency) {
     cx.out << "no candidate fits\n";
-    return kExitCheckFailed;
+    return r;
   }
   print_best(cx.out, "latency", *r.best_latency);
   print_best(cx.out, "energy", *r.best_energy);
+  return r;
+}
+
+// --search, and with --baseline the speed-up of the best mapping over the best baseline
+// (comet-model.md section 8 #19: the same search space for both).
+int search(Context& cx, const CometArgs& a, const costmodel::comet::Options& opt) {
+  costmodel::comet::SearchResult r = search_mapping(cx, a, opt, a.mapping);
+  if (!r.best_latency)
+    return kExitCheckFailed;
+  if (a.baseline.empty())
+    return kExitOk;
+  costmodel::comet::SearchResult b = search_mapping(cx, a, opt, a.baseline);
+  if (!b.best_latency)
+    return kExitCheckFailed;
+  cx.out << "speed-up over the baseline (best latency each): "
+         << ratio(static_cast<double>(b.best_latency->latency) /
+                  static_cast<double>(r.best_latency->latency))
+         << "; energy saving (best energy each): "
+         << ratio(b.best_energy->energy / r.best_energy->energy) << "\n";
   return kExitOk;
 }
 
@@ -147,6 +173,13 @@ int comet(Context& cx, const CometArgs& a) {
   print_breakdown(cx.out, r);
   cx.out << "energy by level (pJ" << (opt.noc_energy ? ", NoC included" : "") << ")\n";
   print_energy(cx.out, r);
+  if (!a.baseline.empty()) {
+    Report b = evaluate(arch, problem, load_mapping(a.baseline, arch, problem, constants), opt);
+    cx.out << "baseline " << a.baseline << ": " << b.latency << " cycles, "
+           << scientific(b.energy_total) << " pJ; speed-up "
+           << ratio(static_cast<double>(b.latency) / static_cast<double>(r.latency))
+           << ", energy saving " << ratio(b.energy_total / r.energy_total) << "\n";
+  }
   return kExitOk;
 }
 
@@ -170,6 +203,9 @@ void add_comet_command(CLI::App& app, Context& cx) {
                   "Price every factorization CONSTRAINTS allows (reference sweep format); "
                   "print the best by latency and by energy")
       ->type_name("CONSTRAINTS");
+  cmd->add_option("--baseline", a->baseline,
+                  "Another mapping of the same problem (e.g. the unfused one) to compare with")
+      ->type_name("MAPPING");
   cmd->add_flag("--json", a->json, "JSON output");
   cmd->callback([&cx, a] {
     cx.action = [&cx, a] {

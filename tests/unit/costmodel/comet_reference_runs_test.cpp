@@ -99,3 +99,20 @@ TEST(CometReferenceRuns, RowSumAllReduce) {
 
 }  // namespace
 }  // namespace yirage::costmodel::comet
+
+namespace yirage::costmodel::comet {
+namespace {
+
+// data/comet/mapping_unfused.yaml (derived, §8 #19), as the reference prices it.
+TEST(CometReferenceRuns, UnfusedBaseline) {
+  ArchSpec arch = load_arch(kDir / "arch.yaml");
+  Constants c = load_constants(kDir / "constants_worked_example.yaml");
+  ProblemSpec problem = load_problem(kDir / "problem.yaml", c);
+  Mapping m = load_mapping(kDir / "mapping_unfused.yaml", arch, problem, c);
+  Report r = evaluate(arch, problem, m, Options::reference());
+  EXPECT_EQ(r.latency, 84834);
+  EXPECT_NEAR(r.energy_total, 1.211549e8, 50.0);
+}
+
+}  // namespace
+}  // namespace yirage::costmodel::comet
