@@ -67,10 +67,12 @@ std::int64_t network_latency(const NetworkSpec& net, const NetTransfer& t, std::
   const std::int64_t h = mesh_hops(mesh_shape(net, t.participants));
   const double router = static_cast<double>(h * net.hop_latency);
   double q = static_cast<double>(t.tile * h);  // elements on the critical path
-  double reduce = reduces(t) ? q * t.participants * kReduceCycles / simd : 0;
+  const auto p = static_cast<double>(t.participants);
+  double reduce = reduces(t) ? q * p * kReduceCycles / static_cast<double>(simd) : 0;
   if (t.type == CollectiveType::kScatter && t.unique == 1)
     q /= static_cast<double>(t.participants);
-  double queue = q * t.bits / net.channel_width * net.queuing_delay;
+  double queue =
+      q * t.bits / static_cast<double>(net.channel_width) * static_cast<double>(net.queuing_delay);
   double phases = two_phase(t.type) ? 2 : 1;
   return static_cast<std::int64_t>(phases * router + phases * queue + reduce);
 }
@@ -82,9 +84,10 @@ double network_energy(const NetworkSpec& net, const NetTransfer& t) {
   const MeshShape m = mesh_shape(net, t.participants);
   const std::int64_t h = mesh_hops(m);
   auto q = static_cast<std::uint32_t>(t.tile * h);
-  double reduce = reduces(t) ? static_cast<double>(q) * t.participants * reduce_energy_pj(t.op) : 0;
+  const auto p = static_cast<double>(t.participants);
+  double reduce = reduces(t) ? static_cast<double>(q) * p * reduce_energy_pj(t.op) : 0;
   if (t.type == CollectiveType::kScatter && t.unique == 1)
-    q = static_cast<std::uint32_t>(static_cast<double>(q) / t.participants);
+    q = static_cast<std::uint32_t>(static_cast<double>(q) / p);
   std::uint32_t hops = static_cast<std::uint32_t>(h);
   if (two_phase(t.type)) {
     hops *= 2;

@@ -41,7 +41,8 @@ struct Walker {
     if (unit.cls == ComputeClass::kMac)
       return ops * static_cast<double>(c.volume) * e;
     double lanes = static_cast<double>(unit.width);
-    return ops * e * lanes * (opt.reference_energy_counts ? 1.0 : c.instructions);
+    double per = opt.reference_energy_counts ? 1.0 : static_cast<double>(c.instructions);
+    return ops * e * lanes * per;
   }
 
   std::vector<std::string> tensors_left_of(int node) const {
@@ -149,7 +150,10 @@ struct Walker {
         continue;
       double scale = ref ? 1.0 : static_cast<double>(st.sp);
       const std::string& name = arch.levels[a.level].name;
-      out[name + "<->" + name] += a.noc * static_cast<double>(mult) * scale;
+      std::string key = name;
+      key += "<->";
+      key += name;
+      out[key] += a.noc * static_cast<double>(mult) * scale;
     }
     if (ne.compute) {
       const ComputeAccess& c = *ne.compute;

@@ -3,6 +3,8 @@
 #include "costmodel/comet/yaml_util.h"
 
 #include <algorithm>
+#include <array>
+#include <string_view>
 
 namespace yirage::costmodel::comet {
 namespace {
@@ -10,6 +12,17 @@ namespace {
 using devices::Diagnostics;
 using devices::MapReader;
 using devices::YamlDoc;
+
+constexpr std::array<std::string_view, 6> kCollectiveTypes = {
+    "broadcast", "reduction", "gather", "scatter", "allgather", "allreduce"};
+constexpr std::array<std::string_view, 4> kNodeKinds = {
+    "DataMovement_Tile", "Operation", "CollectiveOperation", "inter_tile_binding"};
+
+// The choices of a MapReader::choice from a constant table.
+template <std::size_t N>
+std::vector<std::string> choices(const std::array<std::string_view, N>& a) {
+  return {a.begin(), a.end()};
+}
 
 struct Reader {
   const YamlDoc& doc;
@@ -205,11 +218,10 @@ void Reader::operation(MapReader& m, MappingNode& node) {
 }
 
 void Reader::collective(MapReader& m, MappingNode& node) {
-  static const std::vector<std::string> kTypes = {"broadcast", "reduction", "gather",
-                                                  "scatter",   "allgather", "allreduce"};
   CollectiveInfo& c = node.collective;
-  std::string t = m.choice("type", kTypes, true).value_or("allreduce");
-  c.type = static_cast<CollectiveType>(std::find(kTypes.begin(), kTypes.end(), t) - kTypes.begin());
+  std::string t = m.choice("type", choices(kCollectiveTypes), true).value_or("allreduce");
+  c.type = static_cast<CollectiveType>(
+      std::find(kCollectiveTypes.begin(), kCollectiveTypes.end(), t) - kCollectiveTypes.begin());
   std::string op = m.choice("reduction_op", {"add", "max", "mult"}).value_or("");
   c.op = op == "add"    ? ReduceOp::kAdd
          : op == "max"  ? ReduceOp::kMax
@@ -247,10 +259,9 @@ int Reader::node(const YAML::Node& n, int parent) {
   out.nodes.push_back(node);
   if (!m.valid())
     return index;
-  static const std::vector<std::string> kKinds = {"DataMovement_Tile", "Operation",
-                                                  "CollectiveOperation", "inter_tile_binding"};
-  std::string kind = m.choice("node_type", kKinds, true).value_or("DataMovement_Tile");
-  node.kind = static_cast<NodeKind>(std::find(kKinds.begin(), kKinds.end(), kind) - kKinds.begin());
+  std::string kind = m.choice("node_type", choices(kNodeKinds), true).value_or("DataMovement_Tile");
+  node.kind = static_cast<NodeKind>(std::find(kNodeKinds.begin(), kNodeKinds.end(), kind) -
+                                    kNodeKinds.begin());
   if (node.kind == NodeKind::kTile) {
     tile(m, node);
   } else if (node.kind == NodeKind::kOperation) {
@@ -323,9 +334,9 @@ std::vector<Binding> Mapping::bindings(int node) const {
 }
 
 std::string collective_name(CollectiveType t) {
-  static const char* kNames[] = {"BROADCAST", "REDUCTION", "GATHER",
-                                 "SCATTER",   "ALLGATHER", "ALLREDUCE"};
-  return kNames[static_cast<int>(t)];
+  static const std::array<const char*, 6> names = {"BROADCAST", "REDUCTION", "GATHER",
+                                                   "SCATTER",   "ALLGATHER", "ALLREDUCE"};
+  return names[static_cast<std::size_t>(t)];
 }
 
 Mapping parse_mapping(const std::string& path,

@@ -275,7 +275,7 @@ Report evaluate(const ArchSpec& arch,
   if (mapping.nodes.empty())
     return r;
   r.latency = ev.eval(0);
-  fill_report(arch, mapping, ev.nest, ev.costs, ev.energy, opt, r);
+  fill_report(ReportInputs{arch, mapping, ev.nest, ev.costs, ev.energy, opt}, r);
   return r;
 }
 

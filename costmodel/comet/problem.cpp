@@ -163,27 +163,32 @@ std::string Constants::name(const std::string& text) const {
   return it == values.end() ? text : it->second;
 }
 
+namespace {
+
+void read_table(const YamlDoc& doc, Constants& c) {
+  MapReader top(doc, doc.root(), "constants file");
+  if (!top.valid())
+    return;
+  YAML::Node table = top.require("const");
+  if (table && !table.IsMap())
+    doc.error(table, "'const' must be a mapping of names to values");
+  for (auto it = table.begin(); table && table.IsMap() && it != table.end(); ++it) {
+    if (it->second.IsScalar())
+      c.values[it->first.Scalar()] = it->second.Scalar();
+    else
+      doc.error(it->second, "constant '" + it->first.Scalar() + "' must be a scalar");
+  }
+  top.finish();
+}
+
+}  // namespace
+
 Constants parse_constants(const std::string& path, const std::string& text) {
   Diagnostics diag;
   YamlDoc doc(path, text, diag);
   Constants c;
-  if (doc.root()) {
-    MapReader top(doc, doc.root(), "constants file");
-    if (top.valid()) {
-      YAML::Node table = top.require("const");
-      if (table && table.IsMap()) {
-        for (auto it = table.begin(); it != table.end(); ++it) {
-          if (it->second.IsScalar())
-            c.values[it->first.Scalar()] = it->second.Scalar();
-          else
-            doc.error(it->second, "constant '" + it->first.Scalar() + "' must be a scalar");
-        }
-      } else if (table) {
-        doc.error(table, "'const' must be a mapping of names to values");
-      }
-      top.finish();
-    }
-  }
+  if (doc.root())
+    read_table(doc, c);
   diag.throw_if_errors();
   return c;
 }

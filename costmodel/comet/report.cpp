@@ -70,15 +70,9 @@ struct Rows {
 
 }  // namespace
 
-void fill_report(const ArchSpec& arch,
-                 const Mapping& m,
-                 const NestAnalysis& nest,
-                 const std::vector<NodeCost>& costs,
-                 const std::vector<NodeEnergy>& energy,
-                 const Options& opt,
-                 Report& r) {
-  r.nodes.assign(m.nodes.size(), NodeResult{});
-  Rows rows{arch, m, nest, costs, energy, opt, r, {}};
+void fill_report(const ReportInputs& in, Report& r) {
+  r.nodes.assign(in.m.nodes.size(), NodeResult{});
+  Rows rows{in.arch, in.m, in.nest, in.costs, in.energy, in.opt, r, {}};
   rows.walk(0, 1);
   r.rows.clear();
   r.breakdown_total = 0;
@@ -88,7 +82,7 @@ void fill_report(const ArchSpec& arch,
   }
   r.energy.clear();
   r.energy_total = 0;
-  for (const auto& [key, pj] : energy_by_level(arch, m, energy, opt)) {
+  for (const auto& [key, pj] : energy_by_level(in.arch, in.m, in.energy, in.opt)) {
     r.energy.push_back(EnergyRow{key, pj});
     r.energy_total += pj;
   }

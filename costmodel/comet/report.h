@@ -12,12 +12,16 @@
 
 namespace yirage::costmodel::comet {
 
-void fill_report(const ArchSpec& arch,
-                 const Mapping& m,
-                 const NestAnalysis& nest,
-                 const std::vector<NodeCost>& costs,
-                 const std::vector<NodeEnergy>& energy,
-                 const Options& opt,
-                 Report& r);
+/// What the evaluation computed, per mapping node.
+struct ReportInputs {
+  const ArchSpec& arch;
+  const Mapping& m;
+  const NestAnalysis& nest;
+  const std::vector<NodeCost>& costs;
+  const std::vector<NodeEnergy>& energy;
+  const Options& opt;
+};
+
+void fill_report(const ReportInputs& in, Report& r);
 
 }  // namespace yirage::costmodel::comet

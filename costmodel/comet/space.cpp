@@ -103,10 +103,10 @@ std::vector<std::array<std::int64_t, kSweepLevels>> dim_choices(
 }  // namespace
 
 const std::array<const char*, kSweepLevels>& sweep_level_names() {
-  static const std::array<const char*, kSweepLevels> kNames = {
+  static const std::array<const char*, kSweepLevels> names = {
       "DRAM_temporal", "DRAM_spatial_X", "DRAM_spatial_Y", "GB_temporal",
       "GB_spatial_X",  "GB_spatial_Y",   "Core_temporal",  "Compute"};
-  return kNames;
+  return names;
 }
 
 FactorConstraints parse_constraints(const std::string& path,

@@ -150,6 +150,7 @@ NodeCost stage(const std::vector<TensorTiming>& tensors,
                const std::vector<bool>& shared_port_levels,
                const Options& opt) {
   std::vector<const TensorTiming*> order;
+  order.reserve(tensors.size());
   for (const TensorTiming& t : tensors)
     order.push_back(&t);
   std::stable_sort(order.begin(), order.end(), [](const TensorTiming* a, const TensorTiming* b) {

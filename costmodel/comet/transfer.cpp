@@ -43,8 +43,8 @@ TransferTime transfer_time(const ArchSpec& arch,
   bc = bc > 0 ? std::min(bc, port_bw) : port_bw;
   const bool support = drain ? net->reduction : net->broadcast;
   // sigma: without broadcast (or reduction) support each child's copy is sent on its own.
-  const double sigma =
-      !support && data != 0 ? static_cast<double>((mv.children + data - 1) / data) : 1.0;
+  const std::int64_t copies = data != 0 ? (mv.children + data - 1) / data : 1;  // ceil(n / u)
+  const double sigma = support ? 1.0 : static_cast<double>(copies);
   const double bytes = static_cast<double>(n.tile * e.precision) / 8.0;
   double t_target = std::ceil(sigma * static_cast<double>(data) * bytes / bt);
   const double t_child = data == 0 ? 0.0 : std::ceil(bytes / bc);
