@@ -1,5 +1,7 @@
 #include "costmodel/collective.h"
 
+#include "tests/unit/test_data.h"
+
 #include "devices/cluster_loader.h"
 
 #include <gtest/gtest.h>
@@ -7,17 +9,8 @@
 namespace yirage::costmodel {
 namespace {
 
-const devices::DeviceRegistry& registry() {
-  static const devices::DeviceRegistry r = devices::DeviceRegistry::load_bundled();
-  return r;
-}
-
-devices::ClusterSpec cluster(const std::string& name) {
-  return devices::load_cluster(devices::data_dir() / "clusters" / (name + ".yaml"), registry());
-}
-
 CommGroup group(const std::string& name, std::int64_t ranks) {
-  CommGroupResult r = make_comm_group(cluster(name), ranks);
+  CommGroupResult r = make_comm_group(testing::example_cluster(name), ranks);
   EXPECT_TRUE(r.group) << r.reason;
   return *r.group;
 }
@@ -31,7 +24,7 @@ TEST(CommGroup, PlacesRanksOnNodes) {
   // NET_BW 12 GB/s per 100 Gb/s: 400 Gb/s -> 48 GB/s.
   EXPECT_NEAR(g.nic_bw.value, 48e9, 1e6);
   EXPECT_FALSE(g.nvls);  // off unless the fabric says nvls: true
-  EXPECT_FALSE(make_comm_group(cluster("dgx-h100"), 9).group);
+  EXPECT_FALSE(make_comm_group(testing::example_cluster("dgx-h100"), 9).group);
 }
 
 TEST(Collective, LargeAllReduceApproachesTheBandwidthBound) {
@@ -51,7 +44,7 @@ TEST(Collective, NvlsDoublesTheAllReduceBusBandwidthOfTheSwitch) {
       "c.yaml",
       "name: nvls\nnode_groups:\n  - {device: H100-SXM, nodes: 1, devices_per_node: 8,\n"
       "     fabric: {kind: nvswitch, latency: 1 us, nvls: true}}\n",
-      registry());
+      testing::bundled_registry());
   CommGroup g = *make_comm_group(c, 8).group;
   ASSERT_TRUE(g.nvls);
   CollectiveEstimate e = estimate_collective(g, Collective::kAllReduce, 1024.0 * 1024 * 1024);

@@ -1,3 +1,5 @@
+#include "tests/unit/test_data.h"
+
 #include "devices/cluster_loader.h"
 #include "devices/task_loader.h"
 #include "planner/infer_estimate.h"
@@ -7,27 +9,13 @@
 namespace yirage::planner {
 namespace {
 
-const devices::DeviceRegistry& registry() {
-  static const devices::DeviceRegistry r = devices::DeviceRegistry::load_bundled();
-  return r;
-}
-
-devices::ClusterSpec cluster(const std::string& name) {
-  return devices::load_cluster(devices::data_dir() / "clusters" / (name + ".yaml"), registry());
-}
-
-devices::TaskSpec task(const std::string& name) {
-  return devices::load_task(devices::data_dir() / "tasks" / (name + ".yaml"),
-                            devices::ModelRegistry::load_bundled());
-}
-
 const costmodel::CalibrationSet kNoCalibration;
 
 TEST(Inference, KvCacheOfGqaDecode) {
   // Llama 3 70B, fp8, 64 sequences of 8192 tokens on TP 8: each device keeps one of the 8 KV
   // heads: 2 x 128 B per token and layer, 80 layers.
-  devices::ClusterSpec c = cluster("dgx-h100");
-  devices::TaskSpec t = task("llama3-70b-decode");
+  devices::ClusterSpec c = testing::example_cluster("dgx-h100");
+  devices::TaskSpec t = testing::example_task("llama3-70b-decode");
   InferContext cx{c, t, kNoCalibration};
   auto r = estimate_inference(cx, InferLayout{1, 8, 1, 64});
   ASSERT_TRUE(std::holds_alternative<InferEstimate>(r));
@@ -38,8 +26,8 @@ TEST(Inference, KvCacheOfGqaDecode) {
 }
 
 TEST(Inference, ServingKeepsUpWithTheRate) {
-  devices::ClusterSpec c = cluster("dgx-h100");
-  devices::TaskSpec t = task("llama3-8b-serve");
+  devices::ClusterSpec c = testing::example_cluster("dgx-h100");
+  devices::TaskSpec t = testing::example_task("llama3-8b-serve");
   InferContext cx{c, t, kNoCalibration};
   InferSearchResult r = search_inference(cx);
   ASSERT_FALSE(r.plans.empty());
@@ -52,8 +40,8 @@ TEST(Inference, ServingKeepsUpWithTheRate) {
 }
 
 TEST(Inference, TooLargeIsRefusedWithTheShortfall) {
-  devices::ClusterSpec c = cluster("one-h100");
-  devices::TaskSpec t = task("llama3-70b-decode");
+  devices::ClusterSpec c = testing::example_cluster("one-h100");
+  devices::TaskSpec t = testing::example_task("llama3-70b-decode");
   InferContext cx{c, t, kNoCalibration};
   auto r = estimate_inference(cx, InferLayout{1, 1, 1, 64});
   ASSERT_TRUE(std::holds_alternative<InferRejected>(r));

@@ -1,3 +1,5 @@
+#include "tests/unit/test_data.h"
+
 #include "devices/cluster_loader.h"
 #include "devices/task_loader.h"
 #include "planner/search.h"
@@ -7,20 +9,6 @@
 
 namespace yirage::planner {
 namespace {
-
-const devices::DeviceRegistry& registry() {
-  static const devices::DeviceRegistry r = devices::DeviceRegistry::load_bundled();
-  return r;
-}
-
-devices::ClusterSpec cluster(const std::string& name) {
-  return devices::load_cluster(devices::data_dir() / "clusters" / (name + ".yaml"), registry());
-}
-
-devices::TaskSpec task(const std::string& name) {
-  return devices::load_task(devices::data_dir() / "tasks" / (name + ".yaml"),
-                            devices::ModelRegistry::load_bundled());
-}
 
 const costmodel::CalibrationSet kNoCalibration;
 
@@ -37,8 +25,8 @@ TEST(TrainMemory, MatchesKorthikantiForGpt3WithFullRecompute) {
   // GPT-3 175B, t = 8, full recomputation: the stored activations are the layer inputs,
   // 2sbh / t bytes per layer (Korthikanti et al. 2022, Table 2), for every in-flight
   // micro-batch, plus one layer's full set during recomputation.
-  devices::ClusterSpec c = cluster("h100-128x8");
-  devices::TaskSpec t = task("gpt3-175b-train");
+  devices::ClusterSpec c = testing::example_cluster("h100-128x8");
+  devices::TaskSpec t = testing::example_task("gpt3-175b-train");
   TrainContext cx{c, t, kNoCalibration};
   Layout l{16, 8, 8, 1, Recompute::kFull, 1};
   MemoryUse m = training_memory(cx, l);
@@ -52,8 +40,8 @@ TEST(TrainMemory, MatchesKorthikantiForGpt3WithFullRecompute) {
 }
 
 TEST(TrainPlan, InfeasibleLayoutsSayWhy) {
-  devices::ClusterSpec c = cluster("dgx-h100");
-  devices::TaskSpec t = task("llama3-8b-train");
+  devices::ClusterSpec c = testing::example_cluster("dgx-h100");
+  devices::TaskSpec t = testing::example_task("llama3-8b-train");
   TrainContext cx{c, t, kNoCalibration};
   auto r = estimate_training(cx, Layout{1, 8, 2, 1, Recompute::kNone, 0});
   ASSERT_TRUE(std::holds_alternative<Rejected>(r));
@@ -64,8 +52,8 @@ TEST(TrainPlan, InfeasibleLayoutsSayWhy) {
 }
 
 TEST(TrainPlan, StepAddsUpAndMfuIsBelowOne) {
-  devices::ClusterSpec c = cluster("h100-4x8-rail");
-  devices::TaskSpec t = task("llama3-70b-train");
+  devices::ClusterSpec c = testing::example_cluster("h100-4x8-rail");
+  devices::TaskSpec t = testing::example_task("llama3-70b-train");
   TrainContext cx{c, t, kNoCalibration};
   SearchResult r = search_training(cx);
   ASSERT_FALSE(r.plans.empty());
@@ -86,8 +74,8 @@ TEST(TrainPlan, StepAddsUpAndMfuIsBelowOne) {
 TEST(TrainPlan, PipelineBubbleFollowsMegatron) {
   // With p stages and m micro-batches the bubble is (p - 1) / m of the ideal time when the
   // stages are balanced (Narayanan et al. 2021).
-  devices::ClusterSpec c = cluster("h100-4x8-rail");
-  devices::TaskSpec t = task("llama3-70b-train");
+  devices::ClusterSpec c = testing::example_cluster("h100-4x8-rail");
+  devices::TaskSpec t = testing::example_task("llama3-70b-train");
   TrainContext cx{c, t, kNoCalibration};
   auto r = estimate_training(cx, Layout{1, 8, 4, 1, Recompute::kFull, 0});
   ASSERT_TRUE(std::holds_alternative<PlanEstimate>(r));
@@ -97,8 +85,8 @@ TEST(TrainPlan, PipelineBubbleFollowsMegatron) {
 }
 
 TEST(TrainPlan, SearchIsDeterministic) {
-  devices::ClusterSpec c = cluster("dgx-h100");
-  devices::TaskSpec t = task("llama3-8b-train");
+  devices::ClusterSpec c = testing::example_cluster("dgx-h100");
+  devices::TaskSpec t = testing::example_task("llama3-8b-train");
   TrainContext cx{c, t, kNoCalibration};
   SearchResult a = search_training(cx);
   SearchResult b = search_training(cx);
@@ -110,8 +98,12 @@ TEST(TrainPlan, SearchIsDeterministic) {
 }
 
 TEST(TrainPlan, MixedClustersAreNotPlannedYet) {
-  EXPECT_NE(unsupported_reason(cluster("mixed-h100-mi300x-910b"), task("mixtral-8x7b-train")), "");
-  EXPECT_EQ(unsupported_reason(cluster("dgx-h100"), task("llama3-8b-train")), "");
+  EXPECT_NE(unsupported_reason(testing::example_cluster("mixed-h100-mi300x-910b"),
+                               testing::example_task("mixtral-8x7b-train")),
+            "");
+  EXPECT_EQ(unsupported_reason(testing::example_cluster("dgx-h100"),
+                               testing::example_task("llama3-8b-train")),
+            "");
 }
 
 }  // namespace
