@@ -14,6 +14,7 @@ struct FidelityArgs {
   std::string file;
   std::string device = "A100-80GB";
   bool fit = false;
+  bool verbose = false;
 };
 
 std::string pct(double v) {
@@ -45,6 +46,19 @@ int fidelity(Context& cx, const FidelityArgs& a) {
                devices::format_number(s.spearman, 3)});
   }
   t.print(cx.out);
+  if (a.verbose) {
+    Table rows({"  line", "model", "layout", ">measured", ">estimate", ">error"});
+    for (const auto& [run, est] : r.points) {
+      rows.add_row({"  " + std::to_string(run.line), run.model(),
+                    "tp=" + std::to_string(run.tp) + ",pp=" + std::to_string(run.pp) +
+                        ",dp=" + std::to_string(run.dp) + ",mb=" + std::to_string(run.micro_batch) +
+                        ",gbs=" + std::to_string(run.global_batch),
+                    devices::format(devices::Seconds{run.time_s}),
+                    devices::format(devices::Seconds{est}),
+                    pct(100 * (est - run.time_s) / run.time_s)});
+    }
+    rows.print(cx.out);
+  }
   cx.out << "  all: MAPE " << pct(r.overall.mape) << " over " << r.overall.rows << " rows; "
          << r.rejected << " layouts refused by the model\n";
   return kExitOk;
@@ -59,6 +73,7 @@ void add_fidelity_command(CLI::App& app, Context& cx) {
   cmd->add_option("RUNS", a->file, "Measured runs CSV")->required();
   cmd->add_option("--device", a->device, "The device the runs used")->capture_default_str();
   cmd->add_flag("--fit", a->fit, "Fit the device's GPU efficiencies on the even rows first");
+  cmd->add_flag("--verbose", a->verbose, "Print every evaluated run with its estimate");
   cmd->callback([&cx, a] {
     cx.action = [&cx, a] {
       return fidelity(cx, *a);

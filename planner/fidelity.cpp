@@ -219,6 +219,7 @@ FidelityResult training_fidelity(const std::vector<TrainingRun>& runs,
       ++out.rejected;
       continue;
     }
+    out.points.emplace_back(c.run, *t);
     series[c.run.model()].first.push_back(*t);
     series[c.run.model()].second.push_back(c.run.time_s);
     all_err.push_back(std::fabs(*t - c.run.time_s) / c.run.time_s);

@@ -40,6 +40,8 @@ struct FidelityResult {
   std::size_t rejected = 0;             // layouts the model refused (memory, shape)
   costmodel::GpuEfficiency efficiency;  // what was used (fitted with `fit`)
   bool fitted = false;
+  /// Every evaluated row: the run and its estimate in seconds (held-out rows with `fit`).
+  std::vector<std::pair<TrainingRun, double>> points;
 };
 
 /// Runs every measured layout on one node of `device` (NVSwitch). With `fit`, the GPU

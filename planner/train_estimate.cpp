@@ -181,7 +181,9 @@ StageTimes stage_times(const TrainContext& cx,
                                                          : 0;
     st.compute += f(count) * (c.forward + c.backward + redo);
     st.backward += f(count) * c.backward;
-    st.tp += f(count) * c.tp_comm;
+    // Full recomputation runs the forward again, with its tensor-parallel collectives (half
+    // of the layer's forward-and-backward total).
+    st.tp += f(count) * c.tp_comm * (l.recompute == Recompute::kFull ? 1.5 : 1.0);
     st.flops += f(count) * 3 * c.flops_forward;
     st.hw_flops +=
         f(count) * (3 * c.flops_forward + (redo > 0 ? redo / c.forward : 0) * c.flops_forward);
