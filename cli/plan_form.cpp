@@ -92,6 +92,9 @@ int explain_nothing_fits(Context& cx, const planner::SearchResult& r) {
   if (closest != nullptr) {
     cx.out << "; the closest, " << closest->layout.str() << ", " << closest->reason << " ("
            << devices::format_quantity(closest->shortfall, devices::Dim::kBytes) << " short)";
+  } else if (!r.rejected.empty()) {
+    cx.out << "; for example " << r.rejected.front().layout.str() << ": "
+           << r.rejected.front().reason;
   }
   cx.out << "\n";
   return kExitCheckFailed;

@@ -228,7 +228,7 @@ InferSearchResult search_inference(const InferContext& cx) {
   std::int64_t per_node = group(cx).devices_per_node;
   bool serving = cx.task.mode == devices::Mode::kServe;
   for (std::int64_t tp = 1; tp <= per_node; tp *= 2) {
-    for (std::int64_t pp = 1; pp <= n / tp; ++pp) {
+    for (std::int64_t pp = 1; pp <= std::min(n / tp, cx.task.model.layers); ++pp) {
       if (n % tp != 0 || (n / tp) % pp != 0)
         continue;
       std::int64_t replicas = n / (tp * pp);

@@ -20,7 +20,7 @@ std::vector<Layout> training_space(const TrainContext& cx) {
   std::int64_t n = cx.cluster.total_devices();
   std::int64_t per_node = cx.cluster.groups.front().devices_per_node;
   for (std::int64_t tp = 1; tp <= per_node; tp *= 2) {
-    for (std::int64_t pp = 1; pp <= n / tp; ++pp) {
+    for (std::int64_t pp = 1; pp <= std::min(n / tp, cx.task.model.layers); ++pp) {
       if ((n / tp) % pp != 0 || n % tp != 0)
         continue;
       std::int64_t dp = n / (tp * pp);
