@@ -23,6 +23,7 @@ struct Context {
   std::ostream& err;
   std::vector<std::string> device_dirs;  // --devices DIR, in the order given
   bool json = false;                     // --json
+  bool yaml = false;                     // --yaml
   std::function<int()> action;           // set by the chosen subcommand
 
   /// The bundled devices plus those of every --devices DIR.

@@ -1,6 +1,7 @@
 // `yirage-plan devices [--json]` and `yirage-plan devices show NAME`.
 #include "cli/context.h"
 #include "cli/run.h"
+#include "cli/structured_output.h"
 #include "cli/table.h"
 #include "devices/device_fields.h"
 #include "devices/support/text.h"
@@ -39,11 +40,11 @@ nlohmann::ordered_json device_json(const DeviceSpec& d) {
 
 int list_devices(Context& cx) {
   devices::DeviceRegistry r = cx.load_registry();
-  if (cx.json) {
+  if (cx.json || cx.yaml) {
     nlohmann::ordered_json all = nlohmann::ordered_json::array();
     for (const DeviceSpec& d : r.devices())
       all.push_back(device_json(d));
-    cx.out << all.dump(2) << "\n";
+    write_structured(cx.out, cx.yaml, all);
     return kExitOk;
   }
   Table t({"name", "vendor", "kind", ">bf16", ">fp8", ">memory", ">bandwidth", ">TDP", ">price"});
@@ -68,8 +69,8 @@ int show_device(Context& cx, const std::string& name) {
            << " (`yirage-plan devices` lists them)\n";
     return kExitBadInput;
   }
-  if (cx.json) {
-    cx.out << device_json(*d).dump(2) << "\n";
+  if (cx.json || cx.yaml) {
+    write_structured(cx.out, cx.yaml, device_json(*d));
     return kExitOk;
   }
   cx.out << d->name << " (defined at " << d->loc.str() << ")\n";

@@ -3,6 +3,7 @@
 #include "cli/context.h"
 #include "cli/estimate_ops.h"
 #include "cli/run.h"
+#include "cli/structured_output.h"
 #include "cli/table.h"
 #include "costmodel/calibration.h"
 #include "costmodel/collective.h"
@@ -117,8 +118,8 @@ int estimate_collective(Context& cx, const EstimateArgs& a) {
         *g.group, costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration"));
   }
   costmodel::CollectiveEstimate e = costmodel::estimate_collective(*g.group, *op, size.value);
-  if (cx.json) {
-    cx.out << collective_json(*g.group, e).dump(2) << "\n";
+  if (cx.json || cx.yaml) {
+    write_structured(cx.out, cx.yaml, collective_json(*g.group, e));
   } else {
     print_collective(cx.out, *g.group, e);
   }

@@ -1,6 +1,7 @@
 #include "cli/estimate_ops.h"
 
 #include "cli/run.h"
+#include "cli/structured_output.h"
 #include "cli/table.h"
 #include "costmodel/calibration.h"
 #include "costmodel/gpu_op.h"
@@ -137,8 +138,8 @@ int estimate_op(Context& cx, const OpArgs& a) {
            << "; use --unfused\n";
     return kExitBadInput;
   }
-  if (cx.json) {
-    cx.out << op_json(*chosen).dump(2) << "\n";
+  if (cx.json || cx.yaml) {
+    write_structured(cx.out, cx.yaml, op_json(*chosen));
     return kExitOk;
   }
   print_op(cx.out, *d, *chosen);

@@ -5,6 +5,7 @@
 #include "cli/context.h"
 #include "cli/plan_report.h"
 #include "cli/run.h"
+#include "cli/structured_output.h"
 #include "cli/summary.h"
 #include "planner/hetero.h"
 #include "planner/infer_estimate.h"
@@ -55,8 +56,8 @@ std::string model_note(const devices::ClusterSpec& c,
   note += nccl.empty() ? "; collectives calibrated"
                        : "; collectives from NCCL's constants (uncalibrated) for " + nccl;
   return note +
-         " (data/calibration/); not yet checked against measured training runs or "
-         "serving";
+         " (data/calibration/); `yirage-plan validate-training` measures the step "
+         "model against recorded runs";
 }
 
 int evaluate_layout(Context& cx,
@@ -74,8 +75,8 @@ int evaluate_layout(Context& cx,
     return kExitCheckFailed;
   }
   const auto& p = std::get<planner::PlanEstimate>(e);
-  if (cx.json) {
-    cx.out << plan_json(p).dump(2) << "\n";
+  if (cx.json || cx.yaml) {
+    write_structured(cx.out, cx.yaml, plan_json(p));
   } else {
     print_plan_detail(cx.out, p, tc.task, note);
   }
@@ -124,7 +125,7 @@ int plan_inference(Context& cx,
     cx.out << "\n";
     return kExitCheckFailed;
   }
-  if (cx.json) {
+  if (cx.json || cx.yaml) {
     nlohmann::ordered_json j;
     j["cluster"] = cluster.name;
     j["task"] = task.name;
@@ -132,7 +133,7 @@ int plan_inference(Context& cx,
     for (std::size_t i = 0; i < r.plans.size() && i < a.top; ++i) {
       j["plans"].push_back(infer_json(r.plans[i]));
     }
-    cx.out << j.dump(2) << "\n";
+    write_structured(cx.out, cx.yaml, j);
     return kExitOk;
   }
   cx.out << task.name << " (" << devices::mode_name(task.mode) << ") on " << cluster.name << " ("
@@ -153,7 +154,7 @@ int plan_hetero(Context& cx,
     return kExitCheckFailed;
   }
   const planner::HeteroPlan& h = *r.plan;
-  if (cx.json) {
+  if (cx.json || cx.yaml) {
     nlohmann::ordered_json j;
     j["cluster"] = cluster.name;
     j["task"] = task.name;
@@ -168,7 +169,7 @@ int plan_hetero(Context& cx,
       gj["batch"] = g.batch;
       j["groups"].push_back(gj);
     }
-    cx.out << j.dump(2) << "\n";
+    write_structured(cx.out, cx.yaml, j);
     return kExitOk;
   }
   cx.out << task.name << " on " << cluster.name << " (" << cluster.total_devices() << " devices in "
@@ -203,7 +204,7 @@ int plan(Context& cx, const PlanArgs& a) {
   planner::SearchResult r = planner::search_training(tc);
   if (r.plans.empty())
     return explain_nothing_fits(cx, r);
-  if (cx.json) {
+  if (cx.json || cx.yaml) {
     nlohmann::ordered_json j;
     j["cluster"] = cluster.name;
     j["task"] = task.name;
@@ -212,7 +213,7 @@ int plan(Context& cx, const PlanArgs& a) {
     for (std::size_t i = 0; i < r.plans.size() && i < a.top; ++i) {
       j["plans"].push_back(plan_json(r.plans[i]));
     }
-    cx.out << j.dump(2) << "\n";
+    write_structured(cx.out, cx.yaml, j);
     return kExitOk;
   }
   cx.out << task.name << " on " << cluster.name << " (" << cluster.total_devices() << " x "

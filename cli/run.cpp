@@ -26,6 +26,7 @@ void configure(CLI::App& app, Context& cx) {
                  "Also load device files (*.yaml) from DIR; may be repeated")
       ->type_name("DIR");
   app.add_flag("--json", cx.json, "Machine-readable JSON output where supported");
+  app.add_flag("--yaml", cx.yaml, "The same as --json, as YAML (plans and estimates)");
   app.require_subcommand(0, 1);
   // Global options (--json, --devices) may follow the subcommand: `devices --json`.
   app.fallthrough();
@@ -58,7 +59,7 @@ int parse_error(CLI::App& app, const CLI::ParseError& e, std::ostream& out, std:
 }  // namespace
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  Context cx{out, err, {}, false, {}};
+  Context cx{out, err, {}, false, false, {}};
   CLI::App app(kDescription, "yirage-plan");
   configure(app, cx);
   std::vector<std::string> reversed(args.rbegin(), args.rend());

@@ -1,0 +1,52 @@
+#include "cli/structured_output.h"
+
+#include "devices/support/units.h"
+
+#include <yaml-cpp/yaml.h>
+
+namespace yirage::cli {
+namespace {
+
+void emit(YAML::Emitter& e, const nlohmann::ordered_json& j) {
+  if (j.is_object()) {
+    e << YAML::BeginMap;
+    for (const auto& [key, value] : j.items()) {
+      e << YAML::Key << key << YAML::Value;
+      emit(e, value);
+    }
+    e << YAML::EndMap;
+  } else if (j.is_array()) {
+    e << YAML::BeginSeq;
+    for (const auto& v : j)
+      emit(e, v);
+    e << YAML::EndSeq;
+  } else if (j.is_string()) {
+    e << j.get<std::string>();
+  } else if (j.is_boolean()) {
+    e << j.get<bool>();
+  } else if (j.is_number_integer()) {
+    e << j.get<std::int64_t>();
+  } else if (j.is_number()) {
+    e << j.dump();  // the shortest round-tripping form, as in the JSON output
+  } else {
+    e << YAML::Null;
+  }
+}
+
+}  // namespace
+
+void write_yaml(std::ostream& out, const nlohmann::ordered_json& j) {
+  YAML::Emitter e;
+  emit(e, j);
+  out << e.c_str() << "\n";
+}
+
+void write_structured(std::ostream& out, bool yaml, const nlohmann::ordered_json& j) {
+  if (yaml) {
+    write_yaml(out, j);
+  } else {
+    out << j.dump(2) << "\n";
+  }
+}
+
+}  // namespace yirage::cli

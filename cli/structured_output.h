@@ -1,0 +1,16 @@
+// Machine-readable output: the JSON object a command builds, printed as JSON (--json) or as
+// YAML (--yaml) from the same value, so the two never disagree.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+namespace yirage::cli {
+
+/// Writes `j` as YAML (block style, keys in insertion order).
+void write_yaml(std::ostream& out, const nlohmann::ordered_json& j);
+
+/// Writes `j` as YAML when `yaml`, else as indented JSON.
+void write_structured(std::ostream& out, bool yaml, const nlohmann::ordered_json& j);
+
+}  // namespace yirage::cli
