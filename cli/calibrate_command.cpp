@@ -124,7 +124,8 @@ int calibrate(Context& cx, const CalibrateArgs& a) {
 
 void add_calibrate_command(CLI::App& app, Context& cx) {
   CLI::App* cmd = app.add_subcommand(
-      "calibrate", "Fit the collective model to measured timings and write calibration files");
+      "calibrate",
+      "Fit the collective and operation models to measured timings; write calibration files");
   auto a = std::make_shared<CalibrateArgs>();
   cmd->add_option("MEASURED", a->files, "Measured CSV files")->required();
   cmd->add_option("-o,--output", a->output,

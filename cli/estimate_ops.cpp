@@ -95,9 +95,11 @@ std::string op_help() {
     s += "  " + i.name + std::string(16 - std::min<std::size_t>(15, i.name.size()), ' ') + i.shape +
          ": " + i.help + "\n";
   }
-  s += "GPU estimates are uncalibrated (peak rates, no launch overhead) until the device has a\n"
-       "calibration; collectives use data/calibration/ when it has the device.";
-  return s;
+  s += "Operations and collectives use the device's calibration in data/calibration/ when\n"
+       "there is one (else peak rates and NCCL's constants); --uncalibrated ignores it.";
+  collectives use data / calibration /
+      when it has the device.";
+      return s;
 }
 
 int estimate_op(Context& cx, const OpArgs& a) {
