@@ -97,9 +97,7 @@ std::string op_help() {
   }
   s += "Operations and collectives use the device's calibration in data/calibration/ when\n"
        "there is one (else peak rates and NCCL's constants); --uncalibrated ignores it.";
-  collectives use data / calibration /
-      when it has the device.";
-      return s;
+  return s;
 }
 
 int estimate_op(Context& cx, const OpArgs& a) {
