@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Measures NCCL collectives between the GPUs of one host with torch.distributed and writes
 yirage's measured-CSV format (data/benchmarks/README.md): all-reduce, all-gather,
-reduce-scatter, broadcast and send/recv from 4 KiB to 1 GiB, bf16.
+reduce-scatter, broadcast, all-to-all and send/recv (rank 0 to rank 1) from 4 KiB to
+--max-size (default 1 GiB), bf16.
 
 Method: each collective is checked first on random data against the result computed from
 all ranks' inputs; then 10-50 calls (buffers rotated so that no input stays in L2) are
@@ -48,6 +49,12 @@ def check(op, rank, world):
         x = mine.clone()
         dist.broadcast(x, 0)
         ok = torch.equal(x, inputs[0].to(DT))
+    elif op == "all_to_all":
+        # rank r sends its j-th chunk to rank j: chunk j of rank r's output is rank j's r-th
+        out = torch.empty(n, device="cuda", dtype=DT)
+        dist.all_to_all_single(out, mine)
+        c = n // world
+        ok = torch.equal(out, torch.cat([t.to(DT)[rank * c:(rank + 1) * c] for t in inputs]))
     else:
         x = mine.clone()
         if rank == 0:
@@ -73,6 +80,8 @@ def run_op(op, bufs, outs, i, rank):
         dist.reduce_scatter_tensor(b, o)
     elif op == "broadcast":
         dist.broadcast(b, 0)
+    elif op == "all_to_all":
+        dist.all_to_all_single(o, b)
     elif rank == 0:
         dist.send(b, 1)
     elif rank == 1:
@@ -80,7 +89,8 @@ def run_op(op, bufs, outs, i, rank):
 
 
 def time_op(op, size, rank, world):
-    # `size` is nccl-tests' size: per-rank buffer (all-reduce, broadcast, send/recv) or the
+    # `size` is nccl-tests' size: per-rank buffer (all-reduce, broadcast, send/recv,
+    # all-to-all) or the
     # gathered buffer (all-gather, reduce-scatter). The calls are captured in a CUDA graph
     # and the graph's replays timed, so that host overhead (large under the lent machines'
     # gVisor) stays out of the device time, as nccl-tests' averaged loop intends.
@@ -88,7 +98,9 @@ def time_op(op, size, rank, world):
     per_rank = elems // world if op in ("all_gather", "reduce_scatter") else elems
     nbuf = max(2, min(8, (1 << 30) // max(size, 1)))
     bufs = [torch.randn(per_rank, device="cuda", dtype=DT) for _ in range(nbuf)]
-    outs = [torch.empty(per_rank * world, device="cuda", dtype=DT) for _ in range(nbuf)]
+    out_elems = {"all_gather": per_rank * world, "reduce_scatter": per_rank * world,
+                 "all_to_all": per_rank}.get(op, 0)
+    outs = [torch.empty(out_elems, device="cuda", dtype=DT) for _ in range(nbuf)]
     iters = 10 if size >= (1 << 28) else 50
     for i in range(5):
         run_op(op, bufs, outs, i, rank)
@@ -123,17 +135,20 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--device", required=True)
     p.add_argument("--out", required=True)
+    p.add_argument("--max-size", type=int, default=1 << 30, help="largest size in bytes")
+    p.add_argument("--ops", default="all_reduce,all_gather,reduce_scatter,broadcast,all_to_all,"
+                   "send_recv", help="comma-separated collectives to measure")
     a = p.parse_args()
     os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
     dist.init_process_group("nccl")
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.cuda.set_device(rank)
-    ops = ["all_reduce", "all_gather", "reduce_scatter", "broadcast", "send_recv"]
+    ops = a.ops.split(",")
     rows = []
     for op in ops:
         check(op, rank, world)
         size = 4096
-        while size <= (1 << 30):
+        while size <= a.max_size:
             t = time_op(op, size, rank, world)
             rows.append((op, size, t))
             size *= 2

@@ -2,7 +2,7 @@
 """Measures single operations on one GPU with PyTorch and writes yirage's measured-CSV
 format (data/benchmarks/README.md): GEMMs over decode and prefill shapes of common model
 widths, attention prefill (causal and not) and decode with GQA, RMSNorm, LayerNorm, softmax
-and an elementwise add.
+and an elementwise add; compound operations as PyTorch eager runs them (unfused).
 
 Method (the device tool's METHOD.md): every op is first checked against a float64 reference
 on fresh random data; then timed with triton.testing.do_bench (CUDA events, L2 flushed
@@ -89,6 +89,68 @@ def run_rows(rows, device):
             rows.append(["op", "elementwise", device, str(r * c), "bf16", bench(lambda: x + y)])
 
 
+def run_compound(rows, device):
+    """Compound operations as PyTorch eager runs them, one kernel per step (the unfused form
+    of costmodel/gpu_op.cpp): RMSNorm+Linear, gated MLP (one GEMM for gate and up, SiLU,
+    product, down), GEMM+softmax, GEMM+LayerNorm, LoRA+Linear."""
+    def w(k, n):
+        return torch.randn(k, n, device="cuda", dtype=BF16) / k ** 0.5
+
+    for m in [1, 16, 128, 1024, 4096, 16384]:
+        for h, f in [(4096, 14336), (8192, 28672)]:
+            if m * f > 16384 * 14336:
+                continue
+            x = torch.randn(m, h, device="cuda", dtype=BF16)
+            g = torch.randn(h, device="cuda", dtype=BF16)
+            wq = w(h, h + h // 2)
+            wgu = w(h, 2 * f)
+            wd = w(f, h)
+            la = w(h, 16)
+            lb = w(16, h)
+            wo = w(h, h)
+
+            def rms_lin():
+                return rms_norm(x, g) @ wq
+
+            def mlp():
+                gate, up = (x @ wgu).chunk(2, -1)
+                return (F.silu(gate) * up) @ wd
+
+            def lora():
+                return x @ wo + (x @ la) @ lb
+
+            if m <= 1024:
+                xd = x.double()
+                nd = xd * torch.rsqrt(xd.pow(2).mean(-1, keepdim=True) + 1e-6) * g.double()
+                check("rmsnorm_linear", rms_lin(), nd @ wq.double(), 2e-2)
+                gd, ud = (xd @ wgu.double()).chunk(2, -1)
+                check("gated_mlp", mlp(), (F.silu(gd) * ud) @ wd.double(), 2e-2)
+                check("lora_linear", lora(), xd @ wo.double() + (xd @ la.double()) @ lb.double(),
+                      2e-2)
+            rows.append(["op", "rmsnorm_linear", device, "%dx%dx%d" % (m, h, wq.shape[1]), "bf16",
+                         bench(rms_lin)])
+            rows.append(["op", "gated_mlp", device, "%dx%dx%d" % (m, h, f), "bf16", bench(mlp)])
+            rows.append(["op", "lora_linear", device, "%dx%dx%dx16" % (m, h, h), "bf16",
+                         bench(lora)])
+            del x, wq, wgu, wd, wo
+    for m, n, k in [(1024, 1024, 128), (4096, 4096, 128), (8192, 8192, 128), (2048, 32000, 4096),
+                    (16384, 4096, 4096), (4096, 8192, 8192), (256, 128256, 4096)]:
+        a = torch.randn(m, k, device="cuda", dtype=BF16)
+        b = w(k, n)
+        gam = torch.randn(n, device="cuda", dtype=BF16)
+        bet = torch.randn(n, device="cuda", dtype=BF16)
+        sm = lambda: torch.softmax(a @ b, -1)
+        ln = lambda: F.layer_norm(a @ b, (n,), gam, bet)
+        if m * n <= 2 ** 25:
+            p = a.double() @ b.double()
+            check("gemm_softmax", sm(), torch.softmax(p, -1), 2e-2)
+            check("gemm_layernorm", ln(), F.layer_norm(p, (n,), gam.double(), bet.double()), 2e-2)
+        shape = "%dx%dx%d" % (m, n, k)
+        rows.append(["op", "gemm_softmax", device, shape, "bf16", bench(sm)])
+        rows.append(["op", "gemm_layernorm", device, shape, "bf16", bench(ln)])
+        del a, b
+
+
 def attention_ref(q, k, v, causal):
     rep = q.shape[1] // k.shape[1]
     k = k.double().repeat_interleave(rep, 1)
@@ -131,12 +193,15 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--device", required=True, help="yirage registry name of the GPU")
     p.add_argument("--out", required=True)
+    p.add_argument("--only", choices=["compound"], help="measure only this group")
     a = p.parse_args()
     torch.manual_seed(0)
     rows = []
-    run_gemm(rows, a.device)
-    run_rows(rows, a.device)
-    run_attention(rows, a.device)
+    if a.only is None:
+        run_gemm(rows, a.device)
+        run_rows(rows, a.device)
+        run_attention(rows, a.device)
+    run_compound(rows, a.device)
     smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm",
                           "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
     with open(a.out, "w") as f:
