@@ -10,6 +10,7 @@
 #include "costmodel/comet/transfer.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 namespace yirage::costmodel::comet {
@@ -24,12 +25,19 @@ struct Evaluator {
   std::vector<NodeCost> costs;
   std::vector<NodeEnergy> energy;
   std::vector<bool> shared;  // per level: parent_child_ports_shared
+  std::vector<int> depth;    // per level: depth in the hierarchy, the root 0 (E6's l)
 
   std::int64_t eval(int node);
   std::int64_t leaf(int node);
   std::int64_t spatial(int node);
   std::int64_t temporal(int node);
   std::int64_t collective(int node);
+  std::int64_t pipelined_window(int node,
+                                const std::vector<StageCost>& children,
+                                std::int64_t iterations,
+                                std::vector<ConflictStall>& cf) const;
+  std::vector<ConflictStall> conflicts(int node, std::int64_t time_without_conflict) const;
+  void add_demands(int node, int sibling, std::int64_t exec, std::vector<PortDemand>& out) const;
 
   std::int64_t iterations(int node, bool& uniform) const {
     std::set<std::int64_t> counts;
@@ -138,7 +146,49 @@ std::int64_t Evaluator::temporal(int node) {
   std::int64_t most = 1;
   for (const TensorEntry& e : m.nodes[node].entries)
     most = std::max(most, e.volume());
-  return pipeline_cost(children, most);
+  const std::int64_t l_wo = pipeline_cost(children, most);  // E5, cycles
+  costs[node].conflicts = conflicts(node, l_wo);
+  return l_wo + total_conflict(costs[node].conflicts);  // E6: L = L_wo + CF, cycles
+}
+
+// The port demands of the pipelined children of `node` and their conflict stalls (E6).
+std::vector<ConflictStall> Evaluator::conflicts(int node,
+                                                std::int64_t time_without_conflict) const {
+  if (!opt.conflict_stalls)
+    return {};
+  std::vector<PortDemand> demands;
+  int sibling = 0;
+  for (int c : m.members(node))
+    add_demands(c, sibling++, 1, demands);
+  return conflict_stalls(demands, time_without_conflict);
+}
+
+// E6 demand of one node of a sibling's subtree on each (memory, port) it moves data through:
+// (steady-state mem + net cycles + RU on the read port or RD on the write port) x `exec`, the
+// node's executions per execution of the sibling, in cycles. Below a spatial node (or a leaf)
+// the children run once per iteration of it, as its window (E4) counts them.
+void Evaluator::add_demands(int node,
+                            int sibling,
+                            std::int64_t exec,
+                            std::vector<PortDemand>& out) const {
+  const MappingNode& n = m.nodes[node];
+  if (n.kind == NodeKind::kCollective)
+    exec *= nest.collectives[node].repeats;
+  else if (n.kind != NodeKind::kTile)
+    return;
+  for (const GroupCost& g : costs[node].groups)
+    for (int p = 0; p < 2; ++p) {
+      const PortCost& pc = g.port[p];
+      std::int64_t busy = pc.cumulative + (p == 0 ? pc.ramp_up : pc.ramp_down);  // cycles
+      out.push_back(PortDemand{sibling, g.target, depth[g.target], p, busy * exec});
+    }
+  if (n.kind != NodeKind::kTile)
+    return;
+  bool uniform = true;
+  if (n.loop == LoopType::kSpatial || m.leaf(node))
+    exec *= iterations(node, uniform);
+  for (int c : m.members(node))
+    add_demands(c, sibling, exec, out);
 }
 
 std::int64_t Evaluator::collective(int node) {
@@ -229,8 +279,9 @@ std::int64_t Evaluator::spatial(int node) {
                                [](Binding b) { return b != Binding::kSequential; });
   WindowSpec w;
   w.node_iterations = iterations(node, w.uniform);
-  w.per_iteration =
-      pipelined ? pipeline_cost(children, w.node_iterations) : sequential_cost(children);
+  std::vector<ConflictStall> cf;
+  w.per_iteration = pipelined ? pipelined_window(node, children, w.node_iterations, cf)
+                              : sequential_cost(children);
   bool grouped = !bindings.empty();
   bool seq_parent = sequential_at_parent(m, node);
   PortUsage usage = port_usage(m, costs, node);
@@ -251,10 +302,42 @@ std::int64_t Evaluator::spatial(int node) {
   energy[node].iterations = most;
   if (timings.empty()) {  // nothing moves: the children still run every iteration
     costs[node].tmw = w.node_iterations * w.per_iteration;
+    costs[node].conflicts = cf;
     return costs[node].tmw;
   }
   costs[node] = stage(timings, w.node_iterations, usage, shared, opt);
+  costs[node].conflicts = cf;
   return costs[node].total;
+}
+
+// The window of one iteration of a spatial node whose children are pipelined: L_wo (E5) plus
+// the conflict stalls of the children (E6), cycles; `cf` gets the conflict stalls per
+// execution of the node, one window per iteration.
+std::int64_t Evaluator::pipelined_window(int node,
+                                         const std::vector<StageCost>& children,
+                                         std::int64_t iterations,
+                                         std::vector<ConflictStall>& cf) const {
+  const std::int64_t l_wo = pipeline_cost(children, iterations);  // E5, cycles
+  cf = conflicts(node, l_wo);
+  const std::int64_t per_iteration = l_wo + total_conflict(cf);  // E6: L_wo + CF, cycles
+  for (ConflictStall& s : cf)
+    s.cycles *= iterations;  // cycles per iteration x iterations
+  return per_iteration;
+}
+
+// Depth of each level in the architecture tree, the root 0.
+std::vector<int> level_depths(const ArchSpec& arch) {
+  std::vector<int> depth(arch.levels.size(), -1);
+  std::function<int(int)> of = [&](int l) {
+    if (depth[l] < 0) {
+      const std::vector<int>& up = arch.levels[l].parents;
+      depth[l] = up.empty() ? 0 : 1 + of(up.front());
+    }
+    return depth[l];
+  };
+  for (std::size_t l = 0; l < depth.size(); ++l)
+    of(static_cast<int>(l));
+  return depth;
 }
 
 }  // namespace
@@ -265,11 +348,12 @@ Report evaluate(const ArchSpec& arch,
                 const Options& opt) {
   Evaluator ev{
       arch, problem, mapping, opt, analyze_nest(arch, problem, mapping, opt.parent_entry_quirk),
-      {},   {},      {}};
+      {},   {},      {},      {}};
   ev.costs.resize(mapping.nodes.size());
   ev.energy.resize(mapping.nodes.size());
   for (const Level& l : arch.levels)
     ev.shared.push_back(l.memory >= 0 && arch.memories[l.memory].ports_shared);
+  ev.depth = level_depths(arch);
   Report r;
   r.freq_ghz = opt.freq_ghz;
   if (mapping.nodes.empty())

@@ -17,10 +17,11 @@
 namespace yirage::costmodel::comet {
 
 /// One row of the latency breakdown (cycles). A memory-group row ("DRAM-", "OB-IB-WB-") has
-/// CS and OS, an operation row ("GEMM") TMW, a collective row ("ALLREDUCE-12") OS.
+/// CS and OS, an operation row ("GEMM") TMW, a collective row ("ALLREDUCE-12") OS, a conflict
+/// row ("CONFLICT-OB", E6: pipelined siblings contending for that memory's ports) OS.
 struct BreakdownRow {
   std::string key;
-  enum class Kind { kMemory, kOperation, kCollective } kind = Kind::kMemory;
+  enum class Kind { kMemory, kOperation, kCollective, kConflict } kind = Kind::kMemory;
   std::int64_t cs = 0, os = 0, tmw = 0;
 
   std::int64_t total() const { return cs + os + tmw; }
@@ -35,6 +36,7 @@ struct EnergyRow {
 struct NodeResult {
   std::int64_t total = 0;  // L(node), cycles
   std::int64_t cs = 0, os = 0, tmw = 0;
+  std::int64_t cf = 0;          // conflict stalls between its pipelined children (E6), cycles
   std::int64_t executions = 1;  // times the node runs per execution of the root
 };
 

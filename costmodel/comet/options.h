@@ -30,6 +30,11 @@ struct Options {
   /// Fit check: tiles count once even in a double-buffered memory whose node prefetches (the
   /// reference's Validate::fitsInMemory). Corrected: twice.
   bool single_buffer_fit = false;
+  /// E6: pipelined, parallel and sharing siblings that together keep one (memory, port) busy
+  /// longer than the pipeline's conflict-free time L_wo pay the excess as conflict stalls,
+  /// reported in their own rows ("CONFLICT-OB"). Off in reference mode: its pipelined path is
+  /// E5 as comet-model.md §2.5 states it, not the reference's, so there is no run to match.
+  bool conflict_stalls = true;
   /// Add the ORION/HISIM NoC energy of implicit and explicit collectives (--calc_noc_energy).
   bool noc_energy = true;
   /// Clock, only to convert cycles to seconds (comet-model.md §8 #2).
@@ -44,6 +49,7 @@ struct Options {
     o.reference_energy_counts = true;
     o.parent_entry_quirk = true;
     o.single_buffer_fit = true;
+    o.conflict_stalls = false;
     return o;
   }
 };

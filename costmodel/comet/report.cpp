@@ -41,6 +41,17 @@ struct Rows {
     op.tmw = (opt.ordered_port_windows ? 0 : op.tmw) + c.tmw * exec;
   }
 
+  // Conflict stalls between the node's pipelined children (E6), one row per memory, each
+  // times the executions of the node.
+  void conflicts(int node, std::int64_t exec) {
+    NodeResult& nr = r.nodes[node];
+    for (const ConflictStall& s : costs[node].conflicts) {
+      nr.cf += s.cycles;
+      row("CONFLICT-" + arch.levels[s.memory].name, BreakdownRow::Kind::kConflict).os +=
+          s.cycles * exec;
+    }
+  }
+
   void walk(int node, std::int64_t exec) {
     const MappingNode& n = m.nodes[node];
     NodeResult& nr = r.nodes[node];
@@ -56,6 +67,7 @@ struct Rows {
     }
     if (n.kind != NodeKind::kTile)
       return;
+    conflicts(node, exec);
     if (n.loop == LoopType::kSpatial || m.leaf(node)) {
       nr.cs = costs[node].cs;
       nr.os = costs[node].os();

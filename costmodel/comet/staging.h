@@ -4,6 +4,7 @@
 // Source: COMET (arXiv 2509.00599), comet-model.md §2.4 (E3, E4), §8 #7.
 #pragma once
 
+#include "costmodel/comet/binding.h"
 #include "costmodel/comet/options.h"
 
 #include <array>
@@ -52,6 +53,9 @@ struct NodeCost {
   std::int64_t cs = 0;            // compulsory: RU + RD per port, max over memories
   std::int64_t tmw = 0;           // total memory window (compute)
   std::vector<GroupCost> groups;  // by target level index
+  /// Conflict stalls (E6) between the node's pipelined children, cycles per execution of the
+  /// node; already part of `total` (through the window of a spatial node).
+  std::vector<ConflictStall> conflicts;
 
   std::int64_t os() const { return total > cs + tmw ? total - cs - tmw : 0; }
 };
