@@ -26,6 +26,7 @@ One layer's weights (0.2-1.7 GB) exceed the 50 MB L2, so no flush is needed betw
 """
 import argparse
 import datetime
+import faulthandler
 import os
 import statistics
 import sys
@@ -88,7 +89,7 @@ def rope_inplace(x, heads, cos, sin, seq, pos0, sign=1.0):
 class Rope(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, cos, sin, seq):
-        ctx.save_for_backward(cos, sin)
+        ctx.tables = (cos, sin)
         ctx.seq = seq
         y = x.clone(memory_format=torch.contiguous_format)
         rope_inplace(y, y.shape[1], cos, sin, seq, 0)
@@ -96,7 +97,7 @@ class Rope(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, g):
-        cos, sin = ctx.saved_tensors
+        cos, sin = ctx.tables
         g = g.clone(memory_format=torch.contiguous_format)
         rope_inplace(g, g.shape[1], cos, sin, ctx.seq, 0, -1.0)  # the inverse rotation
         return g, None, None, None
@@ -320,7 +321,8 @@ def time_graph(fn, world):
     fn()
     t1.record()
     t1.synchronize()
-    iters = max(10, min(50, int(0.05 / max(t0.elapsed_time(t1) * 1e-3, 1e-6))))
+    once = slowest(t0.elapsed_time(t1) * 1e-3, world)  # every rank captures as many calls
+    iters = max(10, min(50, int(0.05 / max(once, 1e-6))))
     stream = torch.cuda.Stream()
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.stream(stream):
@@ -389,7 +391,11 @@ def main():
     p.add_argument("--out", required=True)
     p.add_argument("--models", default="llama3-8b,llama2-7b,llama3-70b")
     p.add_argument("--quick", action="store_true", help="a few configurations only")
+    p.add_argument("--watchdog", type=int, default=0,
+                   help="print every thread's stack and exit after this many seconds")
     a = p.parse_args()
+    if a.watchdog:
+        faulthandler.dump_traceback_later(a.watchdog, exit=True)
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = 0
     if world > 1:

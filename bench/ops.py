@@ -202,7 +202,8 @@ def main():
         run_rows(rows, a.device)
         run_attention(rows, a.device)
     run_compound(rows, a.device)
-    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm",
+    smi = subprocess.run(["nvidia-smi", "-i", str(torch.cuda.current_device()),
+                          "--query-gpu=name,driver_version,clocks.max.sm",
                           "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
     with open(a.out, "w") as f:
         f.write("# Single operations on one %s, measured with PyTorch.\n" % a.device)

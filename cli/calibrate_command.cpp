@@ -5,6 +5,7 @@
 #include "cli/run.h"
 #include "cli/table.h"
 #include "costmodel/calibration.h"
+#include "planner/layer_validation.h"
 
 #include <CLI/CLI.hpp>
 
@@ -28,16 +29,24 @@ std::string today() {
 }
 
 void print_fits(std::ostream& out, const std::vector<costmodel::CalibrationFit>& fits) {
-  Table t({"device", "fabric", ">bandwidth scale", ">extra latency", ">fit rows", ">fit MAPE",
+  Table t({"device", "fabric", "collective", ">bandwidth scale", ">extra latency", ">fit rows",
            ">held-out MAPE", ">uncalibrated"});
+  auto pct = [](double v) {
+    return devices::format_number(v, 3) + "%";
+  };
   for (const costmodel::CalibrationFit& f : fits) {
-    auto pct = [](double v) {
-      return devices::format_number(v, 3) + "%";
-    };
-    t.add_row({f.calibration.device, f.calibration.fabric,
-               devices::format_number(f.calibration.bandwidth_scale, 4),
-               devices::format(f.calibration.extra_latency), std::to_string(f.fit_rows),
-               pct(f.fit_mape), pct(f.held_out_mape), pct(f.uncalibrated_held_out_mape)});
+    const costmodel::CollectiveCalibration& c = f.calibration;
+    t.add_row({c.device, c.fabric, "(shared)", devices::format_number(c.bandwidth_scale, 4),
+               devices::format(c.extra_latency), std::to_string(f.fit_rows),
+               pct(f.shared_held_out_mape), pct(f.uncalibrated_held_out_mape)});
+    for (const auto& [name, fit] : c.per_collective) {
+      t.add_row({c.device, c.fabric, name, devices::format_number(fit.first, 4),
+                 devices::format(fit.second), "", pct(f.per_collective_held_out_mape.at(name)),
+                 ""});
+    }
+    if (!c.per_collective.empty()) {
+      t.add_row({c.device, c.fabric, "(combined)", "", "", "", pct(f.held_out_mape), ""});
+    }
   }
   t.print(out);
 }
@@ -57,6 +66,22 @@ void print_gpu_fits(std::ostream& out, const std::vector<costmodel::GpuCalibrati
                devices::format(e.launch), std::to_string(f.fit_rows), pct(f.fit_mape),
                pct(f.held_out_mape), pct(f.uncalibrated_held_out_mape)});
   }
+  t.print(out);
+}
+
+void print_layer_fits(std::ostream& out, const std::vector<costmodel::GpuCalibrationFit>& fits) {
+  Table t({"device", ">launch in a CUDA graph", ">fit rows", ">held-out rows", ">held-out MAPE"});
+  for (const costmodel::GpuCalibrationFit& f : fits) {
+    if (!f.layers)
+      continue;
+    t.add_row({f.device, devices::format(f.layers->graph_launch),
+               std::to_string(f.layers->fit_rows), std::to_string(f.layers->held_out_rows),
+               devices::format_number(f.layers->held_out_mape, 3) + "%"});
+  }
+  if (t.rows() == 0)
+    return;
+  out << "Whole layers (planner's layer model, compound ops unfused): the launch overhead per\n"
+         "kernel replayed from a CUDA graph, fitted on alternate layer rows.\n";
   t.print(out);
 }
 
@@ -102,6 +127,11 @@ int calibrate(Context& cx, const CalibrateArgs& a) {
   devices::DeviceRegistry registry = cx.load_registry();
   auto fits = costmodel::fit_collectives(files, registry, min.value);
   auto gpu_fits = costmodel::fit_gpu_ops(files, registry);
+  costmodel::CalibrationSet fitted;  // the collectives just fitted price tensor parallelism
+  for (const costmodel::CalibrationFit& f : fits)
+    fitted.add(f.calibration);
+  planner::fit_graph_launch(files, registry, devices::ModelRegistry::load_bundled(), &fitted,
+                            gpu_fits);
   if (fits.empty() && gpu_fits.empty()) {
     cx.err << "error: nothing to fit: no op rows and no single-node collective rows of "
            << a.min_size << " or more\n";
@@ -116,6 +146,7 @@ int calibrate(Context& cx, const CalibrateArgs& a) {
     cx.out << "Operations: achievable fractions of peak (matrix units in GEMMs and in attention,\n"
               "HBM, vector units) and a launch overhead; fitted on alternate rows.\n";
     print_gpu_fits(cx.out, gpu_fits);
+    print_layer_fits(cx.out, gpu_fits);
   }
   return a.output.empty() ? kExitOk : write_files(cx, a, fits, gpu_fits);
 }

@@ -15,6 +15,8 @@ class Table {
   void add_row(std::vector<std::string> cells);
   void print(std::ostream& out) const;
 
+  std::size_t rows() const { return rows_.size(); }
+
  private:
   std::vector<std::string> headers_;
   std::vector<bool> right_;

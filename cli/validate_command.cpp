@@ -5,6 +5,7 @@
 #include "cli/table.h"
 #include "costmodel/validation.h"
 #include "devices/support/units.h"
+#include "planner/layer_validation.h"
 
 #include <CLI/CLI.hpp>
 
@@ -37,8 +38,9 @@ void print_points(std::ostream& out, const std::vector<costmodel::ValidationPoin
   Table t({"  line", ">ranks", ">size", ">measured", ">estimate", ">error", "model"});
   for (const costmodel::ValidationPoint& p : points) {
     t.add_row({"  " + std::to_string(p.row.loc.line), std::to_string(p.row.ranks),
-               p.row.kind == "op" ? p.row.op + " " + p.row.shape
-                                  : devices::format_quantity(p.row.bytes, devices::Dim::kBytes),
+               p.row.kind != "collective"
+                   ? p.row.op + " " + p.row.shape
+                   : devices::format_quantity(p.row.bytes, devices::Dim::kBytes),
                devices::format(devices::Seconds{p.row.time_s}),
                devices::format(devices::Seconds{p.estimate_s}), pct(100 * p.error), p.choice});
   }
@@ -64,8 +66,13 @@ bool report_collectives(Context& cx,
   return ok;
 }
 
-bool report_ops(Context& cx, const ValidateArgs& a, const costmodel::Validation& v) {
-  Table t({"  op", ">rows", ">MAPE", ">bias", ">max |error|"});
+// Ops and layers: statistics per category, then the overall figure against the threshold.
+bool report_categories(Context& cx,
+                       const ValidateArgs& a,
+                       const costmodel::Validation& v,
+                       const std::string& what) {
+  Table t({"  " + std::string(what == "ops" ? "op" : "layer"), ">rows", ">MAPE", ">bias",
+           ">max |error|"});
   for (const costmodel::BandStats& b : costmodel::op_stats(v.points)) {
     t.add_row({"  " + b.band, std::to_string(b.rows), pct(b.mape), pct(b.bias), pct(b.max_abs)});
   }
@@ -75,8 +82,8 @@ bool report_ops(Context& cx, const ValidateArgs& a, const costmodel::Validation&
   }
   costmodel::BandStats all = costmodel::overall(v.points, 0);
   bool ok = all.mape <= a.max_mape;
-  cx.out << "  ops, MAPE: " << pct(all.mape) << " over " << all.rows << " rows (threshold "
-         << pct(a.max_mape) << "): " << (ok ? "pass" : "FAIL") << "\n";
+  cx.out << "  " << what << ", MAPE: " << pct(all.mape) << " over " << all.rows
+         << " rows (threshold " << pct(a.max_mape) << "): " << (ok ? "pass" : "FAIL") << "\n";
   for (std::size_t i = 0; i < v.skipped.size() && i < 3; ++i) {
     cx.out << "  skipped " << v.skipped[i] << "\n";
   }
@@ -90,6 +97,7 @@ int validate(Context& cx, const ValidateArgs& a) {
     return kExitBadInput;
   }
   devices::DeviceRegistry registry = cx.load_registry();
+  devices::ModelRegistry models = devices::ModelRegistry::load_bundled();
   costmodel::CalibrationSet calibrations =
       a.uncalibrated ? costmodel::CalibrationSet()
                      : costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
@@ -101,13 +109,16 @@ int validate(Context& cx, const ValidateArgs& a) {
     costmodel::MeasuredFile file = costmodel::load_measured(path);
     costmodel::Validation c = costmodel::validate_collectives(file, registry, &calibrations);
     costmodel::Validation o = costmodel::validate_ops(file, registry, &calibrations);
-    cx.out << path << ": " << c.points.size() << " collective rows and " << o.points.size()
-           << " op rows priced\n";
+    costmodel::Validation l = planner::validate_layers(file, registry, models, &calibrations);
+    cx.out << path << ": priced " << c.points.size() << " collective, " << o.points.size()
+           << " op and " << l.points.size() << " layer rows\n";
     if (!c.points.empty())
       failed = !report_collectives(cx, a, min.value, c) || failed;
     if (!o.points.empty())
-      failed = !report_ops(cx, a, o) || failed;
-    if (c.points.empty() && o.points.empty()) {
+      failed = !report_categories(cx, a, o, "ops") || failed;
+    if (!l.points.empty())
+      failed = !report_categories(cx, a, l, "layers") || failed;
+    if (c.points.empty() && o.points.empty() && l.points.empty()) {
       cx.out << "  nothing priced\n";
       failed = true;
     }

@@ -41,6 +41,34 @@ std::string display_path(const std::string& path) {
   return ec || rel.empty() ? path : rel.string();
 }
 
+// `per_collective: {all_gather: {bandwidth_scale: S, extra_latency: T}, ...}`
+void read_per_collective(const devices::YamlDoc& doc,
+                         const YAML::Node& map,
+                         CollectiveCalibration& c) {
+  if (!map.IsMap()) {
+    doc.error(map, "'per_collective' must be a map from collective to its fit");
+    return;
+  }
+  for (const auto& kv : map) {
+    std::string name = kv.first.as<std::string>();
+    const auto& all = all_collectives();
+    if (std::none_of(all.begin(), all.end(),
+                     [&](Collective op) { return collective_name(op) == name; })) {
+      doc.error(kv.first, "unknown collective '" + name + "'");
+      continue;
+    }
+    devices::MapReader m(doc, kv.second, "collective fit");
+    if (!m.valid())
+      continue;
+    double scale = m.number("bandwidth_scale", true).value_or(1);
+    devices::Seconds extra =
+        m.quantity<devices::Dim::kSeconds>("extra_latency", true, devices::Sign::kNonNegative)
+            .value_or(devices::Seconds{});
+    m.finish();
+    c.per_collective[name] = {scale, extra};
+  }
+}
+
 void read_collectives(const devices::YamlDoc& doc,
                       const YAML::Node& list,
                       const std::string& device,
@@ -62,6 +90,8 @@ void read_collectives(const devices::YamlDoc& doc,
     c.extra_latency =
         m.quantity<devices::Dim::kSeconds>("extra_latency", true, devices::Sign::kNonNegative)
             .value_or(devices::Seconds{});
+    if (YAML::Node per = m.get("per_collective"))
+      read_per_collective(doc, per, c);
     c.fitted_on = m.string("fitted_on").value_or("");
     m.number("held_out_mape", false, devices::Sign::kNonNegative);
     m.number("uncalibrated_held_out_mape", false, devices::Sign::kNonNegative);
@@ -84,6 +114,11 @@ void read_ops(const devices::YamlDoc& doc,
   e.vector = m.number("vector", true).value_or(1);
   e.launch = m.quantity<devices::Dim::kSeconds>("launch", true, devices::Sign::kNonNegative)
                  .value_or(devices::Seconds{});
+  e.graph_launch =
+      m.quantity<devices::Dim::kSeconds>("graph_launch", false, devices::Sign::kNonNegative)
+          .value_or(devices::Seconds{});
+  m.string("graph_launch_fitted_on");
+  m.number("layers_held_out_mape", false, devices::Sign::kNonNegative);
   e.source = "calibrated by " + display_path(doc.path());
   m.string("fitted_on");
   m.number("held_out_mape", false, devices::Sign::kNonNegative);
@@ -211,6 +246,46 @@ CalibrationFit fit_one(const std::vector<Sample>& samples) {
   return f;
 }
 
+// Each collective with enough rows of its own (at least 4 in each split) gets its own scale
+// and extra latency: NCCL's per-collective behaviour (channels, chunking, copy paths) that
+// one shared pair cannot follow. The held-out error is then that of the combined model.
+void fit_per_collective(const std::vector<Sample>& samples, CalibrationFit& f) {
+  f.shared_held_out_mape = f.held_out_mape;
+  if (std::all_of(samples.begin(), samples.end(),
+                  [&](const Sample& s) { return s.op == samples.front().op; }))
+    return;  // one collective: the shared pair is its own fit
+  double sum = 0;
+  std::size_t n = 0;
+  for (Collective op : all_collectives()) {
+    std::vector<Sample> mine;
+    std::size_t fit_rows = 0;
+    for (const Sample& s : samples) {
+      if (s.op == op) {
+        mine.push_back(s);
+        fit_rows += s.fit ? 1 : 0;
+      }
+    }
+    if (mine.empty())
+      continue;
+    double scale = f.calibration.bandwidth_scale;
+    double extra = f.calibration.extra_latency.value;
+    if (fit_rows >= 4 && mine.size() - fit_rows >= 4) {
+      CalibrationFit own = fit_one(mine);
+      scale = own.calibration.bandwidth_scale;
+      extra = own.calibration.extra_latency.value;
+      f.calibration.per_collective[collective_name(op)] = {scale, devices::Seconds{extra}};
+      f.per_collective_held_out_mape[collective_name(op)] = own.held_out_mape;
+    }
+    for (const Sample& s : mine) {
+      if (s.fit)
+        continue;
+      sum += std::fabs(model_time(s, scale, extra) - s.measured) / s.measured;
+      ++n;
+    }
+  }
+  f.held_out_mape = n > 0 ? 100 * sum / static_cast<double>(n) : 0;
+}
+
 }  // namespace
 
 std::vector<CalibrationFit> fit_collectives(const std::vector<MeasuredFile>& files,
@@ -240,6 +315,7 @@ std::vector<CalibrationFit> fit_collectives(const std::vector<MeasuredFile>& fil
   std::vector<CalibrationFit> fits;
   for (const auto& [key, samples] : by_key) {
     CalibrationFit f = fit_one(samples);
+    fit_per_collective(samples, f);
     f.calibration.device = key.first;
     f.calibration.fabric = key.second;
     std::string files_text;
@@ -272,8 +348,14 @@ std::string calibration_yaml(const std::vector<CalibrationFit>& fits,
     any = true;
     y << "  - fabric: " << f.calibration.fabric << "\n"
       << "    bandwidth_scale: " << format_number(f.calibration.bandwidth_scale, 4) << "\n"
-      << "    extra_latency: " << devices::format(f.calibration.extra_latency) << "\n"
-      << "    fitted_on: \"" << f.calibration.fitted_on << "\"\n"
+      << "    extra_latency: " << devices::format(f.calibration.extra_latency) << "\n";
+    if (!f.calibration.per_collective.empty())
+      y << "    per_collective:\n";
+    for (const auto& [name, fit] : f.calibration.per_collective) {
+      y << "      " << name << ": {bandwidth_scale: " << format_number(fit.first, 4)
+        << ", extra_latency: " << devices::format(fit.second) << "}\n";
+    }
+    y << "    fitted_on: \"" << f.calibration.fitted_on << "\"\n"
       << "    held_out_mape: " << format_number(f.held_out_mape, 3) << "\n"
       << "    uncalibrated_held_out_mape: " << format_number(f.uncalibrated_held_out_mape, 3)
       << "\n";
@@ -291,6 +373,11 @@ std::string calibration_yaml(const std::vector<CalibrationFit>& fits,
       << "  fitted_on: \"" << g.fitted_on << "\"\n"
       << "  held_out_mape: " << format_number(g.held_out_mape, 3) << "\n"
       << "  uncalibrated_held_out_mape: " << format_number(g.uncalibrated_held_out_mape, 3) << "\n";
+    if (g.layers) {
+      y << "  graph_launch: " << devices::format(g.layers->graph_launch) << "\n"
+        << "  graph_launch_fitted_on: \"" << g.layers->fitted_on << "\"\n"
+        << "  layers_held_out_mape: " << format_number(g.layers->held_out_mape, 3) << "\n";
+    }
   }
   return y.str();
 }

@@ -24,6 +24,9 @@ struct CollectiveCalibration {
   std::string fabric;
   double bandwidth_scale = 1;
   devices::Seconds extra_latency;
+  // Collectives fitted on their own rows (bandwidth scale, extra latency), by name; the
+  // others use the shared pair above.
+  std::map<std::string, std::pair<double, devices::Seconds>> per_collective;
   std::string fitted_on;  // provenance: files, rows, date
   devices::SourceLoc loc;
 };
@@ -52,9 +55,11 @@ struct CalibrationFit {
   CollectiveCalibration calibration;
   std::size_t fit_rows = 0;
   std::size_t held_out_rows = 0;
-  double fit_mape = 0;       // percent, on the rows used for the fit
-  double held_out_mape = 0;  // percent, on the others
+  double fit_mape = 0;              // percent, on the rows used for the fit
+  double held_out_mape = 0;         // percent, on the others, with the per-collective fits
+  double shared_held_out_mape = 0;  // the same with the shared pair alone
   double uncalibrated_held_out_mape = 0;
+  std::map<std::string, double> per_collective_held_out_mape;
 };
 
 /// Fits every (device, fabric) of the collective rows of at least `min_bytes`: rows in file

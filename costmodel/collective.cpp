@@ -322,9 +322,18 @@ CollectiveEstimate estimate_collective(const CommGroup& group, Collective op, do
     e.bound_by = "nothing (one rank)";
     return e;
   }
-  e.candidates = candidates(group, op, bytes);
+  auto index = static_cast<std::size_t>(op);
+  double scale = group.op_bw_scale[index];
+  if (scale != 1) {
+    CommGroup scaled = group;
+    scaled.intra_bw = group.intra_bw * scale;
+    e.candidates = candidates(scaled, op, bytes);
+  } else {
+    e.candidates = candidates(group, op, bytes);
+  }
+  double extra = group.op_extra_latency_s[index];
   for (CollectiveCandidate& c : e.candidates)
-    c.latency_term += group.extra_latency;
+    c.latency_term += extra >= 0 ? devices::Seconds{extra} : group.extra_latency;
   e.best = e.candidates.front();
   double t = e.best.time().value;
   e.alg_bw = BytesPerSec{t > 0 ? bytes / t : 0};

@@ -6,6 +6,7 @@
 #include "devices/cluster_spec.h"
 #include "devices/support/units.h"
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -34,7 +35,12 @@ struct CommGroup {
   bool nvls = false;               // NVLink SHARP available (NVSwitch on Hopper or Blackwell)
   devices::Watts power;            // sum of the ranks' TDPs (0 when a device has none)
   devices::Seconds extra_latency;  // per call, from a calibration (0 when uncalibrated)
-  std::string calibration;         // where the calibration came from, or empty
+  // Per collective (indexed by costmodel::Collective), from a calibration that fitted that
+  // collective alone: the intra-node bandwidth scale relative to `intra_bw`, and the extra
+  // latency replacing `extra_latency` (negative: none fitted).
+  std::array<double, 7> op_bw_scale = {1, 1, 1, 1, 1, 1, 1};
+  std::array<double, 7> op_extra_latency_s = {-1, -1, -1, -1, -1, -1, -1};
+  std::string calibration;  // where the calibration came from, or empty
 };
 
 /// Why a group could not be formed, or the group.

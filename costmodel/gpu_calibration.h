@@ -20,9 +20,19 @@ std::optional<OpEstimate> estimate_op_row(const MeasuredRow& row,
                                           const GpuEfficiency& eff,
                                           std::string* why);
 
+/// The fit of `GpuEfficiency::graph_launch` on measured whole-layer rows (planner/).
+struct LayerLaunchFit {
+  devices::Seconds graph_launch;
+  std::size_t fit_rows = 0;
+  std::size_t held_out_rows = 0;
+  double held_out_mape = 0;  // percent, the layer rows held out (forward and backward)
+  std::string fitted_on;
+};
+
 struct GpuCalibrationFit {
   std::string device;
   GpuEfficiency efficiency;
+  std::optional<LayerLaunchFit> layers;
   std::size_t fit_rows = 0;
   std::size_t held_out_rows = 0;
   double fit_mape = 0;

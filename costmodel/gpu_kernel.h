@@ -21,7 +21,10 @@ struct GpuEfficiency {
   double attention = 1;     // achieved / peak matrix-unit rate inside fused attention
   double vector = 1;        // achieved / peak rate of non-matrix arithmetic
   double memory = 1;        // achieved / peak HBM bandwidth
-  devices::Seconds launch;  // per kernel
+  devices::Seconds launch;  // per kernel launched alone (a timed single op)
+  // Per kernel of a sequence replayed from a CUDA graph (whole layers, decode steps): the
+  // gap between back-to-back kernels, far below a lone launch.
+  devices::Seconds graph_launch;
   std::string source = "uncalibrated: peak rates, no launch overhead";
 };
 

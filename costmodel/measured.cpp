@@ -110,11 +110,14 @@ MeasuredRow read_row(RowReader& r,
     row.ranks_per_node =
         static_cast<std::int64_t>(r.number(cell("ranks_per_node"), "ranks_per_node", true));
     row.bytes = r.number(cell("bytes"), "bytes", true);
-  } else if (row.kind == "op") {
+  } else if (row.kind == "op" || row.kind == "layer") {
     if (row.shape.empty())
-      r.error(1, "an op row needs a 'shape'");
+      r.error(1, "an " + row.kind + " row needs a 'shape'");
+    Cell ranks = cell("ranks");
+    row.ranks = ranks.text.empty() ? 1 : static_cast<std::int64_t>(r.number(ranks, "ranks", true));
+    row.ranks_per_node = row.ranks;
   } else {
-    r.error(cell("kind").col, "unknown kind '" + row.kind + "'; expected collective or op");
+    r.error(cell("kind").col, "unknown kind '" + row.kind + "'; expected collective, op or layer");
   }
   return row;
 }

@@ -12,9 +12,9 @@
 namespace yirage::costmodel {
 
 struct MeasuredRow {
-  std::string kind;   // "collective" or "op"
-  std::string op;     // "all_reduce", "gemm", ...
-  std::string shape;  // ops: "MxNxK", ... (costmodel/gpu_op.h formats)
+  std::string kind;   // "collective", "op" or "layer"
+  std::string op;     // "all_reduce", "gemm", ...; layers: "forward", "forward_backward"
+  std::string shape;  // ops: "MxNxK", ... (costmodel/gpu_op.h formats); layers: "MODEL:BxSxK"
   std::string device;
   std::string fabric;
   std::int64_t ranks = 0;

@@ -40,6 +40,14 @@ void apply_calibration(CommGroup& group, const CalibrationSet& set) {
     return;
   group.intra_bw = group.intra_bw * c->bandwidth_scale;
   group.extra_latency = c->extra_latency;
+  for (Collective op : all_collectives()) {
+    auto it = c->per_collective.find(collective_name(op));
+    if (it == c->per_collective.end())
+      continue;
+    auto i = static_cast<std::size_t>(op);
+    group.op_bw_scale[i] = it->second.first / c->bandwidth_scale;
+    group.op_extra_latency_s[i] = it->second.second.value;
+  }
   group.calibration = c->loc.file;
 }
 
@@ -145,10 +153,11 @@ Validation validate_ops(const MeasuredFile& file,
 std::vector<BandStats> op_stats(const std::vector<ValidationPoint>& points) {
   std::vector<BandStats> out;
   for (const ValidationPoint& p : points) {
-    auto it = std::find_if(out.begin(), out.end(),
-                           [&](const BandStats& b) { return b.band == p.row.op; });
+    const std::string& name = p.group.empty() ? p.row.op : p.group;
+    auto it =
+        std::find_if(out.begin(), out.end(), [&](const BandStats& b) { return b.band == name; });
     if (it == out.end()) {
-      out.push_back(BandStats{p.row.op, 0, 0, 0, 0, 0, 0});
+      out.push_back(BandStats{name, 0, 0, 0, 0, 0, 0});
       it = out.end() - 1;
     }
     ++it->rows;

@@ -17,6 +17,7 @@ struct ValidationPoint {
   double estimate_s = 0;
   double error = 0;    // (estimate - measured) / measured
   std::string choice;  // the algorithm and protocol the model chose
+  std::string group;   // the category its statistics go to (empty: the op's name)
 };
 
 struct Validation {
@@ -59,7 +60,8 @@ Validation validate_ops(const MeasuredFile& file,
                         const devices::DeviceRegistry& registry,
                         const CalibrationSet* calibrations = nullptr);
 
-/// Statistics per op name (all sizes), in order of first appearance.
+/// Statistics per category (the point's group, else its op name; all sizes), in order of
+/// first appearance.
 std::vector<BandStats> op_stats(const std::vector<ValidationPoint>& points);
 
 }  // namespace yirage::costmodel

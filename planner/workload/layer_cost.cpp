@@ -44,7 +44,7 @@ OpEstimate compound(const DeviceContext& cx,
   auto fused =
       costmodel::estimate_gpu_op(cx.device, cx.dtype, cx.efficiency, *info, shape, true, &why);
   OpEstimate unfused = op(cx, name, dims, false);
-  if (fused && fused->time < unfused.time) {
+  if (cx.fuse && fused && fused->time < unfused.time) {
     c.fusions.push_back(name + ": fused (" +
                         devices::format_number(unfused.time.value / fused->time.value, 3) + "x)");
     return *fused;

@@ -40,6 +40,7 @@ struct DeviceContext {
   costmodel::GpuEfficiency efficiency;
   devices::DType dtype = devices::DType::kBf16;
   std::optional<costmodel::CommGroup> tp_group;  // the ranks of one tensor-parallel group
+  bool fuse = true;  // false: compound operations run unfused, as eager PyTorch runs them
 };
 
 LayerCost layer_cost(const devices::ModelSpec& m, const LayerShape& s, const DeviceContext& cx);
