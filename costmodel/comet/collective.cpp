@@ -102,6 +102,12 @@ double network_energy(const NetworkSpec& net, const NetTransfer& t) {
   return router_energy(a) + reduce;
 }
 
+std::int64_t ring_step_hops(const MeshShape& m, std::int64_t participants) {
+  if (participants <= 2)
+    return 1;
+  return participants % 2 == 0 && m.x >= 2 && m.y >= 2 ? 1 : 2;
+}
+
 std::int64_t reduction_simd_width(const ArchSpec& arch, const Options& opt) {
   std::int64_t w = 0;
   for (const ComputeType& c : arch.computes)
@@ -111,6 +117,11 @@ std::int64_t reduction_simd_width(const ArchSpec& arch, const Options& opt) {
 }
 
 namespace {
+
+struct RingExtras {
+  std::int64_t simd_width = 16;  // W_simd, lanes
+  bool noc_energy = true;
+};
 
 struct Endpoint {
   double s_in, s_out;        // bytes per instance
@@ -177,6 +188,57 @@ void endpoint(CollectiveType type, const Endpoint& e, CollectiveCost& c) {
   }
 }
 
+bool ring_applies(const CollectiveInfo& c) {
+  return c.algorithm == CollectiveAlgorithm::kRing &&
+         (c.type == CollectiveType::kAllReduce || c.type == CollectiveType::kAllGather);
+}
+
+// Ring all-reduce (reduce-scatter then all-gather, 2(P-1) steps of one chunk of S/P elements)
+// or all-gather (P-1 steps of S elements) on the mesh: every participant sends one chunk to
+// its ring neighbour per step, all links at once (comet-model.md §6 ring, in the E7 and E8
+// terms of the mesh model). Time in cycles, energy in pJ over all participants.
+CollectiveCost ring_cost(const NetworkSpec& link,
+                         const CollectiveInfo& c,
+                         const Endpoint& e,
+                         std::int64_t in_tile,
+                         const RingExtras& x) {
+  const bool all_reduce = c.type == CollectiveType::kAllReduce;
+  const std::int64_t p = static_cast<std::int64_t>(e.p);
+  const MeshShape m = mesh_shape(link, p);
+  const std::int64_t h = ring_step_hops(m, p);                                 // hops per step
+  const std::int64_t chunk = all_reduce ? (in_tile + p - 1) / p : in_tile;     // c, elements
+  const double steps = static_cast<double>(all_reduce ? 2 * (p - 1) : p - 1);  // n
+  const double bits = static_cast<double>(c.precision);
+  const double s_c = static_cast<double>(chunk) * bits / 8.0;  // bytes per step
+  const double reduce_steps = all_reduce ? static_cast<double>(p - 1) : 0;
+  CollectiveCost cost;
+  // T_net = n (h_r t_hop + (c b / W) t_q) + (P-1) c c_op / W_simd, cycles (E7, ring).
+  const double step = static_cast<double>(h * link.hop_latency) +
+                      static_cast<double>(chunk) * bits / static_cast<double>(link.channel_width) *
+                          static_cast<double>(link.queuing_delay);
+  const double reduce =
+      reduce_steps * static_cast<double>(chunk) * kReduceCycles / static_cast<double>(x.simd_width);
+  cost.network = static_cast<std::int64_t>(steps * step + reduce);
+  // T_mem = ceil(n (s_c / B_r + s_c / B_w) + (P-1) c_red s_c / B_w), cycles (E8, ring).
+  cost.memory = static_cast<std::int64_t>(std::ceil(steps * (s_c / e.read_bw + s_c / e.write_bw) +
+                                                    reduce_steps * e.red_cost * s_c / e.write_bw));
+  // Every participant reads and writes one chunk per step, pJ; reduction arithmetic
+  // P (P-1) c e_op, pJ; the NoC active along n h_r hops and n c b bits.
+  cost.read_energy = e.p * steps * s_c * e.er;
+  cost.write_energy = e.p * steps * s_c * e.ew;
+  if (!x.noc_energy)
+    return cost;
+  RouterActivity a;
+  a.channel_width = static_cast<double>(link.channel_width);
+  a.hops = static_cast<std::uint32_t>(steps) * static_cast<std::uint32_t>(h);
+  a.enqueue_cycles = static_cast<double>(link.queuing_delay);
+  a.bits = steps * static_cast<double>(chunk) * bits;
+  a.mesh_edge = static_cast<std::uint32_t>(m.x);
+  cost.noc_energy =
+      router_energy(a) + e.p * reduce_steps * static_cast<double>(chunk) * reduce_energy_pj(c.op);
+  return cost;
+}
+
 }  // namespace
 
 CollectiveCost collective_cost(const ArchSpec& arch,
@@ -209,6 +271,9 @@ CollectiveCost collective_cost(const ArchSpec& arch,
     e.write_bw = std::min(e.write_bw, mem.child_write_bw);
   e.er = mem.child_read_energy / static_cast<double>(mem.width);
   e.ew = mem.child_write_energy / static_cast<double>(mem.width);
+  if (ring_applies(c))
+    return ring_cost(link, c, e, in_tile,
+                     RingExtras{reduction_simd_width(arch, opt), opt.noc_energy});
   CollectiveCost cost;
   endpoint(c.type, e, cost);
   NetTransfer t{.type = c.type,

@@ -10,6 +10,7 @@
 #include "costmodel/comet/options.h"
 
 #include <cstdint>
+#include <vector>
 
 namespace yirage::costmodel::comet {
 
@@ -54,12 +55,23 @@ struct CollectiveCost {
 };
 
 /// Cost of one execution of collective `c`, with `in_tile` and `out_tile` elements per
-/// instance.
+/// instance. With `CollectiveAlgorithm::kRing`, an all-reduce or all-gather runs as a ring on
+/// the mesh (E7-E8 ring variant, comet-model.md §6, §8 #3): P participants, S elements of b
+/// bits each, h_r = ring_step_hops, chunk c = ceil(S / P) elements (all-reduce) or S
+/// (all-gather) of s_c = c b / 8 bytes, n = 2(P-1) steps (all-reduce) or P-1 (all-gather):
+///   T_net = n (h_r t_hop + (c b / W) t_q) [+ (P-1) c c_op / W_simd, all-reduce]   cycles
+///   T_mem = ceil(n (s_c / B_r + s_c / B_w) [+ (P-1) c_red s_c / B_w, all-reduce])  cycles
+/// and the total is fully exposed, T_mem + T_net, as in E8.
 CollectiveCost collective_cost(const ArchSpec& arch,
                                const CollectiveInfo& c,
                                std::int64_t in_tile,
                                std::int64_t out_tile,
                                const Options& opt);
+
+/// Hops between ring neighbours on the X x Y sub-mesh of P participants [I]: 1 where a cycle
+/// of 1-hop links through them exists (P = 2, or P even on a sub-mesh of at least 2 x 2),
+/// else 2 (a folded ring: a line of three or more, or an odd count).
+std::int64_t ring_step_hops(const MeshShape& m, std::int64_t participants);
 
 /// Width of the SIMD unit that runs collective reductions (lanes).
 std::int64_t reduction_simd_width(const ArchSpec& arch, const Options& opt);

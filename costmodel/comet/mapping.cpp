@@ -247,6 +247,9 @@ void Reader::collective(MapReader& m, MappingNode& node) {
       levels.push_back(c.level);
   }
   c.spatial_factor = read_int(m, "spatial_factor").value_or(0);
+  c.algorithm = m.choice("algorithm", {"mesh", "ring"}).value_or("mesh") == "ring"
+                    ? CollectiveAlgorithm::kRing
+                    : CollectiveAlgorithm::kMesh;
   read_bool(m, "wb_output");
 }
 

@@ -21,6 +21,9 @@ enum class LoopType { kTemporal, kSpatial };
 enum class Binding { kSequential, kPipeline, kParallel, kSharing };
 enum class CollectiveType { kBroadcast, kReduction, kGather, kScatter, kAllGather, kAllReduce };
 enum class ReduceOp { kNone, kAdd, kMax, kMult };
+/// How an explicit collective runs on the mesh: the reference's row-then-column phases (E7,
+/// E8), or a ring of neighbour steps (all-reduce and all-gather only; the others stay mesh).
+enum class CollectiveAlgorithm { kMesh, kRing };
 
 /// Per dimension, the loop factor of one tensor entry (one row: temporal X, or spatial X / Y).
 using Factors = std::map<std::string, std::int64_t>;
@@ -63,7 +66,8 @@ struct CollectiveInfo {
   std::int64_t precision = 8;
   int level = -1;  // target = child: the level whose instances exchange data
   std::vector<int> src, dest;
-  std::int64_t spatial_factor = 0;  // 0: the number of source instances
+  std::int64_t spatial_factor = 0;                             // 0: the number of source instances
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kMesh;  // `algorithm: mesh | ring`
 
   bool operator==(const CollectiveInfo&) const = default;
 };
