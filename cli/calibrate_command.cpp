@@ -67,6 +67,13 @@ void print_gpu_fits(std::ostream& out, const std::vector<costmodel::GpuCalibrati
                pct(f.held_out_mape), pct(f.uncalibrated_held_out_mape)});
   }
   t.print(out);
+  Table s({"device", "memory-bound kernel", ">traffic / minimal bytes", ">fixed latency"});
+  for (const costmodel::GpuCalibrationFit& f : fits) {
+    for (const auto& [kind, fit] : f.efficiency.stream)
+      s.add_row({f.device, kind, num(fit.traffic), devices::format(fit.latency)});
+  }
+  if (s.rows() > 0)
+    s.print(out);
 }
 
 void print_layer_fits(std::ostream& out, const std::vector<costmodel::GpuCalibrationFit>& fits) {

@@ -18,7 +18,21 @@ struct ValidateArgs {
   std::string min_size = "1 MiB";
   bool verbose = false;
   bool uncalibrated = false;
+  bool held_out = false;
 };
+
+// Keeps the rows of the held-out split (costmodel::fit_split) alone.
+costmodel::MeasuredFile held_out_rows(const costmodel::MeasuredFile& file, double min_bytes) {
+  std::vector<bool> fit = costmodel::fit_split(file, min_bytes);
+  costmodel::MeasuredFile out = file;
+  out.rows.clear();
+  for (std::size_t i = 0; i < file.rows.size(); ++i) {
+    bool below = file.rows[i].kind == "collective" && file.rows[i].bytes < min_bytes;
+    if (!fit[i] && !below)
+      out.rows.push_back(file.rows[i]);
+  }
+  return out;
+}
 
 std::string pct(double v) {
   return devices::format_number(v, 3) + "%";
@@ -107,6 +121,8 @@ int validate(Context& cx, const ValidateArgs& a) {
   bool failed = false;
   for (const std::string& path : a.files) {
     costmodel::MeasuredFile file = costmodel::load_measured(path);
+    if (a.held_out)
+      file = held_out_rows(file, min.value);
     costmodel::Validation c = costmodel::validate_collectives(file, registry, &calibrations);
     costmodel::Validation o = costmodel::validate_ops(file, registry, &calibrations);
     costmodel::Validation l = planner::validate_layers(file, registry, models, &calibrations);
@@ -139,6 +155,9 @@ void add_validate_command(CLI::App& app, Context& cx) {
   cmd->add_option("--min-size", a->min_size, "Only rows of at least this size count to the MAPE")
       ->capture_default_str();
   cmd->add_flag("--verbose", a->verbose, "Print every row: measured, estimate, error, model");
+  cmd->add_flag("--held-out", a->held_out,
+                "Only the rows that `calibrate` holds out (alternate rows of each op in each "
+                "file, the second one first)");
   cmd->add_flag("--uncalibrated", a->uncalibrated,
                 "Ignore data/calibration/ and use NCCL's constants alone");
   cmd->callback([&cx, a] {

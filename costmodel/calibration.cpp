@@ -100,6 +100,25 @@ void read_collectives(const devices::YamlDoc& doc,
   }
 }
 
+// `stream: {rmsnorm: {traffic: X, latency: T}, ...}` (GpuEfficiency::stream)
+void read_stream(const devices::YamlDoc& doc, const YAML::Node& map, GpuEfficiency& e) {
+  if (!map.IsMap()) {
+    doc.error(map, "'stream' must be a map from kernel kind to its fit");
+    return;
+  }
+  for (const auto& kv : map) {
+    devices::MapReader m(doc, kv.second, "stream fit");
+    if (!m.valid())
+      continue;
+    GpuEfficiency::StreamFit fit;
+    fit.traffic = m.number("traffic", true).value_or(1);
+    fit.latency = m.quantity<devices::Dim::kSeconds>("latency", true, devices::Sign::kNonNegative)
+                      .value_or(devices::Seconds{});
+    m.finish();
+    e.stream[kv.first.as<std::string>()] = fit;
+  }
+}
+
 void read_ops(const devices::YamlDoc& doc,
               const YAML::Node& n,
               const std::string& device,
@@ -118,6 +137,8 @@ void read_ops(const devices::YamlDoc& doc,
       m.quantity<devices::Dim::kSeconds>("graph_launch", false, devices::Sign::kNonNegative)
           .value_or(devices::Seconds{});
   m.string("graph_launch_fitted_on");
+  if (YAML::Node stream = m.get("stream"))
+    read_stream(doc, stream, e);
   m.number("layers_held_out_mape", false, devices::Sign::kNonNegative);
   e.source = "calibrated by " + display_path(doc.path());
   m.string("fitted_on");
@@ -294,8 +315,9 @@ std::vector<CalibrationFit> fit_collectives(const std::vector<MeasuredFile>& fil
   std::map<std::pair<std::string, std::string>, std::vector<Sample>> by_key;
   std::map<std::pair<std::string, std::string>, std::vector<std::string>> sources;
   for (const MeasuredFile& file : files) {
-    bool fit = true;
-    for (const MeasuredRow& row : file.rows) {
+    std::vector<bool> split = fit_split(file, min_bytes);
+    for (std::size_t i = 0; i < file.rows.size(); ++i) {
+      const MeasuredRow& row = file.rows[i];
       if (row.kind != "collective" || row.bytes < min_bytes || row.ranks != row.ranks_per_node) {
         continue;
       }
@@ -305,8 +327,7 @@ std::vector<CalibrationFit> fit_collectives(const std::vector<MeasuredFile>& fil
       if (op == all_collectives().end() || !g.group)
         continue;
       auto key = std::make_pair(g.group->device, devices::fabric_name(g.group->fabric));
-      by_key[key].push_back(Sample{*g.group, *op, row.bytes, row.time_s, fit});
-      fit = !fit;
+      by_key[key].push_back(Sample{*g.group, *op, row.bytes, row.time_s, split[i]});
       auto& src = sources[key];
       if (std::find(src.begin(), src.end(), file.path) == src.end())
         src.push_back(file.path);
@@ -369,8 +390,14 @@ std::string calibration_yaml(const std::vector<CalibrationFit>& fits,
       << "  attention: " << format_number(e.attention, 3) << "\n"
       << "  memory: " << format_number(e.memory, 3) << "\n"
       << "  vector: " << format_number(e.vector, 3) << "\n"
-      << "  launch: " << devices::format(e.launch) << "\n"
-      << "  fitted_on: \"" << g.fitted_on << "\"\n"
+      << "  launch: " << devices::format(e.launch) << "\n";
+    if (!e.stream.empty())
+      y << "  stream:\n";
+    for (const auto& [kind, fit] : e.stream) {
+      y << "    " << kind << ": {traffic: " << format_number(fit.traffic, 3)
+        << ", latency: " << devices::format(fit.latency) << "}\n";
+    }
+    y << "  fitted_on: \"" << g.fitted_on << "\"\n"
       << "  held_out_mape: " << format_number(g.held_out_mape, 3) << "\n"
       << "  uncalibrated_held_out_mape: " << format_number(g.uncalibrated_held_out_mape, 3) << "\n";
     if (g.layers) {

@@ -24,6 +24,10 @@ devices::FlopsPerSec matrix_peak(const devices::DeviceSpec& d, DType dtype) {
   return d.peak.begin()->second.value;
 }
 
+Seconds kernel_launch(const GpuEfficiency& eff) {
+  return eff.in_graph ? eff.graph_launch : eff.launch;
+}
+
 namespace {
 
 std::int64_t compute_units(const devices::DeviceSpec& d) {
@@ -108,9 +112,43 @@ KernelEstimate gemm_with_tile(const devices::DeviceSpec& d,
   e.ramp_up = Seconds{first / hbm(d, eff)};
   double last = static_cast<double>(std::min(e.tiles, slots) * tile.m * tile.n) * out_b;
   e.ramp_down = Seconds{last / hbm(d, eff)};
-  e.launch = eff.launch;
+  e.launch = kernel_launch(eff);
   e.tile =
       std::to_string(tile.m) + "x" + std::to_string(tile.n) + "x" + std::to_string(tile_k(dtype));
+  return e;
+}
+
+// Split-K (CUTLASS's "split-K serial/parallel", cuBLAS's heuristics for small M x N and long
+// K): `split` slices of K run as separate tiles, each writing an fp32 partial product;
+// a second kernel reduces them. Worth it only when M x N has fewer tiles than the device
+// has slots, so that otherwise idle units share the K loop.
+constexpr std::int64_t kMaxSplitK = 16;
+
+KernelEstimate split_k(const devices::DeviceSpec& d,
+                       DType dtype,
+                       const GpuEfficiency& eff,
+                       Tile tile,
+                       std::int64_t m,
+                       std::int64_t n,
+                       std::int64_t k,
+                       std::int64_t batch,
+                       std::int64_t split) {
+  std::int64_t slice = ceil_div(k, split);
+  if (slice < 4 * tile_k(dtype))
+    return {};  // tiles == 0: not a candidate
+  KernelEstimate e = gemm_with_tile(d, dtype, eff, tile, m, n, slice, batch * split);
+  if (e.tiles == 0 || e.waves > 1)
+    return {};
+  // Partials in fp32 (bytes: split x M x N x 4 written, read back) replace the split x M x N
+  // outputs counted above; the reduction writes the M x N result.
+  double out_b = std::max(2.0, devices::dtype_bytes(dtype));
+  double mn = static_cast<double>(m * n * batch);
+  double partial = static_cast<double>(split) * mn * 4;
+  e.hbm_bytes += partial - static_cast<double>(split) * mn * out_b + partial + mn * out_b;
+  e.memory = Seconds{e.hbm_bytes / hbm(d, eff)};
+  e.steady = std::max(e.compute, e.memory);
+  e.launch = kernel_launch(eff) + kernel_launch(eff);  // the reduction kernel
+  e.tile += " split-k " + std::to_string(split);
   return e;
 }
 
@@ -128,11 +166,14 @@ KernelEstimate gemm_kernel(const devices::DeviceSpec& d,
       {{256, 128}, {128, 256}, {128, 128}, {128, 64}, {64, 128}, {64, 64}}};
   KernelEstimate best;
   for (Tile t : kTiles) {
-    KernelEstimate e = gemm_with_tile(d, dtype, eff, t, m, n, k, batch);
-    if (e.tiles == 0)
-      continue;
-    if (best.tiles == 0 || e.time() < best.time())
-      best = e;  // ties keep the larger tile
+    for (std::int64_t split = 1; split <= kMaxSplitK; split *= 2) {
+      KernelEstimate e = split == 1 ? gemm_with_tile(d, dtype, eff, t, m, n, k, batch)
+                                    : split_k(d, dtype, eff, t, m, n, k, batch, split);
+      if (e.tiles == 0)
+        continue;
+      if (best.tiles == 0 || e.time() < best.time())
+        best = e;  // ties keep the larger tile and the fewer splits
+    }
   }
   CHECK(best.tiles > 0) << "no GEMM tile fits the shared memory of " << d.name;
   best.name = "gemm " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
@@ -142,6 +183,7 @@ KernelEstimate gemm_kernel(const devices::DeviceSpec& d,
 
 KernelEstimate stream_kernel(const devices::DeviceSpec& d,
                              const GpuEfficiency& eff,
+                             const std::string& kind,
                              std::string name,
                              double read_bytes,
                              double write_bytes,
@@ -161,7 +203,22 @@ KernelEstimate stream_kernel(const devices::DeviceSpec& d,
   double edge = std::min(e.hbm_bytes, 128.0 * 128.0 * static_cast<double>(units));
   e.ramp_up = Seconds{std::min(edge, read_bytes) / hbm(d, eff)};
   e.ramp_down = Seconds{std::min(edge, write_bytes) / hbm(d, eff)};
-  e.launch = eff.launch;
+  e.launch = kernel_launch(eff);
+  if (auto it = eff.stream.find(kind); it != eff.stream.end()) {
+    // A fitted kernel (GpuEfficiency::stream): latency + traffic x bytes / achievable HBM.
+    e.tile = "stream (fitted)";
+    e.compute = Seconds{};
+    e.memory = Seconds{it->second.traffic * e.hbm_bytes / hbm(d, eff)};
+    e.steady = e.memory;
+    e.ramp_up = Seconds{};
+    e.ramp_down = Seconds{};
+    // The fitted latency holds a lone launch; in a graph the launch shrinks to graph_launch.
+    e.launch =
+        eff.in_graph
+            ? Seconds{std::max(eff.graph_launch.value, it->second.latency.value - eff.launch.value +
+                                                           eff.graph_launch.value)}
+            : it->second.latency;
+  }
   return e;
 }
 
@@ -197,7 +254,7 @@ KernelEstimate attention_kernel(const devices::DeviceSpec& d,
       Seconds{std::min(e.hbm_bytes, f(std::min(e.tiles, units)) * 128 * f(s.head_dim) * b * 2) /
               hbm(d, eff)};
   e.ramp_down = Seconds{f(std::min(e.tiles, units)) * 128 * f(s.head_dim) * b / hbm(d, eff)};
-  e.launch = eff.launch;
+  e.launch = kernel_launch(eff);
   e.tile = s.q_len > 1 ? "128 queries x head" : "KV split";
   e.name = std::string(s.q_len > 1 ? "attention prefill" : "attention decode") +
            (s.causal ? " (causal)" : "");

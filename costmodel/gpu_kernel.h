@@ -10,6 +10,7 @@
 #include "devices/support/units.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace yirage::costmodel {
@@ -25,8 +26,22 @@ struct GpuEfficiency {
   // Per kernel of a sequence replayed from a CUDA graph (whole layers, decode steps): the
   // gap between back-to-back kernels, far below a lone launch.
   devices::Seconds graph_launch;
+
+  // Memory-bound kernels fitted per kind ("rmsnorm", "layernorm", "softmax", "elementwise"):
+  // the framework's kernel moves `traffic` times the minimal bytes at the achievable HBM
+  // rate, after a fixed `latency` that replaces the launch overhead.
+  struct StreamFit {
+    double traffic = 1;
+    devices::Seconds latency;
+  };
+
+  std::map<std::string, StreamFit> stream;
+  bool in_graph = false;  // price kernels as replayed from a CUDA graph (graph_launch each)
   std::string source = "uncalibrated: peak rates, no launch overhead";
 };
+
+/// The overhead one kernel pays: `graph_launch` in a CUDA graph, else `launch`.
+devices::Seconds kernel_launch(const GpuEfficiency& eff);
 
 struct KernelEstimate {
   std::string name;
@@ -64,9 +79,11 @@ KernelEstimate gemm_kernel(const devices::DeviceSpec& d,
                            std::int64_t batch = 1);
 
 /// A kernel that streams memory: reads `read_bytes`, writes `write_bytes`, and performs
-/// `flops` non-matrix operations (norms, softmax, elementwise).
+/// `flops` non-matrix operations (norms, softmax, elementwise); `kind` names its fit in
+/// `eff.stream`, if any.
 KernelEstimate stream_kernel(const devices::DeviceSpec& d,
                              const GpuEfficiency& eff,
+                             const std::string& kind,
                              std::string name,
                              double read_bytes,
                              double write_bytes,

@@ -86,7 +86,8 @@ KernelEstimate rows(const Ctx& c,
                     double params,
                     double flops_per_elem) {
   double elems = f(r) * f(cols);
-  return stream_kernel(c.d, c.eff, name + " " + std::to_string(r) + "x" + std::to_string(cols),
+  return stream_kernel(c.d, c.eff, name,
+                       name + " " + std::to_string(r) + "x" + std::to_string(cols),
                        elems * c.b + params * f(cols) * c.b, elems * c.b, flops_per_elem * elems);
 }
 
@@ -136,8 +137,8 @@ std::vector<KernelEstimate> single(const Ctx& c, GpuOp op, const OpShape& s) {
     case GpuOp::kSoftmax:
       return {rows(c, "softmax", x[0], x[1], 0, 5)};
     default:
-      return {stream_kernel(c.d, c.eff, "elementwise " + std::to_string(x[0]), 2 * f(x[0]) * c.b,
-                            f(x[0]) * c.b, f(x[0]))};
+      return {stream_kernel(c.d, c.eff, "elementwise", "elementwise " + std::to_string(x[0]),
+                            2 * f(x[0]) * c.b, f(x[0]) * c.b, f(x[0]))};
   }
 }
 
@@ -147,10 +148,12 @@ std::vector<KernelEstimate> unfused(const Ctx& c, GpuOp op, const std::vector<st
       return {rows(c, "rmsnorm", x[0], x[1], 1, 4),
               gemm_kernel(c.d, c.dtype, c.eff, x[0], x[2], x[1])};
     case GpuOp::kGatedMlp:
-      return {gemm_kernel(c.d, c.dtype, c.eff, x[0], x[2], x[1]),
-              gemm_kernel(c.d, c.dtype, c.eff, x[0], x[2], x[1]),
-              stream_kernel(c.d, c.eff, "silu_mul", 2 * f(x[0] * x[2]) * c.b, f(x[0] * x[2]) * c.b,
-                            6 * f(x[0] * x[2])),
+      // As frameworks run it: one GEMM for gate and up, SiLU, the product, the down GEMM.
+      return {gemm_kernel(c.d, c.dtype, c.eff, x[0], 2 * x[2], x[1]),
+              stream_kernel(c.d, c.eff, "elementwise", "silu", f(x[0] * x[2]) * c.b,
+                            f(x[0] * x[2]) * c.b, 5 * f(x[0] * x[2])),
+              stream_kernel(c.d, c.eff, "elementwise", "mul", 2 * f(x[0] * x[2]) * c.b,
+                            f(x[0] * x[2]) * c.b, f(x[0] * x[2])),
               gemm_kernel(c.d, c.dtype, c.eff, x[0], x[1], x[2])};
     case GpuOp::kGemmSoftmax:
       return {gemm_kernel(c.d, c.dtype, c.eff, x[0], x[1], x[2]),
@@ -162,8 +165,8 @@ std::vector<KernelEstimate> unfused(const Ctx& c, GpuOp op, const std::vector<st
       return {gemm_kernel(c.d, c.dtype, c.eff, x[0], x[2], x[1]),
               gemm_kernel(c.d, c.dtype, c.eff, x[0], x[3], x[1]),
               gemm_kernel(c.d, c.dtype, c.eff, x[0], x[2], x[3]),
-              stream_kernel(c.d, c.eff, "add", 2 * f(x[0] * x[2]) * c.b, f(x[0] * x[2]) * c.b,
-                            f(x[0] * x[2]))};
+              stream_kernel(c.d, c.eff, "elementwise", "add", 2 * f(x[0] * x[2]) * c.b,
+                            f(x[0] * x[2]) * c.b, f(x[0] * x[2]))};
   }
 }
 

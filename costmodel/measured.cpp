@@ -176,4 +176,21 @@ MeasuredFile load_measured(const std::filesystem::path& path) {
   return parse_measured(path.string(), *text);
 }
 
+std::vector<bool> fit_split(const MeasuredFile& file, double min_bytes) {
+  std::vector<bool> out;
+  std::map<std::string, bool> next;  // per kind and op: is the next row fitted?
+  for (const MeasuredRow& row : file.rows) {
+    bool part =
+        row.kind != "collective" || (row.bytes >= min_bytes && row.ranks == row.ranks_per_node);
+    if (!part) {
+      out.push_back(false);
+      continue;
+    }
+    bool& fit = next.try_emplace(row.kind + "/" + row.op, true).first->second;
+    out.push_back(fit);
+    fit = !fit;
+  }
+  return out;
+}
+
 }  // namespace yirage::costmodel

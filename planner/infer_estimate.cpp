@@ -55,6 +55,10 @@ double forward_pass(const InferContext& cx,
                     std::int64_t keys,
                     const DeviceContext& dcx) {
   const ModelSpec& m = cx.task.model;
+  // Serving frameworks (vLLM, TensorRT-LLM, SGLang) replay decode steps from CUDA graphs:
+  // each kernel pays the graph's launch gap, not a lone launch (data/calibration/).
+  DeviceContext step = dcx;
+  step.efficiency.in_graph = q == 1;
   double t = 0;
   for (int kind = 0; kind < 2; ++kind) {
     std::int64_t dense = m.moe ? std::min<std::int64_t>(m.moe->dense_layers, m.layers) : m.layers;
@@ -64,11 +68,11 @@ double forward_pass(const InferContext& cx,
     LayerShape s{
         batch, q,   l.tp, kind == 1, cx.task.attention == devices::AttentionKernel::kUnfused,
         keys,  true};
-    LayerCost c = layer_cost(m, s, dcx);
+    LayerCost c = layer_cost(m, s, step);
     t += f(count) * (c.forward + c.tp_comm);
   }
   // Logits of the last position of each sequence only.
-  t += head_cost(m, LayerShape{batch, 1, l.tp, false, false, 0, true}, dcx).forward;
+  t += head_cost(m, LayerShape{batch, 1, l.tp, false, false, 0, true}, step).forward;
   if (l.pp > 1) {
     bool same_node = l.tp * l.pp <= group(cx).devices_per_node;
     costmodel::CommGroupResult g = costmodel::make_comm_group(cx.cluster, 2, same_node ? 2 : 1);

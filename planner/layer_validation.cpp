@@ -81,8 +81,7 @@ std::optional<Priced> price_row(const costmodel::MeasuredRow& row,
   }
   bool forward_only = row.op == "forward";
   DeviceContext cx{*d, eff, devices::DType::kBf16, std::nullopt, false};
-  if (forward_only)
-    cx.efficiency.launch = eff.graph_launch;
+  cx.efficiency.in_graph = forward_only;
   if (row.ranks > 1) {
     costmodel::CommGroupResult g = costmodel::row_group(row, registry);
     if (!g.group) {
@@ -152,9 +151,10 @@ void fit_graph_launch(const std::vector<costmodel::MeasuredFile>& files,
 
     std::vector<Sample> samples;
     std::vector<std::string> sources;
-    bool fit = true;
     for (const costmodel::MeasuredFile& file : files) {
-      for (const costmodel::MeasuredRow& row : file.rows) {
+      std::vector<bool> split = costmodel::fit_split(file, 0);
+      for (std::size_t i = 0; i < file.rows.size(); ++i) {
+        const costmodel::MeasuredRow& row = file.rows[i];
         const devices::DeviceSpec* d = registry.find(row.device);
         if (row.kind != "layer" || d == nullptr || d->name != f.device)
           continue;
@@ -167,8 +167,8 @@ void fit_graph_launch(const std::vector<costmodel::MeasuredFile>& files,
         std::optional<Priced> one = price_row(row, registry, models, calibrations, eff, &why);
         if (!base || !one)
           continue;
-        samples.push_back({row.time_s, base->seconds, (one->seconds - base->seconds) / 1e-6, fit});
-        fit = !fit;
+        samples.push_back(
+            {row.time_s, base->seconds, (one->seconds - base->seconds) / 1e-6, split[i]});
         if (std::find(sources.begin(), sources.end(), file.path) == sources.end())
           sources.push_back(file.path);
       }
