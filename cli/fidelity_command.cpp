@@ -15,6 +15,8 @@ struct FidelityArgs {
   std::string device = "A100-80GB";
   bool fit = false;
   bool verbose = false;
+  double max_mape = 0;      // 0: no gate
+  double min_spearman = 0;  // 0: no gate
 };
 
 std::string pct(double v) {
@@ -39,7 +41,8 @@ int fidelity(Context& cx, const FidelityArgs& a) {
          << "\n  efficiencies: matrix " << devices::format_number(e.matrix, 3) << ", attention "
          << devices::format_number(e.attention, 3) << ", memory "
          << devices::format_number(e.memory, 3) << ", vector "
-         << devices::format_number(e.vector, 3) << ", launch " << devices::format(e.launch) << "\n";
+         << devices::format_number(e.vector, 3) << ", launch " << devices::format(e.launch)
+         << ", host issue per kernel " << devices::format(e.host) << "\n";
   Table t({"  model", ">rows", ">MAPE", ">Spearman"});
   for (const planner::FidelityStats& s : r.by_model) {
     t.add_row({"  " + s.model, std::to_string(s.rows), pct(s.mape),
@@ -61,7 +64,15 @@ int fidelity(Context& cx, const FidelityArgs& a) {
   }
   cx.out << "  all: MAPE " << pct(r.overall.mape) << " over " << r.overall.rows << " rows; "
          << r.rejected << " layouts refused by the model\n";
-  return kExitOk;
+  bool ok = a.max_mape <= 0 || r.overall.mape <= a.max_mape;
+  for (const planner::FidelityStats& s : r.by_model)
+    ok = ok && (a.min_spearman <= 0 || s.spearman >= a.min_spearman);
+  if (a.max_mape > 0 || a.min_spearman > 0) {
+    cx.out << "  gate (MAPE at most " << pct(a.max_mape) << ", Spearman at least "
+           << devices::format_number(a.min_spearman, 3)
+           << " within every model): " << (ok ? "pass" : "FAIL") << "\n";
+  }
+  return ok ? kExitOk : kExitCheckFailed;
 }
 
 }  // namespace
@@ -74,6 +85,10 @@ void add_fidelity_command(CLI::App& app, Context& cx) {
   cmd->add_option("--device", a->device, "The device the runs used")->capture_default_str();
   cmd->add_flag("--fit", a->fit, "Fit the device's GPU efficiencies on the even rows first");
   cmd->add_flag("--verbose", a->verbose, "Print every evaluated run with its estimate");
+  cmd->add_option("--max-mape", a->max_mape,
+                  "Fail (exit 1) when the overall error exceeds this, in %");
+  cmd->add_option("--min-spearman", a->min_spearman,
+                  "Fail (exit 1) when a model's rank correlation is below this");
   cmd->callback([&cx, a] {
     cx.action = [&cx, a] {
       return fidelity(cx, *a);

@@ -113,6 +113,7 @@ KernelEstimate gemm_with_tile(const devices::DeviceSpec& d,
   double last = static_cast<double>(std::min(e.tiles, slots) * tile.m * tile.n) * out_b;
   e.ramp_down = Seconds{last / hbm(d, eff)};
   e.launch = kernel_launch(eff);
+  e.host = eff.in_graph ? Seconds{} : eff.host;
   e.tile =
       std::to_string(tile.m) + "x" + std::to_string(tile.n) + "x" + std::to_string(tile_k(dtype));
   return e;
@@ -204,6 +205,7 @@ KernelEstimate stream_kernel(const devices::DeviceSpec& d,
   e.ramp_up = Seconds{std::min(edge, read_bytes) / hbm(d, eff)};
   e.ramp_down = Seconds{std::min(edge, write_bytes) / hbm(d, eff)};
   e.launch = kernel_launch(eff);
+  e.host = eff.in_graph ? Seconds{} : eff.host;
   if (auto it = eff.stream.find(kind); it != eff.stream.end()) {
     // A fitted kernel (GpuEfficiency::stream): latency + traffic x bytes / achievable HBM.
     e.tile = "stream (fitted)";
@@ -255,6 +257,7 @@ KernelEstimate attention_kernel(const devices::DeviceSpec& d,
               hbm(d, eff)};
   e.ramp_down = Seconds{f(std::min(e.tiles, units)) * 128 * f(s.head_dim) * b / hbm(d, eff)};
   e.launch = kernel_launch(eff);
+  e.host = eff.in_graph ? Seconds{} : eff.host;
   e.tile = s.q_len > 1 ? "128 queries x head" : "KV split";
   e.name = std::string(s.q_len > 1 ? "attention prefill" : "attention decode") +
            (s.causal ? " (causal)" : "");

@@ -37,6 +37,9 @@ struct GpuEfficiency {
 
   std::map<std::string, StreamFit> stream;
   bool in_graph = false;  // price kernels as replayed from a CUDA graph (graph_launch each)
+  // Host time to issue one kernel from an eager framework (Python, dispatcher, launch call):
+  // a kernel shorter than this leaves the GPU waiting. Fitted on measured training steps.
+  devices::Seconds host;
   std::string source = "uncalibrated: peak rates, no launch overhead";
 };
 
@@ -58,7 +61,11 @@ struct KernelEstimate {
   std::string tile;            // "128x256x64", or "stream"
   double wave_efficiency = 1;  // tiles / (waves x concurrent tiles)
 
-  devices::Seconds time() const { return launch + ramp_up + steady + ramp_down; }
+  devices::Seconds host;  // the host's issue time; the GPU cannot run ahead of it
+
+  devices::Seconds time() const {
+    return devices::Seconds{std::max((launch + ramp_up + steady + ramp_down).value, host.value)};
+  }
 
   /// "compute" or "memory": which side of the steady state binds.
   std::string bound() const { return compute >= memory ? "compute" : "memory"; }

@@ -170,14 +170,17 @@ costmodel::GpuEfficiency fit_efficiency(const std::vector<Case>& cases,
         }
       }
     }
-    for (int us = 0; us <= 40; ++us) {
-      costmodel::GpuEfficiency trial = best;
-      trial.launch = devices::Seconds{us * 1e-6};
-      cal.add_gpu(device, trial);
-      double err = squared_error(cases, cal);
-      if (err < best_err) {
-        best_err = err;
-        best = trial;
+    for (devices::Seconds costmodel::GpuEfficiency::*p :
+         {&costmodel::GpuEfficiency::launch, &costmodel::GpuEfficiency::host}) {
+      for (int us = 0; us <= 60; ++us) {
+        costmodel::GpuEfficiency trial = best;
+        trial.*p = devices::Seconds{us * 1e-6};
+        cal.add_gpu(device, trial);
+        double err = squared_error(cases, cal);
+        if (err < best_err) {
+          best_err = err;
+          best = trial;
+        }
       }
     }
   }
