@@ -179,6 +179,41 @@ int plan_hetero(Context& cx,
   return kExitOk;
 }
 
+int plan_hetero_inference(Context& cx,
+                          const devices::ClusterSpec& cluster,
+                          const devices::TaskSpec& task,
+                          const costmodel::CalibrationSet& calibrations) {
+  planner::HeteroInferResult r = planner::search_hetero_inference(cluster, task, calibrations);
+  if (!r.plan) {
+    cx.out << "no plan for " << task.name << " on " << cluster.name << ": " << r.why << "\n";
+    return kExitCheckFailed;
+  }
+  const planner::HeteroInferPlan& h = *r.plan;
+  if (cx.json || cx.yaml) {
+    nlohmann::ordered_json j;
+    j["cluster"] = cluster.name;
+    j["task"] = task.name;
+    j["tokens_per_s"] = h.tokens_per_s;
+    j["ttft_s"] = h.ttft;
+    j["tpot_s"] = h.tpot;
+    j["meets_objective"] = h.meets_objective;
+    for (const planner::InferShare& g : h.groups) {
+      nlohmann::ordered_json gj = infer_json(g.plan);
+      gj["group"] = g.group;
+      gj["device"] = g.device;
+      gj[task.mode == devices::Mode::kServe ? "requests_per_s" : "sequences"] = g.share;
+      j["groups"].push_back(gj);
+    }
+    write_structured(cx.out, cx.yaml, j);
+    return kExitOk;
+  }
+  cx.out << task.name << " (" << devices::mode_name(task.mode) << ") on " << cluster.name << " ("
+         << cluster.total_devices() << " devices in " << cluster.groups.size() << " node groups)\n";
+  print_hetero_infer(cx.out, task, h);
+  cx.out << "  model: " << model_note(cluster, calibrations) << "\n";
+  return kExitOk;
+}
+
 int plan(Context& cx, const PlanArgs& a) {
   devices::DeviceRegistry registry = cx.load_registry();
   devices::ClusterSpec cluster = cx.load_cluster(a.files[0], registry);
@@ -189,6 +224,9 @@ int plan(Context& cx, const PlanArgs& a) {
   if (std::string why = planner::unsupported_reason(cluster, task); !why.empty()) {
     if (task.mode == devices::Mode::kTrain && a.layout.empty()) {
       return plan_hetero(cx, cluster, task, calibrations);
+    }
+    if (task.mode != devices::Mode::kTrain && a.layout.empty()) {
+      return plan_hetero_inference(cx, cluster, task, calibrations);
     }
     cx.err << "yirage-plan: both files are valid, but " << why
            << (task.mode == devices::Mode::kTrain ? " for --layout" : " for inference")

@@ -183,4 +183,29 @@ void print_hetero(std::ostream& out, const planner::HeteroPlan& h) {
   out << "  note: " << h.note << "\n";
 }
 
+void print_hetero_infer(std::ostream& out,
+                        const devices::TaskSpec& task,
+                        const planner::HeteroInferPlan& h) {
+  bool serve = task.mode == devices::Mode::kServe;
+  bool decode = task.mode == devices::Mode::kDecode;
+  bool prefill = task.mode == devices::Mode::kPrefill;
+  Table t({"  group", "device", ">devices", serve ? ">requests/s" : ">sequences", "layout", ">TTFT",
+           ">TPOT", ">tokens/s", ">weights", ">KV cache", ">usable", "objective"});
+  for (const planner::InferShare& g : h.groups) {
+    const planner::InferEstimate& p = g.plan;
+    t.add_row({"  " + g.group, g.device, std::to_string(g.devices), format_number(g.share, 3),
+               p.layout.str(), decode ? "-" : secs(p.ttft), prefill ? "-" : secs(p.tpot),
+               format_count(p.tokens_per_s), bytes(p.weights), bytes(p.kv_cache), bytes(p.capacity),
+               p.meets_objective ? "met" : "missed"});
+  }
+  t.print(out);
+  out << "  total " << format_count(h.tokens_per_s) << " tokens/s";
+  if (!decode)
+    out << ", worst TTFT " << secs(h.ttft);
+  if (!prefill)
+    out << ", worst TPOT " << secs(h.tpot);
+  out << "; objective " << (h.meets_objective ? "met by every group" : "missed") << "\n";
+  out << "  note: " << h.note << "\n";
+}
+
 }  // namespace yirage::cli

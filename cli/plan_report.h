@@ -26,6 +26,11 @@ void print_infer_table(std::ostream& out,
                        std::size_t top);
 nlohmann::ordered_json infer_json(const planner::InferEstimate& p);
 
+/// Inference on a heterogeneous cluster: one row per node group, then the totals.
+void print_hetero_infer(std::ostream& out,
+                        const devices::TaskSpec& task,
+                        const planner::HeteroInferPlan& h);
+
 void print_hetero(std::ostream& out, const planner::HeteroPlan& h);
 
 /// One sentence on what limits the step.

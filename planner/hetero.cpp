@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 namespace yirage::planner {
 namespace {
@@ -149,6 +150,122 @@ HeteroResult search_hetero_training(const ClusterSpec& cluster,
       "data parallelism across node groups with uneven batch shares; pipelines spanning "
       "device types are not searched yet";
   return {h, ""};
+}
+
+namespace {
+
+// The groups in canonical order (device, then name): plans do not depend on file order.
+std::vector<const NodeGroup*> canonical_groups(const ClusterSpec& cluster) {
+  std::vector<const NodeGroup*> groups;
+  for (const NodeGroup& g : cluster.groups)
+    groups.push_back(&g);
+  std::sort(groups.begin(), groups.end(), [](const NodeGroup* a, const NodeGroup* b) {
+    return std::tie(a->device, a->name) < std::tie(b->device, b->name);
+  });
+  return groups;
+}
+
+// One round of inference shares: every group's best plan on its share, or why not.
+std::optional<HeteroInferPlan> infer_round(const ClusterSpec& cluster,
+                                           const devices::TaskSpec& task,
+                                           const costmodel::CalibrationSet& cal,
+                                           const std::vector<const NodeGroup*>& groups,
+                                           const std::vector<double>& shares,
+                                           std::string* why) {
+  HeteroInferPlan h;
+  h.meets_objective = true;
+  bool serving = task.mode == devices::Mode::kServe;
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    devices::TaskSpec t = task;
+    if (serving)
+      t.serve->request_rate = devices::PerSec{shares[i]};
+    else
+      t.global_batch = static_cast<std::int64_t>(shares[i]);
+    ClusterSpec sub = sub_cluster(cluster, *groups[i]);
+    InferContext ic{sub, t, cal};
+    InferSearchResult r = search_inference(ic);
+    if (r.plans.empty()) {
+      *why = "node group '" + groups[i]->name + "' cannot serve a share of " +
+             devices::format_number(shares[i], 3) + (serving ? " requests/s" : " sequences") +
+             (r.rejected.empty() ? "" : " (" + r.rejected.front().reason + ")");
+      return std::nullopt;
+    }
+    const InferEstimate& p = r.plans.front();
+    h.groups.push_back({groups[i]->name, groups[i]->device, groups[i]->devices(), shares[i], p});
+    h.tokens_per_s += p.tokens_per_s;
+    h.ttft = std::max(h.ttft, p.ttft);
+    h.tpot = std::max(h.tpot, p.tpot);
+    h.meets_objective = h.meets_objective && p.meets_objective;
+  }
+  return h;
+}
+
+}  // namespace
+
+HeteroInferResult search_hetero_inference(const ClusterSpec& cluster,
+                                          const devices::TaskSpec& task,
+                                          const costmodel::CalibrationSet& cal) {
+  std::vector<const NodeGroup*> groups = canonical_groups(cluster);
+  bool serving = task.mode == devices::Mode::kServe;
+  bool prefill = task.mode == devices::Mode::kPrefill;
+  double total = serving ? task.serve->request_rate.value : static_cast<double>(task.global_batch);
+  if (!serving && task.global_batch < static_cast<std::int64_t>(groups.size())) {
+    return {std::nullopt, "the batch is smaller than the number of node groups"};
+  }
+  // Start in proportion to the groups' HBM bandwidth (decoding reads the weights and the
+  // cache every token; prefill in proportion to compute), then rebalance on the latencies
+  // found so that the groups finish together; keep the best round.
+  std::vector<double> weights;
+  for (const NodeGroup* g : groups) {
+    const devices::DeviceSpec& d = cluster.device(*g);
+    double per_device =
+        prefill ? costmodel::matrix_peak(d, task.precision).value : d.memory_bandwidth.value.value;
+    weights.push_back(static_cast<double>(g->devices()) * per_device);
+  }
+  std::optional<HeteroInferPlan> best;
+  std::string why;
+  for (int round = 0; round < 6; ++round) {
+    std::vector<double> shares;
+    if (serving) {
+      double sum = std::accumulate(weights.begin(), weights.end(), 0.0);
+      for (double w : weights)
+        shares.push_back(total * w / sum);
+    } else {
+      for (std::int64_t s : split(task.global_batch, weights))
+        shares.push_back(static_cast<double>(s));
+    }
+    std::string round_why;
+    std::optional<HeteroInferPlan> h = infer_round(cluster, task, cal, groups, shares, &round_why);
+    if (!h) {
+      if (why.empty())
+        why = round_why;
+      // A group that cannot carry its share gets half of it next round.
+      for (std::size_t i = 0; i < groups.size(); ++i) {
+        if (round_why.find("'" + groups[i]->name + "'") != std::string::npos)
+          weights[i] /= 2;
+      }
+      continue;
+    }
+    auto worse = [&](const HeteroInferPlan& a, const HeteroInferPlan& b) {
+      if (a.meets_objective != b.meets_objective)
+        return !a.meets_objective;
+      return (prefill ? a.ttft : a.tpot) > (prefill ? b.ttft : b.tpot);
+    };
+    if (!best || worse(*best, *h))
+      best = h;
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      const InferEstimate& p = h->groups[i].plan;
+      double latency = prefill ? p.ttft : p.tpot;
+      weights[i] = latency > 0 ? h->groups[i].share / latency : weights[i];
+    }
+  }
+  if (!best)
+    return {std::nullopt, why};
+  best->note =
+      "independent replicas per node group, the work split to even out their latencies (a "
+      "group's latency floor can keep it above the others); "
+      "pipelines spanning device types are not searched yet";
+  return {best, ""};
 }
 
 }  // namespace yirage::planner

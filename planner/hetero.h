@@ -5,6 +5,7 @@
 // name), so the plan does not depend on how the cluster file lists them.
 #pragma once
 
+#include "planner/infer_estimate.h"
 #include "planner/search.h"
 
 #include <string>
@@ -37,5 +38,35 @@ struct HeteroResult {
 HeteroResult search_hetero_training(const devices::ClusterSpec& cluster,
                                     const devices::TaskSpec& task,
                                     const costmodel::CalibrationSet& calibrations);
+
+/// Inference on a heterogeneous cluster: every node group serves its own replicas with its
+/// best homogeneous layout, on a share of the work (sequences of the batch for prefill and
+/// decode, requests per second for serving) chosen so that the groups' latencies match; a
+/// router in front sends each group its share.
+struct InferShare {
+  std::string group;
+  std::string device;
+  std::int64_t devices = 0;
+  double share = 0;  // sequences (prefill, decode) or requests per second (serve)
+  InferEstimate plan;
+};
+
+struct HeteroInferPlan {
+  std::vector<InferShare> groups;  // canonical order
+  double tokens_per_s = 0;         // the groups' sum
+  double ttft = 0;                 // the worst group's (prefill, serve)
+  double tpot = 0;                 // the worst group's (decode, serve)
+  bool meets_objective = false;    // every group meets the task's limits
+  std::string note;
+};
+
+struct HeteroInferResult {
+  std::optional<HeteroInferPlan> plan;
+  std::string why;
+};
+
+HeteroInferResult search_hetero_inference(const devices::ClusterSpec& cluster,
+                                          const devices::TaskSpec& task,
+                                          const costmodel::CalibrationSet& calibrations);
 
 }  // namespace yirage::planner
