@@ -67,10 +67,13 @@ void print_gpu_fits(std::ostream& out, const std::vector<costmodel::GpuCalibrati
                pct(f.held_out_mape), pct(f.uncalibrated_held_out_mape)});
   }
   t.print(out);
-  Table s({"device", "memory-bound kernel", ">traffic / minimal bytes", ">fixed latency"});
+  Table s({"device", "memory-bound kernel", ">traffic / minimal bytes", ">fixed latency",
+           ">per element of a row"});
   for (const costmodel::GpuCalibrationFit& f : fits) {
-    for (const auto& [kind, fit] : f.efficiency.stream)
-      s.add_row({f.device, kind, num(fit.traffic), devices::format(fit.latency)});
+    for (const auto& [kind, fit] : f.efficiency.stream) {
+      s.add_row({f.device, kind, num(fit.traffic), devices::format(fit.latency),
+                 devices::format(fit.per_column)});
+    }
   }
   if (s.rows() > 0)
     s.print(out);
@@ -88,7 +91,7 @@ void print_layer_fits(std::ostream& out, const std::vector<costmodel::GpuCalibra
   if (t.rows() == 0)
     return;
   out << "Whole layers (planner's layer model, compound ops unfused): the launch overhead per\n"
-         "kernel replayed from a CUDA graph, fitted on alternate layer rows.\n";
+         "kernel replayed from a CUDA graph, fitted on half the layer rows.\n";
   t.print(out);
 }
 
@@ -146,12 +149,13 @@ int calibrate(Context& cx, const CalibrateArgs& a) {
   }
   if (!fits.empty()) {
     cx.out << "Collectives: NCCL-model time with the fabric bandwidth x scale, plus an extra\n"
-              "latency per call; fitted on alternate rows, checked on the others.\n";
+              "latency per call; fitted on half the rows (alternating by size), checked on the "
+              "others.\n";
     print_fits(cx.out, fits);
   }
   if (!gpu_fits.empty()) {
     cx.out << "Operations: achievable fractions of peak (matrix units in GEMMs and in attention,\n"
-              "HBM, vector units) and a launch overhead; fitted on alternate rows.\n";
+              "HBM, vector units) and a launch overhead; fitted on the same half.\n";
     print_gpu_fits(cx.out, gpu_fits);
     print_layer_fits(cx.out, gpu_fits);
   }

@@ -156,8 +156,8 @@ void add_validate_command(CLI::App& app, Context& cx) {
       ->capture_default_str();
   cmd->add_flag("--verbose", a->verbose, "Print every row: measured, estimate, error, model");
   cmd->add_flag("--held-out", a->held_out,
-                "Only the rows that `calibrate` holds out (alternate rows of each op in each "
-                "file, the second one first)");
+                "Only the rows that `calibrate` holds out (every other row of each op, by "
+                "size)");
   cmd->add_flag("--uncalibrated", a->uncalibrated,
                 "Ignore data/calibration/ and use NCCL's constants alone");
   cmd->callback([&cx, a] {

@@ -114,6 +114,9 @@ void read_stream(const devices::YamlDoc& doc, const YAML::Node& map, GpuEfficien
     fit.traffic = m.number("traffic", true).value_or(1);
     fit.latency = m.quantity<devices::Dim::kSeconds>("latency", true, devices::Sign::kNonNegative)
                       .value_or(devices::Seconds{});
+    fit.per_column =
+        m.quantity<devices::Dim::kSeconds>("per_column", false, devices::Sign::kNonNegative)
+            .value_or(devices::Seconds{});
     m.finish();
     e.stream[kv.first.as<std::string>()] = fit;
   }
@@ -342,7 +345,7 @@ std::vector<CalibrationFit> fit_collectives(const std::vector<MeasuredFile>& fil
     std::string files_text;
     for (const std::string& s : sources[key])
       files_text += (files_text.empty() ? "" : ", ") + s;
-    f.calibration.fitted_on = files_text + " (alternate rows of " +
+    f.calibration.fitted_on = files_text + " (rows alternating by size, of " +
                               devices::format_quantity(min_bytes, devices::Dim::kBytes) +
                               " and more: " + std::to_string(f.fit_rows) + " fitted, " +
                               std::to_string(f.held_out_rows) + " held out)";
@@ -395,7 +398,8 @@ std::string calibration_yaml(const std::vector<CalibrationFit>& fits,
       y << "  stream:\n";
     for (const auto& [kind, fit] : e.stream) {
       y << "    " << kind << ": {traffic: " << format_number(fit.traffic, 3)
-        << ", latency: " << devices::format(fit.latency) << "}\n";
+        << ", latency: " << devices::format(fit.latency)
+        << ", per_column: " << devices::format(fit.per_column) << "}\n";
     }
     y << "  fitted_on: \"" << g.fitted_on << "\"\n"
       << "  held_out_mape: " << format_number(g.held_out_mape, 3) << "\n"

@@ -62,8 +62,8 @@ struct CalibrationFit {
   std::map<std::string, double> per_collective_held_out_mape;
 };
 
-/// Fits every (device, fabric) of the collective rows of at least `min_bytes`: rows in file
-/// order alternate between the fit split and the held-out split. The bandwidth scale is
+/// Fits every (device, fabric) of the collective rows of at least `min_bytes` on the fit
+/// split of measured.h's `fit_split`, the others held out. The bandwidth scale is
 /// searched over [0.2, 2] in steps of 0.001; for each, the extra latency that minimises the
 /// squared relative error has a closed form (weighted least squares), clamped at zero.
 std::vector<CalibrationFit> fit_collectives(const std::vector<MeasuredFile>& files,

@@ -151,17 +151,26 @@ constexpr std::array<const char*, 4> kStreamKinds = {"rmsnorm", "layernorm", "so
                                                      "elementwise"};
 
 // Fits GpuEfficiency::stream for every memory-bound op kind with at least 4 rows in each
-// split: the model time is latency + traffic x T, T the minimal bytes at the achievable HBM
-// rate; traffic is searched over [0.5, 8] by steps of 0.01 with the latency that minimises
-// the squared relative error in closed form, clamped at zero.
+// split: the model time is latency + per_column x C + traffic x T, C the row length and T
+// the minimal bytes at the achievable HBM rate; traffic over [0.5, 8] by steps of 0.01 and
+// per_column over [0, 4 ns] by 0.02 ns, each pair with the latency that minimises the
+// squared relative error in closed form, clamped at zero.
 void fit_stream(const std::vector<Sample>& s,
                 const devices::DeviceRegistry& r,
                 GpuEfficiency& eff) {
   for (const char* kind : kStreamKinds) {
-    std::vector<std::pair<double, double>> fit;  // (T, measured)
+    struct Point {
+      double bytes_time;  // the minimal bytes at the achievable HBM rate
+      double columns;     // the row length (0: not a row-wise op)
+      double measured;
+    };
+
+    std::vector<Point> fit;
     std::size_t held = 0;
     GpuEfficiency probe = eff;
-    probe.stream[kind] = {1, devices::Seconds{}};
+    probe.stream[kind] = {1, devices::Seconds{}, devices::Seconds{}};
+    GpuEfficiency per_col = probe;
+    per_col.stream[kind].per_column = devices::Seconds{1e-9};
     for (const Sample& x : s) {
       if (x.row->op != kind)
         continue;
@@ -170,30 +179,39 @@ void fit_stream(const std::vector<Sample>& s,
         continue;
       }
       std::string why;
-      if (auto est = estimate_op_row(*x.row, r, probe, &why))
-        fit.emplace_back(est->time.value, x.row->time_s);
+      auto est = estimate_op_row(*x.row, r, probe, &why);
+      auto col = estimate_op_row(*x.row, r, per_col, &why);
+      if (est && col) {
+        fit.push_back({est->time.value, std::round((col->time.value - est->time.value) / 1e-9),
+                       x.row->time_s});
+      }
     }
     if (fit.size() < 4 || held < 4)
       continue;
     double best_err = 1e300;
     GpuEfficiency::StreamFit best;
-    for (int step = 50; step <= 800; ++step) {
-      double traffic = step / 100.0;
-      double num = 0;
-      double den = 0;
-      for (auto [t, m] : fit) {
-        num += (m - traffic * t) / (m * m);
-        den += 1 / (m * m);
-      }
-      double latency = std::max(0.0, num / den);
-      double err = 0;
-      for (auto [t, m] : fit) {
-        double rel = (latency + traffic * t - m) / m;
-        err += rel * rel;
-      }
-      if (err < best_err) {
-        best_err = err;
-        best = {traffic, devices::Seconds{latency}};
+    for (int pc = 0; pc <= 200; ++pc) {  // per column, 0 to 4 ns by 0.02 ns
+      for (int step = 50; step <= 800; ++step) {
+        double traffic = step / 100.0;
+        double per_column = pc * 0.02e-9;
+        double num = 0;
+        double den = 0;
+        for (const Point& p : fit) {
+          double m = p.measured;
+          num += (m - traffic * p.bytes_time - per_column * p.columns) / (m * m);
+          den += 1 / (m * m);
+        }
+        double latency = std::max(0.0, num / den);
+        double err = 0;
+        for (const Point& p : fit) {
+          double rel =
+              (latency + traffic * p.bytes_time + per_column * p.columns - p.measured) / p.measured;
+          err += rel * rel;
+        }
+        if (err < best_err) {
+          best_err = err;
+          best = {traffic, devices::Seconds{latency}, devices::Seconds{per_column}};
+        }
       }
     }
     eff.stream[kind] = best;
@@ -241,8 +259,8 @@ std::vector<GpuCalibrationFit> fit_gpu_ops(const std::vector<MeasuredFile>& file
     for (const std::string& s : sources[device]) {
       f.fitted_on += (f.fitted_on.empty() ? "" : ", ") + s;
     }
-    f.fitted_on += " (alternate rows of each op: " + std::to_string(f.fit_rows) + " fitted, " +
-                   std::to_string(f.held_out_rows) + " held out)";
+    f.fitted_on += " (rows alternating by size within each op: " + std::to_string(f.fit_rows) +
+                   " fitted, " + std::to_string(f.held_out_rows) + " held out)";
     fits.push_back(std::move(f));
   }
   return fits;

@@ -41,7 +41,7 @@ struct GpuCalibrationFit {
   std::string fitted_on;
 };
 
-/// Fits each device's GpuEfficiency on alternate op rows (the others held out): coordinate
+/// Fits each device's GpuEfficiency on the op rows of `fit_split` (the others held out): coordinate
 /// descent over the four fractions in [0.05, 1] by steps of 0.01, three rounds, with the
 /// launch overhead that minimises the squared relative error in closed form at each step.
 std::vector<GpuCalibrationFit> fit_gpu_ops(const std::vector<MeasuredFile>& files,

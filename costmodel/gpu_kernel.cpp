@@ -188,7 +188,8 @@ KernelEstimate stream_kernel(const devices::DeviceSpec& d,
                              std::string name,
                              double read_bytes,
                              double write_bytes,
-                             double flops) {
+                             double flops,
+                             std::int64_t row_length) {
   KernelEstimate e;
   e.name = std::move(name);
   e.tile = "stream";
@@ -215,11 +216,11 @@ KernelEstimate stream_kernel(const devices::DeviceSpec& d,
     e.ramp_up = Seconds{};
     e.ramp_down = Seconds{};
     // The fitted latency holds a lone launch; in a graph the launch shrinks to graph_launch.
-    e.launch =
-        eff.in_graph
-            ? Seconds{std::max(eff.graph_launch.value, it->second.latency.value - eff.launch.value +
-                                                           eff.graph_launch.value)}
-            : it->second.latency;
+    double fixed =
+        it->second.latency.value + it->second.per_column.value * static_cast<double>(row_length);
+    e.launch = eff.in_graph ? Seconds{std::max(eff.graph_launch.value,
+                                               fixed - eff.launch.value + eff.graph_launch.value)}
+                            : Seconds{fixed};
   }
   return e;
 }

@@ -29,10 +29,13 @@ struct GpuEfficiency {
 
   // Memory-bound kernels fitted per kind ("rmsnorm", "layernorm", "softmax", "elementwise"):
   // the framework's kernel moves `traffic` times the minimal bytes at the achievable HBM
-  // rate, after a fixed `latency` that replaces the launch overhead.
+  // rate, after a fixed `latency` that replaces the launch overhead, plus `per_column` for
+  // each element of a row (a row-wise kernel's block walks its first row before the stream
+  // of rows overlaps anything).
   struct StreamFit {
     double traffic = 1;
     devices::Seconds latency;
+    devices::Seconds per_column;
   };
 
   std::map<std::string, StreamFit> stream;
@@ -94,7 +97,8 @@ KernelEstimate stream_kernel(const devices::DeviceSpec& d,
                              std::string name,
                              double read_bytes,
                              double write_bytes,
-                             double flops);
+                             double flops,
+                             std::int64_t row_length = 0);
 
 /// The shape of an attention call.
 struct AttentionShape {

@@ -86,9 +86,9 @@ KernelEstimate rows(const Ctx& c,
                     double params,
                     double flops_per_elem) {
   double elems = f(r) * f(cols);
-  return stream_kernel(c.d, c.eff, name,
-                       name + " " + std::to_string(r) + "x" + std::to_string(cols),
-                       elems * c.b + params * f(cols) * c.b, elems * c.b, flops_per_elem * elems);
+  return stream_kernel(
+      c.d, c.eff, name, name + " " + std::to_string(r) + "x" + std::to_string(cols),
+      elems * c.b + params * f(cols) * c.b, elems * c.b, flops_per_elem * elems, cols);
 }
 
 // A GEMM whose epilogue also does `flops_per_out` vector operations per output element and

@@ -176,19 +176,59 @@ MeasuredFile load_measured(const std::filesystem::path& path) {
   return parse_measured(path.string(), *text);
 }
 
+namespace {
+
+// The integers of a shape ("2048x4096x14336", "llama3-8b:1x2048x2048"), last first: the
+// order that varies the first dimension fastest.
+std::vector<std::int64_t> reversed_dims(const std::string& shape) {
+  std::vector<std::int64_t> dims;
+  std::int64_t v = -1;
+  for (char c : shape) {
+    if (c >= '0' && c <= '9') {
+      v = (v < 0 ? 0 : v * 10) + (c - '0');
+    } else if (v >= 0) {
+      dims.push_back(v);
+      v = -1;
+    }
+  }
+  if (v >= 0)
+    dims.push_back(v);
+  std::reverse(dims.begin(), dims.end());
+  return dims;
+}
+
+}  // namespace
+
 std::vector<bool> fit_split(const MeasuredFile& file, double min_bytes) {
-  std::vector<bool> out;
-  std::map<std::string, bool> next;  // per kind and op: is the next row fitted?
-  for (const MeasuredRow& row : file.rows) {
+  // Stratified: the rows of each (kind, op, device, ranks, model) are sorted by size (bytes,
+  // then the shape's dimensions last first) and alternate between the splits along that
+  // order, the first fitted. Benchmark files walk their shapes in nested loops; alternating
+  // in file order would put every other width wholly in one split.
+  std::vector<bool> out(file.rows.size(), false);
+  std::map<std::string, std::vector<std::size_t>> groups;
+  for (std::size_t i = 0; i < file.rows.size(); ++i) {
+    const MeasuredRow& row = file.rows[i];
     bool part =
         row.kind != "collective" || (row.bytes >= min_bytes && row.ranks == row.ranks_per_node);
-    if (!part) {
-      out.push_back(false);
+    if (!part)
       continue;
-    }
-    bool& fit = next.try_emplace(row.kind + "/" + row.op, true).first->second;
-    out.push_back(fit);
-    fit = !fit;
+    std::string model = row.shape.substr(0, row.shape.find(':'));
+    if (model == row.shape)
+      model.clear();
+    groups[row.kind + "|" + row.op + "|" + row.device + "|" + std::to_string(row.ranks) + "|" +
+           model]
+        .push_back(i);
+  }
+  for (auto& [key, rows] : groups) {
+    std::stable_sort(rows.begin(), rows.end(), [&](std::size_t a, std::size_t b) {
+      const MeasuredRow& x = file.rows[a];
+      const MeasuredRow& y = file.rows[b];
+      if (x.bytes != y.bytes)
+        return x.bytes < y.bytes;
+      return reversed_dims(x.shape) < reversed_dims(y.shape);
+    });
+    for (std::size_t k = 0; k < rows.size(); ++k)
+      out[rows[k]] = k % 2 == 0;
   }
   return out;
 }

@@ -36,10 +36,12 @@ struct MeasuredFile {
 /// devices::InputError); a file without provenance comments is refused.
 MeasuredFile load_measured(const std::filesystem::path& path);
 
-/// The calibration split: for each row, whether `calibrate` fits on it. Per file and per
-/// (kind, op), rows alternate between the fit split and the held-out split, the first one
-/// fitted; collective rows below `min_bytes` or spanning nodes take no part (false).
-/// `validate --held-out` prices the others.
+/// The calibration split: for each row, whether `calibrate` fits on it. Within each (kind,
+/// op, device, ranks, model) the rows are ordered by size (bytes, then the shape's
+/// dimensions, last first) and alternate between the fit and held-out splits, the first
+/// fitted: every size class lands in both, whatever the file's order. Collective rows below
+/// `min_bytes` or spanning nodes take no part (false). `validate --held-out` prices the
+/// others.
 std::vector<bool> fit_split(const MeasuredFile& file, double min_bytes);
 
 /// Parses text as the contents of `path`.

@@ -196,8 +196,8 @@ void fit_graph_launch(const std::vector<costmodel::MeasuredFile>& files,
     lf.held_out_mape = lf.held_out_rows > 0 ? 100 * err / static_cast<double>(lf.held_out_rows) : 0;
     for (const std::string& s : sources)
       lf.fitted_on += (lf.fitted_on.empty() ? "" : ", ") + s;
-    lf.fitted_on += " (alternate layer rows: " + std::to_string(lf.fit_rows) + " fitted, " +
-                    std::to_string(lf.held_out_rows) + " held out)";
+    lf.fitted_on += " (layer rows alternating by size: " + std::to_string(lf.fit_rows) +
+                    " fitted, " + std::to_string(lf.held_out_rows) + " held out)";
     f.efficiency.graph_launch = lf.graph_launch;
     f.layers = lf;
   }

@@ -22,8 +22,8 @@ costmodel::Validation validate_layers(const costmodel::MeasuredFile& file,
                                       const costmodel::CalibrationSet* calibrations);
 
 /// Fits `graph_launch` of every device in `fits` (their other efficiencies as fitted) on the
-/// layer rows of `files` of that device, alternate rows fitted and the others held out:
-/// the model is linear in it, so the least-squares relative error has a closed form.
+/// layer rows of `files` of that device, the rows of costmodel::fit_split fitted and the others
+/// held out: the model is linear in it, so the least-squares relative error has a closed form.
 void fit_graph_launch(const std::vector<costmodel::MeasuredFile>& files,
                       const devices::DeviceRegistry& registry,
                       const devices::ModelRegistry& models,
