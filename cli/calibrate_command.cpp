@@ -40,9 +40,14 @@ void print_fits(std::ostream& out, const std::vector<costmodel::CalibrationFit>&
                devices::format(c.extra_latency), std::to_string(f.fit_rows),
                pct(f.shared_held_out_mape), pct(f.uncalibrated_held_out_mape)});
     for (const auto& [name, fit] : c.per_collective) {
-      t.add_row({c.device, c.fabric, name, devices::format_number(fit.first, 4),
-                 devices::format(fit.second), "", pct(f.per_collective_held_out_mape.at(name)),
-                 ""});
+      std::string fill =
+          fit.fill_ratio > 0
+              ? " (+" + devices::format_number(100 * fit.fill_ratio, 3) + "% on the first " +
+                    devices::format_quantity(fit.fill_bytes, devices::Dim::kBytes) + ")"
+              : "";
+      t.add_row({c.device, c.fabric, name, devices::format_number(fit.bandwidth_scale, 4) + fill,
+                 devices::format(fit.extra_latency), "",
+                 pct(f.per_collective_held_out_mape.at(name)), ""});
     }
     if (!c.per_collective.empty()) {
       t.add_row({c.device, c.fabric, "(combined)", "", "", "", pct(f.held_out_mape), ""});

@@ -41,7 +41,8 @@ std::string display_path(const std::string& path) {
   return ec || rel.empty() ? path : rel.string();
 }
 
-// `per_collective: {all_gather: {bandwidth_scale: S, extra_latency: T}, ...}`
+// `per_collective: {all_gather: {bandwidth_scale: S, extra_latency: T, fill_ratio: R,
+// fill: B}, ...}`
 void read_per_collective(const devices::YamlDoc& doc,
                          const YAML::Node& map,
                          CollectiveCalibration& c) {
@@ -60,12 +61,17 @@ void read_per_collective(const devices::YamlDoc& doc,
     devices::MapReader m(doc, kv.second, "collective fit");
     if (!m.valid())
       continue;
-    double scale = m.number("bandwidth_scale", true).value_or(1);
-    devices::Seconds extra =
+    CollectiveCalibration::PerCollective p;
+    p.bandwidth_scale = m.number("bandwidth_scale", true).value_or(1);
+    p.extra_latency =
         m.quantity<devices::Dim::kSeconds>("extra_latency", true, devices::Sign::kNonNegative)
             .value_or(devices::Seconds{});
+    p.fill_ratio = m.number("fill_ratio", false, devices::Sign::kNonNegative).value_or(0);
+    p.fill_bytes = m.quantity<devices::Dim::kBytes>("fill", false, devices::Sign::kNonNegative)
+                       .value_or(devices::Bytes{})
+                       .value;
     m.finish();
-    c.per_collective[name] = {scale, extra};
+    c.per_collective[name] = p;
   }
 }
 
@@ -270,9 +276,83 @@ CalibrationFit fit_one(const std::vector<Sample>& samples) {
   return f;
 }
 
-// Each collective with enough rows of its own (at least 4 in each split) gets its own scale
-// and extra latency: NCCL's per-collective behaviour (channels, chunking, copy paths) that
-// one shared pair cannot follow. The held-out error is then that of the combined model.
+// The model time of `s` under a per-collective fit.
+double model_time(const Sample& s, const CollectiveCalibration::PerCollective& p) {
+  CommGroup g = s.group;
+  g.intra_bw = g.intra_bw * p.bandwidth_scale;
+  auto i = static_cast<std::size_t>(s.op);
+  g.op_fill_ratio[i] = p.fill_ratio;
+  g.op_fill_bytes[i] = p.fill_bytes;
+  return estimate_collective(g, s.op, s.bytes).latency().value + p.extra_latency.value;
+}
+
+// A collective's own fit: scale, extra latency and pipeline fill. With the candidate NCCL's
+// model picks at scale 1 held fixed, time = extra + latency + (bw / scale) (1 + r min(S, C)
+// / S) is linear in (extra, 1 / scale) for each fill (r, C): weighted least squares in closed
+// form over a grid of r in [0, 3] by 0.05 and C from 256 KiB to 1 GiB by powers of 2, the
+// best pair kept by its squared relative error on the fit split.
+CollectiveCalibration::PerCollective fit_own(const std::vector<Sample>& mine) {
+  struct Point {
+    double latency, bandwidth, bytes, measured;
+  };
+
+  std::vector<Point> pts;
+  for (const Sample& s : mine) {
+    if (!s.fit)
+      continue;
+    CollectiveEstimate e = estimate_collective(s.group, s.op, s.bytes);
+    pts.push_back({e.best.latency_term.value, e.best.bandwidth_term.value, s.bytes, s.measured});
+  }
+  CollectiveCalibration::PerCollective best;
+  double best_err = 1e300;
+  for (int rs = 0; rs <= 60; ++rs) {
+    for (int cs = 18; cs <= 30; ++cs) {
+      double r = rs * 0.05;
+      double cap = std::ldexp(1.0, cs);
+      // minimise sum w (a + u x - y)^2, w = 1 / m^2, x = bw (1 + fill), y = m - latency
+      double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+      for (const Point& p : pts) {
+        double w = 1 / (p.measured * p.measured);
+        double x = p.bandwidth * (1 + r * std::min(p.bytes, cap) / p.bytes);
+        double y = p.measured - p.latency;
+        sw += w;
+        sx += w * x;
+        sy += w * y;
+        sxx += w * x * x;
+        sxy += w * x * y;
+      }
+      double det = sw * sxx - sx * sx;
+      if (det <= 0)
+        continue;
+      double u = (sw * sxy - sx * sy) / det;
+      double a = (sy - u * sx) / sw;
+      if (a < 0) {  // no negative latency: refit the slope alone
+        a = 0;
+        u = sxy / sxx;
+      }
+      if (u <= 0)
+        continue;
+      double err = 0;
+      for (const Point& p : pts) {
+        double x = p.bandwidth * (1 + r * std::min(p.bytes, cap) / p.bytes);
+        double rel = (a + p.latency + u * x - p.measured) / p.measured;
+        err += rel * rel;
+      }
+      if (err < best_err) {
+        best_err = err;
+        best = {1 / u, devices::Seconds{a}, r, r > 0 ? cap : 0};
+      }
+      if (rs == 0)
+        break;  // no fill: the cap does not matter
+    }
+  }
+  return best;
+}
+
+// Each collective with enough rows of its own (at least 4 in each split) gets its own scale,
+// extra latency and pipeline fill: NCCL's per-collective behaviour (channels, chunking, copy
+// paths) that one shared pair cannot follow. The held-out error is then that of the
+// combined model.
 void fit_per_collective(const std::vector<Sample>& samples, CalibrationFit& f) {
   f.shared_held_out_mape = f.held_out_mape;
   if (std::all_of(samples.begin(), samples.end(),
@@ -291,21 +371,26 @@ void fit_per_collective(const std::vector<Sample>& samples, CalibrationFit& f) {
     }
     if (mine.empty())
       continue;
-    double scale = f.calibration.bandwidth_scale;
-    double extra = f.calibration.extra_latency.value;
-    if (fit_rows >= 4 && mine.size() - fit_rows >= 4) {
-      CalibrationFit own = fit_one(mine);
-      scale = own.calibration.bandwidth_scale;
-      extra = own.calibration.extra_latency.value;
-      f.calibration.per_collective[collective_name(op)] = {scale, devices::Seconds{extra}};
-      f.per_collective_held_out_mape[collective_name(op)] = own.held_out_mape;
+    CollectiveCalibration::PerCollective p{f.calibration.bandwidth_scale,
+                                           f.calibration.extra_latency, 0, 0};
+    bool own = fit_rows >= 4 && mine.size() - fit_rows >= 4;
+    if (own) {
+      p = fit_own(mine);
+      f.calibration.per_collective[collective_name(op)] = p;
     }
+    double op_sum = 0;
+    std::size_t op_n = 0;
     for (const Sample& s : mine) {
       if (s.fit)
         continue;
-      sum += std::fabs(model_time(s, scale, extra) - s.measured) / s.measured;
-      ++n;
+      op_sum += std::fabs(model_time(s, p) - s.measured) / s.measured;
+      ++op_n;
     }
+    if (own)
+      f.per_collective_held_out_mape[collective_name(op)] =
+          100 * op_sum / static_cast<double>(op_n);
+    sum += op_sum;
+    n += op_n;
   }
   f.held_out_mape = n > 0 ? 100 * sum / static_cast<double>(n) : 0;
 }
@@ -376,8 +461,13 @@ std::string calibration_yaml(const std::vector<CalibrationFit>& fits,
     if (!f.calibration.per_collective.empty())
       y << "    per_collective:\n";
     for (const auto& [name, fit] : f.calibration.per_collective) {
-      y << "      " << name << ": {bandwidth_scale: " << format_number(fit.first, 4)
-        << ", extra_latency: " << devices::format(fit.second) << "}\n";
+      y << "      " << name << ": {bandwidth_scale: " << format_number(fit.bandwidth_scale, 4)
+        << ", extra_latency: " << devices::format(fit.extra_latency);
+      if (fit.fill_ratio > 0) {
+        y << ", fill_ratio: " << format_number(fit.fill_ratio, 3)
+          << ", fill: " << devices::format_quantity(fit.fill_bytes, devices::Dim::kBytes);
+      }
+      y << "}\n";
     }
     y << "    fitted_on: \"" << f.calibration.fitted_on << "\"\n"
       << "    held_out_mape: " << format_number(f.held_out_mape, 3) << "\n"

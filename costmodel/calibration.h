@@ -24,9 +24,19 @@ struct CollectiveCalibration {
   std::string fabric;
   double bandwidth_scale = 1;
   devices::Seconds extra_latency;
-  // Collectives fitted on their own rows (bandwidth scale, extra latency), by name; the
-  // others use the shared pair above.
-  std::map<std::string, std::pair<double, devices::Seconds>> per_collective;
+
+  // Collectives fitted on their own rows, by name; the others use the shared pair above.
+  struct PerCollective {
+    double bandwidth_scale = 1;
+    devices::Seconds extra_latency;
+    // Pipeline fill: the first `fill_bytes` of a message move `fill_ratio` times slower
+    // again than the rest (chunks grow with the message up to NCCL's buffer, so mid-size
+    // messages run below the asymptotic bandwidth).
+    double fill_ratio = 0;
+    double fill_bytes = 0;
+  };
+
+  std::map<std::string, PerCollective> per_collective;
   std::string fitted_on;  // provenance: files, rows, date
   devices::SourceLoc loc;
 };

@@ -332,8 +332,12 @@ CollectiveEstimate estimate_collective(const CommGroup& group, Collective op, do
     e.candidates = candidates(group, op, bytes);
   }
   double extra = group.op_extra_latency_s[index];
-  for (CollectiveCandidate& c : e.candidates)
+  double fill = group.op_fill_ratio[index] * std::min(bytes, group.op_fill_bytes[index]) /
+                std::max(bytes, 1.0);
+  for (CollectiveCandidate& c : e.candidates) {
     c.latency_term += extra >= 0 ? devices::Seconds{extra} : group.extra_latency;
+    c.bandwidth_term = c.bandwidth_term * (1 + fill);  // calibrated pipeline fill
+  }
   e.best = e.candidates.front();
   double t = e.best.time().value;
   e.alg_bw = BytesPerSec{t > 0 ? bytes / t : 0};

@@ -40,6 +40,9 @@ struct CommGroup {
   // latency replacing `extra_latency` (negative: none fitted).
   std::array<double, 7> op_bw_scale = {1, 1, 1, 1, 1, 1, 1};
   std::array<double, 7> op_extra_latency_s = {-1, -1, -1, -1, -1, -1, -1};
+  // Pipeline fill per collective: the bandwidth term grows by ratio x min(bytes, cap) / bytes.
+  std::array<double, 7> op_fill_ratio = {0, 0, 0, 0, 0, 0, 0};
+  std::array<double, 7> op_fill_bytes = {0, 0, 0, 0, 0, 0, 0};
   std::string calibration;  // where the calibration came from, or empty
 };
 

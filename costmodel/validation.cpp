@@ -45,8 +45,10 @@ void apply_calibration(CommGroup& group, const CalibrationSet& set) {
     if (it == c->per_collective.end())
       continue;
     auto i = static_cast<std::size_t>(op);
-    group.op_bw_scale[i] = it->second.first / c->bandwidth_scale;
-    group.op_extra_latency_s[i] = it->second.second.value;
+    group.op_bw_scale[i] = it->second.bandwidth_scale / c->bandwidth_scale;
+    group.op_extra_latency_s[i] = it->second.extra_latency.value;
+    group.op_fill_ratio[i] = it->second.fill_ratio;
+    group.op_fill_bytes[i] = it->second.fill_bytes;
   }
   group.calibration = c->loc.file;
 }

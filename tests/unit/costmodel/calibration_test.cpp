@@ -45,6 +45,64 @@ TEST(Calibration, RecoversAKnownScaleAndLatency) {
   EXPECT_GT(fits[0].uncalibrated_held_out_mape, 5);
 }
 
+// Two collectives measured by the model with a pipeline fill on all-gather (its first 16 MiB
+// at half speed) and a different scale: the per-collective fit finds both.
+TEST(Calibration, RecoversAPipelineFillPerCollective) {
+  std::ostringstream csv;
+  csv << "# synthetic: all-gather with +100% on the first 16 MiB; all-reduce at 0.8\n"
+      << "kind,op,device,fabric,ranks,ranks_per_node,bytes,dtype,time_s,stat\n";
+  for (Collective op : {Collective::kAllReduce, Collective::kAllGather}) {
+    for (double mib = 1; mib <= 1024; mib *= 2) {
+      MeasuredRow row;
+      row.device = "H200";
+      row.fabric = "nvswitch";
+      row.ranks = row.ranks_per_node = 4;
+      row.loc = {"synthetic", 1, 1};
+      CommGroup g = *row_group(row, registry()).group;
+      double bytes = mib * 1024 * 1024;
+      if (op == Collective::kAllGather) {
+        g.op_fill_ratio[static_cast<std::size_t>(op)] = 1;
+        g.op_fill_bytes[static_cast<std::size_t>(op)] = 16 << 20;
+      } else {
+        g.intra_bw = g.intra_bw * 0.8;
+      }
+      double t = estimate_collective(g, op, bytes).latency().value + 5e-6;
+      csv << "collective," << collective_name(op) << ",H200,nvswitch,4,4,"
+          << static_cast<long long>(bytes) << ",," << t << ",median\n";
+    }
+  }
+  std::vector<CalibrationFit> fits =
+      fit_collectives({parse_measured("synthetic.csv", csv.str())}, registry(), 1 << 20);
+  ASSERT_EQ(fits.size(), 1u);
+  const auto& per = fits[0].calibration.per_collective;
+  ASSERT_EQ(per.count("all_gather"), 1u);
+  EXPECT_NEAR(per.at("all_gather").fill_ratio, 1, 0.05);
+  EXPECT_EQ(per.at("all_gather").fill_bytes, 16 << 20);
+  EXPECT_NEAR(per.at("all_reduce").bandwidth_scale, 0.8, 0.01);
+  EXPECT_LT(fits[0].held_out_mape, 1);
+  EXPECT_GT(fits[0].shared_held_out_mape, 3);  // one shared pair cannot follow both
+}
+
+// The calibration split alternates along sizes within each op, whatever the file's order:
+// rows of two widths walked in a nested loop land in both splits.
+TEST(Measured, FitSplitAlternatesAlongSizes) {
+  std::ostringstream csv;
+  csv << "# synthetic\nkind,op,device,shape,dtype,time_s,stat\n";
+  for (int rows : {1, 16, 256, 4096})
+    for (int cols : {4096, 8192})
+      csv << "op,rmsnorm,H200," << rows << "x" << cols << ",bf16,1e-5,median\n";
+  MeasuredFile file = parse_measured("m.csv", csv.str());
+  std::vector<bool> fit = fit_split(file, 0);
+  int fit_4096 = 0;
+  int fit_8192 = 0;
+  for (std::size_t i = 0; i < fit.size(); ++i) {
+    if (fit[i])
+      (file.rows[i].shape.ends_with("x4096") ? fit_4096 : fit_8192)++;
+  }
+  EXPECT_EQ(fit_4096, 2);
+  EXPECT_EQ(fit_8192, 2);
+}
+
 TEST(Measured, ProblemsArePinnedToLineAndColumn) {
   try {
     parse_measured("m.csv",
