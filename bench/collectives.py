@@ -17,12 +17,20 @@ import argparse
 import datetime
 import os
 import statistics
+import subprocess
 import sys
 
 import torch
 import torch.distributed as dist
 
 DT = torch.bfloat16
+
+
+def driver_version():
+    out = subprocess.run(["nvidia-smi", "-i", str(torch.cuda.current_device()),
+                          "--query-gpu=driver_version", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.strip()
+    return out or "unknown"
 
 
 def check(op, rank, world):
@@ -160,6 +168,7 @@ def main():
                 torch.cuda.get_device_name(), ".".join(map(str, torch.cuda.nccl.version())),
                 os.environ.get("NCCL_NVLS_ENABLE")))
             f.write("# software: torch %s, CUDA %s\n" % (torch.__version__, torch.version.cuda))
+            f.write("# driver: %s (nvidia-smi)\n" % driver_version())
             f.write("# date: %s\n" % datetime.datetime.now(datetime.timezone.utc)
                     .strftime("%Y-%m-%d %H:%M UTC"))
             f.write("# script: torchrun --nproc-per-node %d bench/collectives.py %s\n"

@@ -29,6 +29,7 @@ import datetime
 import faulthandler
 import os
 import statistics
+import subprocess
 import sys
 
 import torch
@@ -40,6 +41,13 @@ import triton.testing
 
 BF16 = torch.bfloat16
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def driver_version():
+    out = subprocess.run(["nvidia-smi", "-i", str(torch.cuda.current_device()),
+                          "--query-gpu=driver_version", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.strip()
+    return out or "unknown"
 
 
 def load_model(name):
@@ -456,6 +464,7 @@ def main():
                 os.environ.get("NCCL_NVLS_ENABLE", "")))
             f.write("# software: torch %s, CUDA %s, triton %s\n"
                     % (torch.__version__, torch.version.cuda, triton.__version__))
+            f.write("# driver: %s (nvidia-smi)\n" % driver_version())
             f.write("# date: %s\n" % datetime.datetime.now(datetime.timezone.utc)
                     .strftime("%Y-%m-%d %H:%M UTC"))
             launcher = "torchrun --nproc-per-node %d " % world if world > 1 else "python3 "
