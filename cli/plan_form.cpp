@@ -83,6 +83,31 @@ int evaluate_layout(Context& cx,
   return kExitOk;
 }
 
+// `--layout tp=..,pp=..,replicas=..,batch=..` for an inference task: that layout alone.
+int evaluate_infer_layout(Context& cx, const planner::InferContext& ic, const PlanArgs& a) {
+  planner::InferLayout l;
+  if (std::string err = planner::parse_infer_layout(a.layout, &l); !err.empty()) {
+    cx.err << "error: --layout: " << err << "\n";
+    return kExitBadInput;
+  }
+  if (l.replicas == 0)
+    l.replicas = std::max<std::int64_t>(1, ic.cluster.total_devices() / (l.tp * l.pp));
+  auto e = planner::estimate_inference(ic, l);
+  if (auto* r = std::get_if<planner::InferRejected>(&e)) {
+    cx.out << "layout " << l.str() << " cannot run: " << r->reason << "\n";
+    return kExitCheckFailed;
+  }
+  const auto& p = std::get<planner::InferEstimate>(e);
+  if (cx.json || cx.yaml) {
+    write_structured(cx.out, cx.yaml, infer_json(p));
+    return kExitOk;
+  }
+  cx.out << ic.task.name << " (" << devices::mode_name(ic.task.mode) << ") on " << ic.cluster.name
+         << ", the given layout:\n";
+  print_infer_table(cx.out, ic.task, {p}, 1);
+  return kExitOk;
+}
+
 int explain_nothing_fits(Context& cx, const planner::SearchResult& r) {
   const planner::Rejected* closest = nullptr;
   for (const planner::Rejected& x : r.rejected) {
@@ -106,11 +131,9 @@ int plan_inference(Context& cx,
                    const devices::TaskSpec& task,
                    const costmodel::CalibrationSet& calibrations,
                    const PlanArgs& a) {
-  if (!a.layout.empty()) {
-    cx.err << "error: --layout is not available yet for inference tasks\n";
-    return kExitUnavailable;
-  }
   planner::InferContext ic{cluster, task, calibrations};
+  if (!a.layout.empty())
+    return evaluate_infer_layout(cx, ic, a);
   planner::InferSearchResult r = planner::search_inference(ic);
   if (r.plans.empty()) {
     const planner::InferRejected* closest = nullptr;
@@ -269,7 +292,9 @@ void add_plan_form(CLI::App& app, Context& cx) {
   app.add_option("CLUSTER TASK", a->files, "Cluster and task files: find the best plans")
       ->expected(2);
   app.add_option("--layout", a->layout,
-                 "Evaluate one layout, e.g. tp=8,pp=4,dp=32,mb=1,recompute=selective,zero=1");
+                 "Evaluate one layout: training tp=8,pp=4,dp=32,mb=1,recompute=selective,zero=1; "
+                 "inference tp=8,pp=1,replicas=2,batch=16 (replicas default to the whole "
+                 "cluster)");
   app.add_option("--top", a->top, "How many plans to list")->capture_default_str();
   app.callback([&cx, &app, a] {
     if (!app.get_subcommands().empty() || a->files.empty())

@@ -3,11 +3,13 @@
 #include "costmodel/collective.h"
 #include "costmodel/validation.h"
 #include "devices/support/check.h"
+#include "planner/plan.h"
 #include "planner/workload/layer_cost.h"
 #include "planner/workload/model_size.h"
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace yirage::planner {
 
@@ -263,6 +265,24 @@ InferSearchResult search_inference(const InferContext& cx) {
     return a.layout.str() < b.layout.str();
   });
   return r;
+}
+
+std::string parse_infer_layout(const std::string& text, InferLayout* out) {
+  InferLayout l;
+  l.replicas = 0;
+  std::vector<std::pair<std::string, std::string>> items;
+  if (std::string err = layout_items(text, &items); !err.empty())
+    return err;
+  std::map<std::string, std::int64_t*> keys = {
+      {"tp", &l.tp}, {"pp", &l.pp}, {"replicas", &l.replicas}, {"batch", &l.batch}};
+  for (const auto& [key, value] : items) {
+    if (keys.count(key) == 0)
+      return "unknown inference layout key '" + key + "' (keys: tp, pp, replicas, batch)";
+    if (std::string err = layout_number(key, value, 1, keys[key]); !err.empty())
+      return err;
+  }
+  *out = l;
+  return {};
 }
 
 }  // namespace yirage::planner

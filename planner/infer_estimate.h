@@ -64,4 +64,8 @@ struct InferSearchResult {
 
 InferSearchResult search_inference(const InferContext& cx);
 
+/// Parses an inference `--layout` ("tp=8,pp=1,replicas=2,batch=16"); replicas default to as
+/// many as the cluster holds (0 here). Returns an error message or empty.
+std::string parse_infer_layout(const std::string& text, InferLayout* out);
+
 }  // namespace yirage::planner

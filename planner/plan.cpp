@@ -23,8 +23,9 @@ std::string Layout::str() const {
          ",zero=" + std::to_string(zero);
 }
 
-std::string parse_layout(const std::string& text, Layout* out) {
-  Layout l;
+std::string layout_items(const std::string& text,
+                         std::vector<std::pair<std::string, std::string>>* out) {
+  out->clear();
   std::size_t start = 0;
   while (start < text.size()) {
     std::size_t comma = text.find(',', start);
@@ -34,8 +35,33 @@ std::string parse_layout(const std::string& text, Layout* out) {
     std::size_t eq = item.find('=');
     if (eq == std::string::npos)
       return "'" + item + "' is not key=value";
-    std::string key = item.substr(0, eq);
-    std::string value = item.substr(eq + 1);
+    out->emplace_back(item.substr(0, eq), item.substr(eq + 1));
+  }
+  return {};
+}
+
+std::string layout_number(const std::string& key,
+                          const std::string& value,
+                          std::int64_t min,
+                          std::int64_t* out) {
+  std::int64_t v = 0;
+  auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (ec != std::errc() || ptr != value.data() + value.size() || v < 0)
+    return "'" + value + "' for " + key + " is not a whole number";
+  if (v < min)
+    return key + " must be at least " + std::to_string(min);
+  *out = v;
+  return {};
+}
+
+std::string parse_layout(const std::string& text, Layout* out) {
+  Layout l;
+  std::vector<std::pair<std::string, std::string>> items;
+  if (std::string err = layout_items(text, &items); !err.empty())
+    return err;
+  std::map<std::string, std::int64_t*> keys = {
+      {"tp", &l.tp}, {"pp", &l.pp}, {"dp", &l.dp}, {"mb", &l.micro_batch}};
+  for (const auto& [key, value] : items) {
     if (key == "recompute") {
       if (value == "none")
         l.recompute = Recompute::kNone;
@@ -45,23 +71,16 @@ std::string parse_layout(const std::string& text, Layout* out) {
         l.recompute = Recompute::kFull;
       else
         return "recompute must be none, selective or full, got '" + value + "'";
-      continue;
-    }
-    std::int64_t v = 0;
-    auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-    if (ec != std::errc() || ptr != value.data() + value.size() || v < 0) {
-      return "'" + value + "' for " + key + " is not a whole number";
-    }
-    std::map<std::string, std::int64_t*> keys = {
-        {"tp", &l.tp}, {"pp", &l.pp}, {"dp", &l.dp}, {"mb", &l.micro_batch}};
-    if (key == "zero") {
+    } else if (key == "zero") {
+      std::int64_t v = 0;
+      if (std::string err = layout_number(key, value, 0, &v); !err.empty())
+        return err;
       if (v > 3)
         return "zero must be 0, 1, 2 or 3";
       l.zero = static_cast<int>(v);
     } else if (keys.count(key) > 0) {
-      if (v < 1)
-        return key + " must be at least 1";
-      *keys[key] = v;
+      if (std::string err = layout_number(key, value, 1, keys[key]); !err.empty())
+        return err;
     } else {
       return "unknown layout key '" + key + "' (keys: tp, pp, dp, mb, recompute, zero)";
     }

@@ -34,6 +34,16 @@ struct Layout {
 /// Parses the `--layout` form; returns an error message or empty.
 std::string parse_layout(const std::string& text, Layout* out);
 
+/// The `key=value` items of a layout string in order; an error message or empty.
+std::string layout_items(const std::string& text,
+                         std::vector<std::pair<std::string, std::string>>* out);
+
+/// `value` as a whole number of at least `min` for `key`; an error message or empty.
+std::string layout_number(const std::string& key,
+                          const std::string& value,
+                          std::int64_t min,
+                          std::int64_t* out);
+
 /// Bytes per device of each kind of state (the first pipeline stage, which holds the most).
 struct MemoryUse {
   double weights = 0;
