@@ -5,6 +5,7 @@
 // assumes throughput grows with the cluster; where the batch must divide evenly it may not,
 // and a smaller cluster between the last miss and the answer can exist.
 #include "cli/context.h"
+#include "cli/progress.h"
 #include "cli/run.h"
 #include "cli/summary.h"
 #include "planner/infer_estimate.h"
@@ -100,6 +101,7 @@ int capacity(Context& cx, const CapacityArgs& a) {
     cx.err << "error: the template needs a network to grow beyond one node\n";
     return kExitBadInput;
   }
+  Progress progress(cx.err, "capacity", cx.err_is_terminal);
   // Double until the target is met, then bisect between the last miss and the first hit.
   std::int64_t lo = 0;
   std::int64_t hi = 1;
@@ -125,6 +127,7 @@ int capacity(Context& cx, const CapacityArgs& a) {
       return kExitCheckFailed;
     }
     hit = evaluate(with_nodes(tpl, hi), task, cal, a, want);
+    progress.step(std::to_string(hi) + " nodes: " + format_count(hit.tokens_per_s) + " tokens/s");
     if (hit.meets)
       break;
     if (hit.feasible && hit.tokens_per_s > best.tokens_per_s)
@@ -135,6 +138,7 @@ int capacity(Context& cx, const CapacityArgs& a) {
   while (hi - lo > 1) {
     std::int64_t mid = (lo + hi) / 2;
     Outcome o = evaluate(with_nodes(tpl, mid), task, cal, a, want);
+    progress.step(std::to_string(mid) + " nodes: " + format_count(o.tokens_per_s) + " tokens/s");
     if (o.meets) {
       hi = mid;
       hit = o;

@@ -24,6 +24,7 @@ struct Context {
   std::vector<std::string> device_dirs;  // --devices DIR, in the order given
   bool json = false;                     // --json
   bool yaml = false;                     // --yaml
+  bool err_is_terminal = false;          // progress lines go to `err` only then
   std::function<int()> action;           // set by the chosen subcommand
 
   /// The bundled devices plus those of every --devices DIR.

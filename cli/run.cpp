@@ -58,8 +58,11 @@ int parse_error(CLI::App& app, const CLI::ParseError& e, std::ostream& out, std:
 
 }  // namespace
 
-int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  Context cx{out, err, {}, false, false, {}};
+int run(const std::vector<std::string>& args,
+        std::ostream& out,
+        std::ostream& err,
+        bool err_is_terminal) {
+  Context cx{out, err, {}, false, false, err_is_terminal, {}};
   CLI::App app(kDescription, "yirage-plan");
   configure(app, cx);
   std::vector<std::string> reversed(args.rbegin(), args.rend());

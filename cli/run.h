@@ -17,6 +17,9 @@ enum ExitCode : int {
 };
 
 /// Runs yirage-plan with `args` (without the program name).
-int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int run(const std::vector<std::string>& args,
+        std::ostream& out,
+        std::ostream& err,
+        bool err_is_terminal = false);
 
 }  // namespace yirage::cli
