@@ -27,7 +27,10 @@ std::vector<Layout> training_space(const TrainContext& cx) {
       for (std::int64_t mb : {1, 2, 4, 8, 16}) {
         for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
           for (int zero = 0; zero <= (dp > 1 ? 3 : 0); ++zero) {
-            out.push_back(Layout{dp, tp, pp, mb, r, zero});
+            for (std::int64_t vpp = 1; vpp <= (pp > 1 ? 4 : 1); vpp *= 2) {
+              if (vpp == 1 || cx.task.model.layers % (pp * vpp) == 0)
+                out.push_back(Layout{dp, tp, pp, mb, r, zero, vpp});
+            }
           }
         }
       }

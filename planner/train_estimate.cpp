@@ -93,7 +93,13 @@ MemoryUse training_memory(const TrainContext& cx, const Layout& l) {
     u.gradients = per_device * std::max(b, 2.0) / (l.zero >= 2 ? f(l.dp) : 1);
     u.optimizer = per_device * opt_bytes / (l.zero >= 1 ? f(l.dp) : 1);
     // 1F1B keeps up to pp - stage micro-batches in flight on a stage (Narayanan et al. 2021).
-    double in_flight = f(std::min(l.pp - stage, m_count));
+    // Interleaved, a device warms up with 2 (pp - stage - 1) + (vpp - 1) pp + 1 chunks of
+    // layers / (pp vpp) layers each (Megatron-LM's schedule): for the first stage, pp + (pp -
+    // 1) / vpp micro-batches of its layers (Korthikanti et al. 2022, §4.2.3).
+    double in_flight =
+        l.vpp > 1
+            ? std::min(f(2 * (l.pp - stage - 1) + (l.vpp - 1) * l.pp + 1) / f(l.vpp), f(m_count))
+            : f(std::min(l.pp - stage, m_count));
     double per_layer =
         layer_activations(m, cx.task.sequence_length, l.micro_batch, l.tp, l.recompute, b);
     u.activations = per_layer * f(stage_layers(m, l, stage)) * in_flight;
@@ -130,6 +136,19 @@ std::string check_shape(const TrainContext& cx, const Layout& l) {
   }
   if (l.pp > m.layers)
     return "more pipeline stages than layers";
+  if (l.vpp > 1) {
+    if (l.pp < 2)
+      return "interleaving (vpp) needs pipeline parallelism";
+    if (m.layers % (l.pp * l.vpp) != 0) {
+      return "interleaving needs the " + std::to_string(m.layers) +
+             " layers to divide into pp x vpp = " + std::to_string(l.pp * l.vpp) + " chunks";
+    }
+    std::int64_t mbs = cx.task.global_batch / (l.dp * l.micro_batch);
+    if (mbs % l.pp != 0) {
+      return "interleaving needs the " + std::to_string(mbs) +
+             " micro-batches to be a multiple of pp (Megatron-LM)";
+    }
+  }
   if (cx.task.global_batch % (l.dp * l.micro_batch) != 0) {
     return "global batch " + std::to_string(cx.task.global_batch) + " is not a multiple of dp x mb";
   }
@@ -283,20 +302,28 @@ std::variant<PlanEstimate, Rejected> estimate_training(const TrainContext& cx, c
   }
   std::int64_t m = micro_batches(cx, l);
   // The pipeline: every stage, every micro-batch (1F1B), priced by the stall scheduler.
+  // Interleaved, a stage runs vpp chunks of 1 / vpp of its work per micro-batch, and every
+  // chunk sends and receives (the last device feeds the first's next chunk): m x vpp slots
+  // of a vpp-times shorter stage, so the bubble shrinks to (pp - 1) / (vpp m) (Narayanan et
+  // al. 2021, §2.2) while the sends grow vpp times.
+  double v = f(l.vpp);
   std::vector<costmodel::ScheduleNode> stages;
   std::vector<StageTimes> times;
   for (std::int64_t s = 0; s < l.pp; ++s) {
     StageTimes st = stage_times(cx, l, s, dcx, pp_send);
+    if (l.vpp > 1)
+      st.pp = 2 * pp_send * v;  // per micro-batch: vpp chunks, each received and sent on
     times.push_back(st);
     std::string id = std::to_string(s);
     stages.push_back(costmodel::ScheduleNode::group(
         "stage " + id, costmodel::Binding::kSequential,
-        {costmodel::ScheduleNode::task("compute", devices::Seconds{st.compute}, "compute:" + id),
-         costmodel::ScheduleNode::task("tp", devices::Seconds{st.tp}, "nvlink:" + id),
-         costmodel::ScheduleNode::task("pp", devices::Seconds{st.pp}, "link:" + id)}));
+        {costmodel::ScheduleNode::task("compute", devices::Seconds{st.compute / v},
+                                       "compute:" + id),
+         costmodel::ScheduleNode::task("tp", devices::Seconds{st.tp / v}, "nvlink:" + id),
+         costmodel::ScheduleNode::task("pp", devices::Seconds{st.pp / v}, "link:" + id)}));
   }
-  costmodel::ScheduleCost pipe = costmodel::cost_schedule(
-      costmodel::ScheduleNode::group("1f1b", costmodel::Binding::kPipeline, stages, m));
+  costmodel::ScheduleCost pipe = costmodel::cost_schedule(costmodel::ScheduleNode::group(
+      l.vpp > 1 ? "interleaved 1f1b" : "1f1b", costmodel::Binding::kPipeline, stages, m * l.vpp));
   auto slowest = std::max_element(times.begin(), times.end(), [](const auto& a, const auto& b) {
     return a.compute + a.tp + a.pp < b.compute + b.tp + b.pp;
   });

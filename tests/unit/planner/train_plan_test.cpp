@@ -16,8 +16,10 @@ TEST(Layout, ParsesAndPrints) {
   Layout l;
   ASSERT_EQ(parse_layout("tp=8,pp=4,dp=32,mb=1,recompute=selective,zero=1", &l), "");
   EXPECT_EQ(l.str(), "tp=8,pp=4,dp=32,mb=1,recompute=selective,zero=1");
-  EXPECT_EQ(parse_layout("tp=8,vpp=2", &l),
-            "unknown layout key 'vpp' (keys: tp, pp, dp, mb, recompute, zero)");
+  ASSERT_EQ(parse_layout("tp=8,pp=4,vpp=2", &l), "");
+  EXPECT_EQ(l.str(), "tp=8,pp=4,dp=1,mb=1,recompute=none,zero=0,vpp=2");
+  EXPECT_EQ(parse_layout("tp=8,ep=2", &l),
+            "unknown layout key 'ep' (keys: tp, pp, dp, mb, recompute, zero, vpp)");
   EXPECT_EQ(parse_layout("tp=0", &l), "tp must be at least 1");
 }
 
@@ -82,6 +84,28 @@ TEST(TrainPlan, PipelineBubbleFollowsMegatron) {
   const StepBreakdown& b = std::get<PlanEstimate>(r).step;
   double ideal = b.compute + b.tp_comm + b.pp_comm;
   EXPECT_NEAR(b.bubble / ideal, 3.0 / 512, 0.01);  // 80 layers in 4 even stages, m = 512
+}
+
+TEST(TrainPlan, InterleavingDividesTheBubbleAndGrowsSendsAndMemory) {
+  // Narayanan et al. 2021, §2.2: with v chunks per device the bubble is (p - 1) / (v m) and
+  // every chunk boundary sends; the first stage keeps p + (p - 1) / v micro-batches of
+  // activations (Megatron-LM's warm-up), against p without interleaving.
+  devices::ClusterSpec c = testing::example_cluster("h100-4x8-rail");
+  devices::TaskSpec t = testing::example_task("llama3-70b-train");
+  TrainContext cx{c, t, kNoCalibration};
+  auto plain = estimate_training(cx, Layout{1, 8, 4, 1, Recompute::kSelective, 0, 1});
+  auto two = estimate_training(cx, Layout{1, 8, 4, 1, Recompute::kSelective, 0, 2});
+  ASSERT_TRUE(std::holds_alternative<PlanEstimate>(plain));
+  ASSERT_TRUE(std::holds_alternative<PlanEstimate>(two));
+  const PlanEstimate& a = std::get<PlanEstimate>(plain);
+  const PlanEstimate& b = std::get<PlanEstimate>(two);
+  EXPECT_NEAR(b.step.bubble / a.step.bubble, 0.5, 0.02);
+  EXPECT_GT(b.step.pp_comm, 2 * a.step.pp_comm);
+  EXPECT_NEAR(b.memory.activations / a.memory.activations, (4 + 3.0 / 2) / 4, 0.01);
+  auto bad = estimate_training(cx, Layout{1, 8, 4, 1, Recompute::kSelective, 0, 3});
+  ASSERT_TRUE(std::holds_alternative<Rejected>(bad));
+  EXPECT_EQ(std::get<Rejected>(bad).reason,
+            "interleaving needs the 80 layers to divide into pp x vpp = 12 chunks");
 }
 
 TEST(TrainPlan, SearchIsDeterministic) {
