@@ -2,7 +2,9 @@
 // search the plan space (or evaluate one layout), print the ranked plans and the best one's
 // breakdown. What the planner cannot do yet (inference, heterogeneous clusters) is said
 // plainly, with exit code kExitUnavailable.
+#include "cli/atomic_write.h"
 #include "cli/context.h"
+#include "cli/plan_file.h"
 #include "cli/plan_report.h"
 #include "cli/run.h"
 #include "cli/structured_output.h"
@@ -23,7 +25,28 @@ struct PlanArgs {
   std::vector<std::string> files;
   std::string layout;
   std::size_t top = 10;
+  std::string plan_file;  // --plan: evaluate the layout of a plan file
+  std::string save_plan;  // --save-plan: write the best (or given) plan
 };
+
+// Writes the plan file of --save-plan, if asked; an unwritable path is exit 2.
+int save_plan(Context& cx,
+              const PlanArgs& a,
+              const devices::ClusterSpec& cluster,
+              const devices::TaskSpec& task,
+              const std::string& layout,
+              const nlohmann::ordered_json& estimate) {
+  if (a.save_plan.empty())
+    return kExitOk;
+  std::string error = atomic_write(a.save_plan, plan_file_yaml(cluster, task, layout, estimate));
+  if (!error.empty()) {
+    cx.err << "error: --save-plan: " << error << "\n";
+    return kExitBadInput;
+  }
+  if (!cx.json && !cx.yaml)
+    cx.out << "plan " << layout << " written to " << a.save_plan << "\n";
+  return kExitOk;
+}
 
 std::string model_note(const devices::ClusterSpec& c,
                        const costmodel::CalibrationSet& calibrations) {
@@ -80,7 +103,7 @@ int evaluate_layout(Context& cx,
   } else {
     print_plan_detail(cx.out, p, tc.task, note);
   }
-  return kExitOk;
+  return save_plan(cx, a, tc.cluster, tc.task, p.layout.str(), plan_json(p));
 }
 
 // `--layout tp=..,pp=..,replicas=..,batch=..` for an inference task: that layout alone.
@@ -100,12 +123,12 @@ int evaluate_infer_layout(Context& cx, const planner::InferContext& ic, const Pl
   const auto& p = std::get<planner::InferEstimate>(e);
   if (cx.json || cx.yaml) {
     write_structured(cx.out, cx.yaml, infer_json(p));
-    return kExitOk;
+  } else {
+    cx.out << ic.task.name << " (" << devices::mode_name(ic.task.mode) << ") on " << ic.cluster.name
+           << ", the given layout:\n";
+    print_infer_table(cx.out, ic.task, {p}, 1);
   }
-  cx.out << ic.task.name << " (" << devices::mode_name(ic.task.mode) << ") on " << ic.cluster.name
-         << ", the given layout:\n";
-  print_infer_table(cx.out, ic.task, {p}, 1);
-  return kExitOk;
+  return save_plan(cx, a, ic.cluster, ic.task, p.layout.str(), infer_json(p));
 }
 
 int explain_nothing_fits(Context& cx, const planner::SearchResult& r) {
@@ -157,14 +180,15 @@ int plan_inference(Context& cx,
       j["plans"].push_back(infer_json(r.plans[i]));
     }
     write_structured(cx.out, cx.yaml, j);
-    return kExitOk;
+    return save_plan(cx, a, cluster, task, r.plans.front().layout.str(),
+                     infer_json(r.plans.front()));
   }
   cx.out << task.name << " (" << devices::mode_name(task.mode) << ") on " << cluster.name << " ("
          << cluster.total_devices() << " x " << cluster.groups.front().device
          << "): " << r.candidates << " layouts, " << r.plans.size() << " can run\n";
   print_infer_table(cx.out, task, r.plans, a.top);
   cx.out << "  model: " << model_note(cluster, calibrations) << "\n";
-  return kExitOk;
+  return save_plan(cx, a, cluster, task, r.plans.front().layout.str(), infer_json(r.plans.front()));
 }
 
 int plan_hetero(Context& cx,
@@ -237,14 +261,26 @@ int plan_hetero_inference(Context& cx,
   return kExitOk;
 }
 
-int plan(Context& cx, const PlanArgs& a) {
+int plan(Context& cx, const PlanArgs& given) {
+  PlanArgs a = given;
   devices::DeviceRegistry registry = cx.load_registry();
   devices::ClusterSpec cluster = cx.load_cluster(a.files[0], registry);
   devices::TaskSpec task = cx.load_task(a.files[1]);
   check_fit(cluster, task);
+  if (!a.plan_file.empty()) {
+    if (!a.layout.empty()) {
+      cx.err << "error: give --plan or --layout, not both\n";
+      return kExitBadInput;
+    }
+    a.layout = read_plan_file(a.plan_file, cluster, task).layout;
+  }
   costmodel::CalibrationSet calibrations =
       costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
   if (std::string why = planner::unsupported_reason(cluster, task); !why.empty()) {
+    if (!a.save_plan.empty()) {
+      cx.err << "yirage-plan: --save-plan is not available yet for mixed clusters\n";
+      return kExitUnavailable;
+    }
     if (task.mode == devices::Mode::kTrain && a.layout.empty()) {
       return plan_hetero(cx, cluster, task, calibrations);
     }
@@ -275,14 +311,15 @@ int plan(Context& cx, const PlanArgs& a) {
       j["plans"].push_back(plan_json(r.plans[i]));
     }
     write_structured(cx.out, cx.yaml, j);
-    return kExitOk;
+    return save_plan(cx, a, cluster, task, r.plans.front().layout.str(),
+                     plan_json(r.plans.front()));
   }
   cx.out << task.name << " on " << cluster.name << " (" << cluster.total_devices() << " x "
          << cluster.groups.front().device << "): " << r.candidates << " layouts, " << r.plans.size()
          << " fit in memory and were costed\n";
   print_plan_table(cx.out, r.plans, a.top);
   print_plan_detail(cx.out, r.plans.front(), task, note);
-  return kExitOk;
+  return save_plan(cx, a, cluster, task, r.plans.front().layout.str(), plan_json(r.plans.front()));
 }
 
 }  // namespace
@@ -296,6 +333,10 @@ void add_plan_form(CLI::App& app, Context& cx) {
                  "inference tp=8,pp=1,replicas=2,batch=16 (replicas default to the whole "
                  "cluster)");
   app.add_option("--top", a->top, "How many plans to list")->capture_default_str();
+  app.add_option("--save-plan", a->save_plan,
+                 "Write the best plan (or the --layout given) to this plan file (YAML)");
+  app.add_option("--plan", a->plan_file,
+                 "Evaluate the layout of a plan file written by --save-plan");
   app.callback([&cx, &app, a] {
     if (!app.get_subcommands().empty() || a->files.empty())
       return;
