@@ -8,6 +8,7 @@
 #include "cli/progress.h"
 #include "cli/run.h"
 #include "cli/summary.h"
+#include "cli/table.h"
 #include "planner/infer_estimate.h"
 #include "planner/search.h"
 
@@ -66,15 +67,176 @@ devices::ClusterSpec with_nodes(devices::ClusterSpec c, std::int64_t nodes) {
   return c;
 }
 
+// The smallest node count of a one-group template that meets the target.
+struct Sized {
+  bool met = false;
+  std::int64_t nodes = 0;
+  Outcome hit;   // at `nodes`, when met
+  Outcome best;  // the best reached, when not
+  std::string why;
+};
+
+Sized smallest(const devices::ClusterSpec& tpl,
+               const devices::TaskSpec& task,
+               const costmodel::CalibrationSet& cal,
+               const CapacityArgs& a,
+               double want,
+               Progress& progress) {
+  Sized r;
+  // Double until the target is met, then bisect between the last miss and the first hit.
+  std::int64_t lo = 0;
+  std::int64_t hi = 1;
+  while (true) {
+    if (hi > a.max_nodes) {
+      r.why = "no cluster of up to " + std::to_string(a.max_nodes) + " nodes of " +
+              tpl.groups.front().device + " meets the target";
+      if (r.best.feasible) {
+        r.why += "; the best reached " + format_count(r.best.tokens_per_s) + " tokens/s (" +
+                 r.best.layout + ")";
+        if (task.mode == devices::Mode::kTrain) {
+          r.why += ": the global batch of " + std::to_string(task.global_batch) +
+                   " sequences caps data parallelism";
+        }
+      }
+      return r;
+    }
+    if (hi > 1 && !tpl.network) {
+      r.why = "one node does not meet the target, and the template has no network to grow";
+      return r;
+    }
+    r.hit = evaluate(with_nodes(tpl, hi), task, cal, a, want);
+    progress.step(tpl.groups.front().device + " x " + std::to_string(hi) +
+                  " nodes: " + format_count(r.hit.tokens_per_s) + " tokens/s");
+    if (r.hit.meets)
+      break;
+    if (r.hit.feasible && r.hit.tokens_per_s > r.best.tokens_per_s)
+      r.best = r.hit;
+    lo = hi;
+    hi *= 2;
+  }
+  while (hi - lo > 1) {
+    std::int64_t mid = (lo + hi) / 2;
+    Outcome o = evaluate(with_nodes(tpl, mid), task, cal, a, want);
+    progress.step(tpl.groups.front().device + " x " + std::to_string(mid) +
+                  " nodes: " + format_count(o.tokens_per_s) + " tokens/s");
+    if (o.meets) {
+      hi = mid;
+      r.hit = o;
+    } else {
+      lo = mid;
+    }
+  }
+  r.met = true;
+  r.nodes = hi;
+  return r;
+}
+
+// A template of one node group: its own node type, with the template's network.
+devices::ClusterSpec one_group(const devices::ClusterSpec& c, const devices::NodeGroup& g) {
+  devices::ClusterSpec s = c;
+  s.groups = {g};
+  s.device_types = {c.device(g)};
+  return s;
+}
+
+void print_hit(std::ostream& out,
+               const Sized& r,
+               const devices::NodeGroup& g,
+               const devices::TaskSpec& task,
+               const CapacityArgs& a,
+               double want) {
+  out << "smallest cluster meeting the target: " << r.nodes << (r.nodes == 1 ? " node" : " nodes")
+      << " of " << g.devices_per_node << " x " << g.device << " (" << r.nodes * g.devices_per_node
+      << " devices)\n";
+  out << "  best plan there: " << r.hit.layout << ", " << format_count(r.hit.tokens_per_s)
+      << " tokens/s";
+  if (want > 0)
+    out << " (target " << format_count(want) << ")";
+  out << "\n";
+  if (a.days > 0) {
+    out << "  training run: "
+        << devices::format_number(*task.training_tokens / r.hit.tokens_per_s / 86400, 3)
+        << " days\n";
+  }
+}
+
+// A template of several node groups offers several node types: each is sized on its own
+// (its node shape, the template's network) and the cheapest that meets the target wins: by
+// price per hour where every candidate has one, else by power at TDP (said so).
+int capacity_by_type(Context& cx,
+                     const devices::ClusterSpec& tpl,
+                     const devices::TaskSpec& task,
+                     const costmodel::CalibrationSet& cal,
+                     const CapacityArgs& a,
+                     double want,
+                     Progress& progress) {
+  std::vector<const devices::NodeGroup*> groups;
+  for (const devices::NodeGroup& g : tpl.groups)
+    groups.push_back(&g);
+  std::sort(groups.begin(), groups.end(), [](const auto* x, const auto* y) {
+    return std::tie(x->device, x->name) < std::tie(y->device, y->name);
+  });
+
+  struct Candidate {
+    const devices::NodeGroup* group;
+    Sized sized;
+    double power = 0;  // W at TDP, 0 if unknown
+    std::optional<double> price;
+  };
+
+  std::vector<Candidate> met;
+  Table t(
+      {"node type", ">nodes", ">devices", ">tokens/s", "best plan", ">power at TDP", ">USD/hour"});
+  for (const devices::NodeGroup* g : groups) {
+    Sized r = smallest(one_group(tpl, *g), task, cal, a, want, progress);
+    const devices::DeviceSpec& d = tpl.device(*g);
+    if (!r.met) {
+      t.add_row({std::to_string(g->devices_per_node) + " x " + g->device, "-", "-",
+                 r.best.feasible ? format_count(r.best.tokens_per_s) : "-", "does not meet it", "-",
+                 "-"});
+      continue;
+    }
+    double n = static_cast<double>(r.nodes * g->devices_per_node);
+    Candidate c{g, r, d.tdp ? d.tdp->value.value * n : 0, std::nullopt};
+    if (d.price)
+      c.price = d.price->value.value * n;
+    t.add_row({std::to_string(g->devices_per_node) + " x " + g->device, std::to_string(r.nodes),
+               std::to_string(r.nodes * g->devices_per_node), format_count(r.hit.tokens_per_s),
+               r.hit.layout, c.power > 0 ? devices::format(devices::Watts{c.power}) : "-",
+               c.price ? devices::format_number(*c.price, 4) : "-"});
+    met.push_back(c);
+  }
+  cx.out << "node types of " << tpl.name << ", each sized alone:\n";
+  t.print(cx.out);
+  if (met.empty()) {
+    cx.out << "no node type of the template meets the target within " << a.max_nodes << " nodes\n";
+    return kExitCheckFailed;
+  }
+  // By price where every candidate has one, else by power at TDP where every one has that,
+  // else by device count.
+  bool priced = std::all_of(met.begin(), met.end(), [](const Candidate& c) { return c.price; });
+  bool powered =
+      std::all_of(met.begin(), met.end(), [](const Candidate& c) { return c.power > 0; });
+  auto devices_of = [](const Candidate& c) {
+    return c.sized.nodes * c.group->devices_per_node;
+  };
+  auto cheaper = [&](const Candidate& x, const Candidate& y) {
+    if (priced)
+      return *x.price < *y.price;
+    return powered ? x.power < y.power : devices_of(x) < devices_of(y);
+  };
+  const Candidate& best = *std::min_element(met.begin(), met.end(), cheaper);
+  cx.out << (priced    ? "cheapest by price per hour: "
+             : powered ? "cheapest by power at TDP (no published price for every type): "
+                       : "fewest devices (neither a price nor a TDP for every type): ");
+  print_hit(cx.out, best.sized, *best.group, task, a, want);
+  return kExitOk;
+}
+
 int capacity(Context& cx, const CapacityArgs& a) {
   devices::DeviceRegistry registry = cx.load_registry();
   devices::ClusterSpec tpl = cx.load_cluster(a.files[0], registry);
   devices::TaskSpec task = cx.load_task(a.files[1]);
-  if (tpl.groups.size() != 1) {
-    cx.err << "yirage-plan: capacity search over templates of several node groups is not "
-              "available yet in this version\n";
-    return kExitUnavailable;
-  }
   double want = 0;
   if (!a.tokens_per_s.empty()) {
     devices::ParsedQuantity q = devices::parse_quantity(a.tokens_per_s + " tok/s");
@@ -102,72 +264,24 @@ int capacity(Context& cx, const CapacityArgs& a) {
     return kExitBadInput;
   }
   Progress progress(cx.err, "capacity", cx.err_is_terminal);
-  // Double until the target is met, then bisect between the last miss and the first hit.
-  std::int64_t lo = 0;
-  std::int64_t hi = 1;
-  Outcome hit;
-  Outcome best;
-  while (true) {
-    if (hi > a.max_nodes) {
-      cx.out << "no cluster of up to " << a.max_nodes << " nodes of " << tpl.groups.front().device
-             << " meets the target";
-      if (best.feasible) {
-        cx.out << "; the best reached " << format_count(best.tokens_per_s) << " tokens/s ("
-               << best.layout << ")";
-        if (task.mode == devices::Mode::kTrain) {
-          cx.out << ": the global batch of " << task.global_batch
-                 << " sequences caps data parallelism";
-        }
-      }
-      cx.out << "\n";
+  if (tpl.groups.size() == 1) {
+    Sized r = smallest(tpl, task, cal, a, want, progress);
+    if (!r.met) {
+      cx.out << r.why << "\n";
       return kExitCheckFailed;
     }
-    if (hi > 1 && !tpl.network) {
-      cx.out << "one node does not meet the target, and the template has no network to grow\n";
-      return kExitCheckFailed;
-    }
-    hit = evaluate(with_nodes(tpl, hi), task, cal, a, want);
-    progress.step(std::to_string(hi) + " nodes: " + format_count(hit.tokens_per_s) + " tokens/s");
-    if (hit.meets)
-      break;
-    if (hit.feasible && hit.tokens_per_s > best.tokens_per_s)
-      best = hit;
-    lo = hi;
-    hi *= 2;
+    print_hit(cx.out, r, tpl.groups.front(), task, a, want);
+    return kExitOk;
   }
-  while (hi - lo > 1) {
-    std::int64_t mid = (lo + hi) / 2;
-    Outcome o = evaluate(with_nodes(tpl, mid), task, cal, a, want);
-    progress.step(std::to_string(mid) + " nodes: " + format_count(o.tokens_per_s) + " tokens/s");
-    if (o.meets) {
-      hi = mid;
-      hit = o;
-    } else {
-      lo = mid;
-    }
-  }
-  const devices::NodeGroup& g = tpl.groups.front();
-  cx.out << "smallest cluster meeting the target: " << hi << (hi == 1 ? " node" : " nodes")
-         << " of " << g.devices_per_node << " x " << g.device << " (" << hi * g.devices_per_node
-         << " devices)\n";
-  cx.out << "  best plan there: " << hit.layout << ", " << format_count(hit.tokens_per_s)
-         << " tokens/s";
-  if (want > 0)
-    cx.out << " (target " << format_count(want) << ")";
-  cx.out << "\n";
-  if (a.days > 0) {
-    cx.out << "  training run: "
-           << devices::format_number(*task.training_tokens / hit.tokens_per_s / 86400, 3)
-           << " days\n";
-  }
-  return kExitOk;
+  return capacity_by_type(cx, tpl, task, cal, a, want, progress);
 }
-
 }  // namespace
 
 void add_capacity_command(CLI::App& app, Context& cx) {
   CLI::App* cmd = app.add_subcommand(
-      "capacity", "The smallest cluster of a template's node type that meets a target");
+      "capacity",
+      "The smallest cluster of a template's node type (or the cheapest of its types) that "
+      "meets a target");
   auto a = std::make_shared<CapacityArgs>();
   cmd->add_option("CLUSTER TASK", a->files, "Cluster template and task files")
       ->expected(2)
