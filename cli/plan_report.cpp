@@ -46,7 +46,8 @@ std::string binding_sentence(const planner::PlanEstimate& p) {
   const planner::StepBreakdown& b = p.step;
   std::array<std::pair<double, const char*>, 6> parts = {{
       {b.compute, "compute on the slowest pipeline stage"},
-      {b.tp_comm, "tensor-parallel collectives inside the layers"},
+      {b.tp_comm, p.layout.ep > 1 ? "tensor- and expert-parallel collectives inside the layers"
+                                  : "tensor-parallel collectives inside the layers"},
       {b.pp_comm, "pipeline sends"},
       {b.bubble, "the pipeline bubble"},
       {b.dp_comm, "data-parallel gradient synchronisation"},
@@ -68,9 +69,10 @@ void print_plan_detail(std::ostream& out,
                        const std::string& model_note) {
   const planner::StepBreakdown& b = p.step;
   out << "plan " << p.layout.str() << ": " << p.micro_batches << " micro-batches per step\n";
-  out << "  step " << secs(b.total) << " = compute " << secs(b.compute) << " + TP comm "
-      << secs(b.tp_comm) << " + PP comm " << secs(b.pp_comm) << " + bubble " << secs(b.bubble)
-      << " + exposed DP comm " << secs(b.dp_comm) << " + optimizer " << secs(b.optimizer) << "\n";
+  out << "  step " << secs(b.total) << " = compute " << secs(b.compute)
+      << (p.layout.ep > 1 ? " + TP and EP comm " : " + TP comm ") << secs(b.tp_comm)
+      << " + PP comm " << secs(b.pp_comm) << " + bubble " << secs(b.bubble) << " + exposed DP comm "
+      << secs(b.dp_comm) << " + optimizer " << secs(b.optimizer) << "\n";
   out << "  " << binding_sentence(p) << "\n";
   const planner::MemoryUse& m = p.memory;
   out << "  memory per device: weights " << bytes(m.weights) << ", gradients " << bytes(m.gradients)

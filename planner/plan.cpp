@@ -20,7 +20,8 @@ std::string recompute_name(Recompute r) {
 std::string Layout::str() const {
   return "tp=" + std::to_string(tp) + ",pp=" + std::to_string(pp) + ",dp=" + std::to_string(dp) +
          ",mb=" + std::to_string(micro_batch) + ",recompute=" + recompute_name(recompute) +
-         ",zero=" + std::to_string(zero) + (vpp > 1 ? ",vpp=" + std::to_string(vpp) : "");
+         ",zero=" + std::to_string(zero) + (vpp > 1 ? ",vpp=" + std::to_string(vpp) : "") +
+         (ep > 1 ? ",ep=" + std::to_string(ep) : "");
 }
 
 std::string layout_items(const std::string& text,
@@ -59,8 +60,9 @@ std::string parse_layout(const std::string& text, Layout* out) {
   std::vector<std::pair<std::string, std::string>> items;
   if (std::string err = layout_items(text, &items); !err.empty())
     return err;
-  std::map<std::string, std::int64_t*> keys = {
-      {"tp", &l.tp}, {"pp", &l.pp}, {"dp", &l.dp}, {"mb", &l.micro_batch}, {"vpp", &l.vpp}};
+  std::map<std::string, std::int64_t*> keys = {{"tp", &l.tp},   {"pp", &l.pp},
+                                               {"dp", &l.dp},   {"mb", &l.micro_batch},
+                                               {"vpp", &l.vpp}, {"ep", &l.ep}};
   for (const auto& [key, value] : items) {
     if (key == "recompute") {
       if (value == "none")
@@ -82,7 +84,7 @@ std::string parse_layout(const std::string& text, Layout* out) {
       if (std::string err = layout_number(key, value, 1, keys[key]); !err.empty())
         return err;
     } else {
-      return "unknown layout key '" + key + "' (keys: tp, pp, dp, mb, recompute, zero, vpp)";
+      return "unknown layout key '" + key + "' (keys: tp, pp, dp, mb, recompute, zero, vpp, ep)";
     }
   }
   *out = l;

@@ -26,10 +26,13 @@ struct Layout {
   // Interleaved 1F1B (Narayanan et al. 2021, §2.2): each device holds `vpp` model chunks of
   // layers / (pp x vpp) layers; 1 is plain 1F1B.
   std::int64_t vpp = 1;
+  // Expert parallelism (MoE): the routed experts split over `ep` ranks of the data-parallel
+  // group, tokens dispatched to them and back by all-to-all.
+  std::int64_t ep = 1;
 
   std::int64_t devices() const { return dp * tp * pp; }
 
-  /// "tp=8,pp=4,dp=32,mb=1,recompute=none,zero=1[,vpp=2]": the form `--layout` reads.
+  /// "tp=8,pp=4,dp=32,mb=1,recompute=none,zero=1[,vpp=2][,ep=8]": the form `--layout` reads.
   std::string str() const;
   bool operator==(const Layout&) const = default;
 };

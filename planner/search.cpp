@@ -28,8 +28,16 @@ std::vector<Layout> training_space(const TrainContext& cx) {
         for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
           for (int zero = 0; zero <= (dp > 1 ? 3 : 0); ++zero) {
             for (std::int64_t vpp = 1; vpp <= (pp > 1 ? 4 : 1); vpp *= 2) {
-              if (vpp == 1 || cx.task.model.layers % (pp * vpp) == 0)
-                out.push_back(Layout{dp, tp, pp, mb, r, zero, vpp});
+              if (vpp > 1 && cx.task.model.layers % (pp * vpp) != 0)
+                continue;
+              // Expert parallelism for MoE models: powers of two dividing dp and the experts.
+              std::int64_t experts = cx.task.model.moe ? cx.task.model.moe->experts : 1;
+              for (std::int64_t ep = 1; ep <= dp && experts % ep == 0; ep *= 2) {
+                if (dp % ep == 0)
+                  out.push_back(Layout{dp, tp, pp, mb, r, zero, vpp, ep});
+                if (experts == 1)
+                  break;
+              }
             }
           }
         }

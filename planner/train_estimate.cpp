@@ -29,7 +29,8 @@ double f(std::int64_t v) {
 
 // Parameters of one layer and of the embedding and head, from the model's counts.
 struct Params {
-  double layer = 0;
+  double layer = 0;   // per layer, averaged over the layers
+  double routed = 0;  // of which routed experts (MoE), averaged over the layers
   double embedding = 0;
   double head = 0;
 };
@@ -40,6 +41,11 @@ Params params(const ModelSpec& m) {
   out.embedding = p.embedding;
   out.head = m.tied_embeddings ? p.embedding : p.head;
   out.layer = (p.total - p.embedding - p.head) / f(m.layers);
+  if (m.moe && m.moe->experts > m.moe->top_k) {
+    // ffn_total - ffn_active = MoE layers x (experts - top_k) x one expert
+    out.routed = (p.ffn_total - p.ffn_active) * f(m.moe->experts) /
+                 f(m.moe->experts - m.moe->top_k) / f(m.layers);
+  }
   return out;
 }
 
@@ -87,11 +93,18 @@ MemoryUse training_memory(const TrainContext& cx, const Layout& l) {
   for (std::int64_t stage : {std::int64_t{0}, l.pp - 1}) {
     double stage_params = f(stage_layers(m, l, stage)) * p.layer + (stage == 0 ? p.embedding : 0) +
                           (stage == l.pp - 1 ? p.head : 0);
-    double per_device = stage_params / f(l.tp);
+    // Routed experts are split over ep ranks, and ZeRO shards their state over the dp / ep
+    // ranks that hold the same experts.
+    double routed = f(stage_layers(m, l, stage)) * p.routed;
+    double dense = (stage_params - routed) / f(l.tp);
+    double experts = routed / f(l.tp * l.ep);
+    double edp = f(l.dp / l.ep);
     MemoryUse u;
-    u.weights = per_device * b / (l.zero >= 3 ? f(l.dp) : 1);
-    u.gradients = per_device * std::max(b, 2.0) / (l.zero >= 2 ? f(l.dp) : 1);
-    u.optimizer = per_device * opt_bytes / (l.zero >= 1 ? f(l.dp) : 1);
+    u.weights = dense * b / (l.zero >= 3 ? f(l.dp) : 1) + experts * b / (l.zero >= 3 ? edp : 1);
+    u.gradients = dense * std::max(b, 2.0) / (l.zero >= 2 ? f(l.dp) : 1) +
+                  experts * std::max(b, 2.0) / (l.zero >= 2 ? edp : 1);
+    u.optimizer = dense * opt_bytes / (l.zero >= 1 ? f(l.dp) : 1) +
+                  experts * opt_bytes / (l.zero >= 1 ? edp : 1);
     // 1F1B keeps up to pp - stage micro-batches in flight on a stage (Narayanan et al. 2021).
     // Interleaved, a device warms up with 2 (pp - stage - 1) + (vpp - 1) pp + 1 chunks of
     // layers / (pp vpp) layers each (Megatron-LM's schedule): for the first stage, pp + (pp -
@@ -136,6 +149,14 @@ std::string check_shape(const TrainContext& cx, const Layout& l) {
   }
   if (l.pp > m.layers)
     return "more pipeline stages than layers";
+  if (l.ep > 1) {
+    if (!m.moe)
+      return "expert parallelism needs a mixture-of-experts model";
+    if (l.dp % l.ep != 0 || m.moe->experts % l.ep != 0) {
+      return "expert parallelism " + std::to_string(l.ep) + " must divide dp (" +
+             std::to_string(l.dp) + ") and the " + std::to_string(m.moe->experts) + " experts";
+    }
+  }
   if (l.vpp > 1) {
     if (l.pp < 2)
       return "interleaving (vpp) needs pipeline parallelism";
@@ -175,6 +196,13 @@ struct StageTimes {
 
 namespace {
 
+// The ep ranks that hold one set of experts' shards: spaced tp x pp apart like the
+// data-parallel group, a node holding devices_per_node / (tp x pp) of them when that divides.
+costmodel::CommGroup ep_group(const TrainContext& cx, const Layout& l) {
+  std::int64_t per_node = std::max<std::int64_t>(1, group(cx).devices_per_node / (l.tp * l.pp));
+  return comm_group(cx, l.ep, std::min(per_node, l.ep));
+}
+
 StageTimes stage_times(const TrainContext& cx,
                        const Layout& l,
                        std::int64_t stage,
@@ -203,6 +231,19 @@ StageTimes stage_times(const TrainContext& cx,
     // Full recomputation runs the forward again, with its tensor-parallel collectives (half
     // of the layer's forward-and-backward total).
     st.tp += f(count) * c.tp_comm * (l.recompute == Recompute::kFull ? 1.5 : 1.0);
+    if (kind == 1 && l.ep > 1) {
+      // Expert parallelism: each MoE layer dispatches its tokens' top-k copies to the
+      // experts' ranks and combines them back, all-to-all, in forward and again in backward
+      // (and once more when fully recomputed); with sequence parallelism a rank holds
+      // mb x seq / tp tokens.
+      double bytes = f(l.micro_batch * cx.task.sequence_length / l.tp) * f(m.moe->top_k) *
+                     f(m.hidden) * devices::dtype_bytes(cx.task.precision);
+      double a2a =
+          costmodel::estimate_collective(ep_group(cx, l), costmodel::Collective::kAllToAll, bytes)
+              .latency()
+              .value;
+      st.tp += f(count) * a2a * (l.recompute == Recompute::kFull ? 6 : 4);
+    }
     st.flops += f(count) * 3 * c.flops_forward;
     st.hw_flops +=
         f(count) * (3 * c.flops_forward + (redo > 0 ? redo / c.forward : 0) * c.flops_forward);
@@ -238,6 +279,21 @@ double dp_time(const TrainContext& cx, const Layout& l, double stage_params) {
     return 0;
   costmodel::CommGroup g = dp_group(cx, l);
   double bytes = stage_params / f(l.tp) * std::max(2.0, devices::dtype_bytes(cx.task.precision));
+  costmodel::Collective op =
+      l.zero >= 3 ? costmodel::Collective::kReduceScatter : costmodel::Collective::kAllReduce;
+  return costmodel::estimate_collective(g, op, bytes).latency().value;
+}
+
+// The routed experts' gradients: synchronised like dp_time over the dp / ep ranks that hold
+// the same experts (spaced tp x pp x ep apart).
+double expert_sync(const TrainContext& cx, const Layout& l, double expert_params) {
+  std::int64_t ranks = l.dp / l.ep;
+  if (ranks <= 1 || expert_params <= 0)
+    return 0;
+  std::int64_t per_node =
+      std::max<std::int64_t>(1, group(cx).devices_per_node / (l.tp * l.pp * l.ep));
+  costmodel::CommGroup g = comm_group(cx, ranks, std::min(per_node, ranks));
+  double bytes = expert_params / f(l.tp) * std::max(2.0, devices::dtype_bytes(cx.task.precision));
   costmodel::Collective op =
       l.zero >= 3 ? costmodel::Collective::kReduceScatter : costmodel::Collective::kAllReduce;
   return costmodel::estimate_collective(g, op, bytes).latency().value;
@@ -329,8 +385,12 @@ std::variant<PlanEstimate, Rejected> estimate_training(const TrainContext& cx, c
   });
   Params p = params(cx.task.model);
   double stage_params = f(stage_layers(cx.task.model, l, 0)) * p.layer + p.embedding;
+  // With expert parallelism a device holds 1 / ep of the stage's routed experts, whose
+  // gradients are synchronised over the dp / ep ranks holding the same experts.
+  double routed = f(stage_layers(cx.task.model, l, 0)) * p.routed;
+  double held = stage_params - routed + routed / f(l.ep);
   // Gradient synchronisation overlaps the last micro-batch's backward (bucketed all-reduce).
-  double dp = dp_time(cx, l, stage_params);
+  double dp = dp_time(cx, l, stage_params - routed) + expert_sync(cx, l, routed / f(l.ep));
   costmodel::ScheduleCost tail = costmodel::cost_schedule(costmodel::ScheduleNode::group(
       "dp", costmodel::Binding::kParallel,
       {costmodel::ScheduleNode::task("backward", devices::Seconds{slowest->backward}, "compute"),
@@ -344,9 +404,9 @@ std::variant<PlanEstimate, Rejected> estimate_training(const TrainContext& cx, c
   b.tp_comm = f(m) * slowest->tp;
   b.pp_comm = f(m) * slowest->pp;
   b.bubble = pipe.total.value - f(m) * (slowest->compute + slowest->tp + slowest->pp);
-  b.dp_comm = tail.total.value - slowest->backward +
-              zero3_exposed(cx, l, stage_params, slowest->compute, m);
-  b.optimizer = optimizer_time(cx, l, stage_params, dcx.efficiency);
+  b.dp_comm =
+      tail.total.value - slowest->backward + zero3_exposed(cx, l, held, slowest->compute, m);
+  b.optimizer = optimizer_time(cx, l, l.zero >= 1 ? stage_params : held, dcx.efficiency);
   b.total = pipe.total.value + b.dp_comm + b.optimizer;
   double tokens = f(cx.task.global_batch * cx.task.sequence_length);
   e.tokens_per_s = tokens / b.total;

@@ -18,8 +18,8 @@ TEST(Layout, ParsesAndPrints) {
   EXPECT_EQ(l.str(), "tp=8,pp=4,dp=32,mb=1,recompute=selective,zero=1");
   ASSERT_EQ(parse_layout("tp=8,pp=4,vpp=2", &l), "");
   EXPECT_EQ(l.str(), "tp=8,pp=4,dp=1,mb=1,recompute=none,zero=0,vpp=2");
-  EXPECT_EQ(parse_layout("tp=8,ep=2", &l),
-            "unknown layout key 'ep' (keys: tp, pp, dp, mb, recompute, zero, vpp)");
+  EXPECT_EQ(parse_layout("tp=8,cp=2", &l),
+            "unknown layout key 'cp' (keys: tp, pp, dp, mb, recompute, zero, vpp, ep)");
   EXPECT_EQ(parse_layout("tp=0", &l), "tp must be at least 1");
 }
 
@@ -106,6 +106,27 @@ TEST(TrainPlan, InterleavingDividesTheBubbleAndGrowsSendsAndMemory) {
   ASSERT_TRUE(std::holds_alternative<Rejected>(bad));
   EXPECT_EQ(std::get<Rejected>(bad).reason,
             "interleaving needs the 80 layers to divide into pp x vpp = 12 chunks");
+}
+
+TEST(TrainPlan, ExpertParallelismSplitsTheExpertsAndAddsAllToAll) {
+  // Mixtral 8x7B: the routed experts are most of the parameters. Split over ep = 8 ranks a
+  // device keeps 1/8 of them, and each MoE layer adds all-to-all dispatch and combine.
+  devices::ClusterSpec c = testing::example_cluster("h100-4x8-rail");
+  devices::TaskSpec t = testing::example_task("mixtral-8x7b-train");
+  TrainContext cx{c, t, kNoCalibration};
+  Layout one{16, 2, 1, 1, Recompute::kSelective, 1, 1, 1};
+  Layout eight{16, 2, 1, 1, Recompute::kSelective, 1, 1, 8};
+  MemoryUse m1 = training_memory(cx, one);
+  MemoryUse m8 = training_memory(cx, eight);
+  EXPECT_LT(m8.weights, 0.3 * m1.weights);
+  auto e = estimate_training(cx, eight);
+  ASSERT_TRUE(std::holds_alternative<PlanEstimate>(e));
+  EXPECT_GT(std::get<PlanEstimate>(e).step.tp_comm, 0);  // tp = 2 collectives and all-to-all
+  auto dense = estimate_training(
+      cx, Layout{16, 2, 1, 1, Recompute::kSelective, 1, 1, 3});  // 3 divides neither
+  ASSERT_TRUE(std::holds_alternative<Rejected>(dense));
+  EXPECT_EQ(std::get<Rejected>(dense).reason,
+            "expert parallelism 3 must divide dp (16) and the 8 experts");
 }
 
 TEST(TrainPlan, SearchIsDeterministic) {
