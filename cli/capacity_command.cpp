@@ -83,6 +83,13 @@ Sized smallest(const devices::ClusterSpec& tpl,
                double want,
                Progress& progress) {
   Sized r;
+  // One cluster size evaluated, and reported on the progress line.
+  auto at = [&](std::int64_t nodes) {
+    Outcome o = evaluate(with_nodes(tpl, nodes), task, cal, a, want);
+    progress.step(tpl.groups.front().device + " x " + std::to_string(nodes) +
+                  " nodes: " + format_count(o.tokens_per_s) + " tokens/s");
+    return o;
+  };
   // Double until the target is met, then bisect between the last miss and the first hit.
   std::int64_t lo = 0;
   std::int64_t hi = 1;
@@ -104,9 +111,7 @@ Sized smallest(const devices::ClusterSpec& tpl,
       r.why = "one node does not meet the target, and the template has no network to grow";
       return r;
     }
-    r.hit = evaluate(with_nodes(tpl, hi), task, cal, a, want);
-    progress.step(tpl.groups.front().device + " x " + std::to_string(hi) +
-                  " nodes: " + format_count(r.hit.tokens_per_s) + " tokens/s");
+    r.hit = at(hi);
     if (r.hit.meets)
       break;
     if (r.hit.feasible && r.hit.tokens_per_s > r.best.tokens_per_s)
@@ -116,9 +121,7 @@ Sized smallest(const devices::ClusterSpec& tpl,
   }
   while (hi - lo > 1) {
     std::int64_t mid = (lo + hi) / 2;
-    Outcome o = evaluate(with_nodes(tpl, mid), task, cal, a, want);
-    progress.step(tpl.groups.front().device + " x " + std::to_string(mid) +
-                  " nodes: " + format_count(o.tokens_per_s) + " tokens/s");
+    Outcome o = at(mid);
     if (o.meets) {
       hi = mid;
       r.hit = o;
