@@ -1,5 +1,7 @@
 #include "planner/search.h"
 
+#include "planner/train_stage.h"
+
 #include <algorithm>
 
 namespace yirage::planner {
@@ -70,8 +72,11 @@ SearchResult search_training(const TrainContext& cx) {
     return r;
   std::vector<Layout> space = training_space(cx);
   r.candidates = space.size();
+  LayerCostCache cache;
+  TrainContext cached = cx;
+  cached.layer_cache = &cache;
   for (const Layout& l : space) {
-    auto e = estimate_training(cx, l);
+    auto e = estimate_training(cached, l);
     if (auto* p = std::get_if<PlanEstimate>(&e)) {
       r.plans.push_back(std::move(*p));
     } else {

@@ -13,12 +13,15 @@
 
 namespace yirage::planner {
 
+class LayerCostCache;
+
 struct TrainContext {
   const devices::ClusterSpec& cluster;
   const devices::TaskSpec& task;
   const costmodel::CalibrationSet& calibrations;
-  double memory_headroom = 0.05;  // fraction of device memory kept free (CUDA context,
-                                  // communication buffers, allocator fragmentation)
+  double memory_headroom = 0.05;          // fraction of device memory kept free (CUDA context,
+                                          // communication buffers, allocator fragmentation)
+  LayerCostCache* layer_cache = nullptr;  // a search's cache of layer costs (train_stage.h)
 };
 
 /// Memory per device of the layout (first and last pipeline stages; the larger).

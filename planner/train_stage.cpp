@@ -1,0 +1,311 @@
+#include "planner/train_stage.h"
+
+#include "costmodel/collective.h"
+#include "costmodel/validation.h"
+#include "devices/support/check.h"
+#include "planner/workload/model_size.h"
+
+#include <algorithm>
+
+namespace yirage::planner {
+namespace {
+
+using devices::ModelSpec;
+
+const devices::NodeGroup& group(const TrainContext& cx) {
+  return cx.cluster.groups.front();
+}
+
+double f(std::int64_t v) {
+  return static_cast<double>(v);
+}
+
+// Parameters of one layer and of the embedding and head, from the model's counts.
+struct Params {
+  double layer = 0;   // per layer, averaged over the layers
+  double routed = 0;  // of which routed experts (MoE), averaged over the layers
+  double embedding = 0;
+  double head = 0;
+};
+
+Params params(const ModelSpec& m) {
+  ParameterCount p = count_parameters(m);
+  Params out;
+  out.embedding = p.embedding;
+  out.head = m.tied_embeddings ? p.embedding : p.head;
+  out.layer = (p.total - p.embedding - p.head) / f(m.layers);
+  if (m.moe && m.moe->experts > m.moe->top_k) {
+    // ffn_total - ffn_active = MoE layers x (experts - top_k) x one expert
+    out.routed = (p.ffn_total - p.ffn_active) * f(m.moe->experts) /
+                 f(m.moe->experts - m.moe->top_k) / f(m.layers);
+  }
+  return out;
+}
+
+// Activation bytes one layer keeps per micro-batch for backward, per device. Korthikanti
+// et al. 2022 (§4.1), with fused (flash) attention, which keeps no s x s scores, GQA's
+// smaller K and V, and the FFN width of the model: attention 7sbh + 4sbh kv/heads, FFN
+// 2sbh + (gated ? 6 : 4) sbF + sbh, norms 4sbh; divided by t with sequence parallelism;
+// for 2-byte activations, scaled to the task's precision.
+double layer_activations(const ModelSpec& m,
+                         std::int64_t seq,
+                         std::int64_t mb,
+                         std::int64_t t,
+                         Recompute r,
+                         double bytes) {
+  double sbh = f(seq) * f(mb) * f(m.hidden);
+  double scale = bytes / 2.0 / f(t);
+  if (r == Recompute::kFull)
+    return 2 * sbh * scale;  // the layer's input only
+  double ffn = f(m.moe ? m.moe->expert_ffn * (m.moe->top_k + m.moe->shared_experts) : m.ffn);
+  double attn = 7 * sbh + 4 * sbh * f(m.kv_heads) / f(m.heads);
+  double mlp = 2 * sbh + (m.ffn_kind == devices::FfnKind::kGated ? 6 : 4) * f(seq * mb) * ffn + sbh;
+  return (attn + mlp + 4 * sbh) * scale;
+}
+
+costmodel::CommGroup comm_group(const TrainContext& cx, std::int64_t ranks, std::int64_t per_node) {
+  costmodel::CommGroupResult r = costmodel::make_comm_group(cx.cluster, ranks, per_node);
+  CHECK(r.group.has_value()) << r.reason;
+  costmodel::apply_calibration(*r.group, cx.calibrations);
+  return *r.group;
+}
+
+// The ep ranks that hold one set of experts' shards: spaced tp x pp apart like the
+// data-parallel group, a node holding devices_per_node / (tp x pp) of them when that divides.
+costmodel::CommGroup ep_group(const TrainContext& cx, const Layout& l) {
+  std::int64_t per_node = std::max<std::int64_t>(1, group(cx).devices_per_node / (l.tp * l.pp));
+  return comm_group(cx, l.ep, std::min(per_node, l.ep));
+}
+
+// The ranks of one data-parallel group are spaced tp x pp apart: a node holds
+// devices_per_node / (tp x pp) of them when that divides, and in general they spread evenly
+// over the nodes.
+costmodel::CommGroup dp_group(const TrainContext& cx, const Layout& l) {
+  std::int64_t nodes = cx.cluster.total_nodes();
+  std::int64_t per_node = std::max<std::int64_t>(1, group(cx).devices_per_node / (l.tp * l.pp));
+  per_node = std::max(per_node, (l.dp + nodes - 1) / nodes);
+  return comm_group(cx, l.dp, std::min(per_node, l.dp));
+}
+
+const LayerCost& layer(const TrainContext& cx,
+                       const LayerShape& shape,
+                       const DeviceContext& dcx,
+                       LayerCost* scratch) {
+  if (cx.layer_cache)
+    return cx.layer_cache->get(cx.task.model, shape, dcx);
+  *scratch = layer_cost(cx.task.model, shape, dcx);
+  return *scratch;
+}
+
+}  // namespace
+
+const LayerCost& LayerCostCache::get(const ModelSpec& m,
+                                     const LayerShape& s,
+                                     const DeviceContext& dcx) {
+  auto key = std::make_tuple(s.tp, s.micro_batch, s.moe_layer);
+  auto it = costs_.find(key);
+  if (it == costs_.end())
+    it = costs_.emplace(key, layer_cost(m, s, dcx)).first;
+  return it->second;
+}
+
+LayerCost stage_layer_cost(const TrainContext& cx, const LayerShape& s, const DeviceContext& dcx) {
+  LayerCost scratch;
+  return layer(cx, s, dcx, &scratch);
+}
+
+StageSpan even_span(const ModelSpec& m, const Layout& l, std::int64_t stage) {
+  auto layers = [&](std::int64_t s) {
+    return m.layers / l.pp + (s < m.layers % l.pp ? 1 : 0);
+  };
+  StageSpan span{stage, l.pp, 0, layers(stage)};
+  for (std::int64_t s = 0; s < stage; ++s)
+    span.first_layer += layers(s);
+  return span;
+}
+
+double stage_parameters(const ModelSpec& m, const StageSpan& s) {
+  Params p = params(m);
+  return f(s.layers) * p.layer + (s.first() ? p.embedding : 0) + (s.last() ? p.head : 0);
+}
+
+double stage_routed_parameters(const ModelSpec& m, const StageSpan& s) {
+  return f(s.layers) * params(m).routed;
+}
+
+MemoryUse stage_memory(const TrainContext& cx,
+                       const Layout& l,
+                       const StageSpan& s,
+                       std::int64_t micro_batches) {
+  const ModelSpec& m = cx.task.model;
+  double b = devices::dtype_bytes(cx.task.precision);
+  bool adam = cx.task.optimizer == devices::Optimizer::kAdam;
+  double master = cx.task.precision == devices::DType::kFp32 ? 0 : 4;
+  double opt_bytes = master + (adam ? 8 : 4);
+  // Routed experts are split over ep ranks, and ZeRO shards their state over the dp / ep
+  // ranks that hold the same experts.
+  double routed = stage_routed_parameters(m, s);
+  double dense = (stage_parameters(m, s) - routed) / f(l.tp);
+  double experts = routed / f(l.tp * l.ep);
+  double edp = f(l.dp / l.ep);
+  MemoryUse u;
+  u.weights = dense * b / (l.zero >= 3 ? f(l.dp) : 1) + experts * b / (l.zero >= 3 ? edp : 1);
+  u.gradients = dense * std::max(b, 2.0) / (l.zero >= 2 ? f(l.dp) : 1) +
+                experts * std::max(b, 2.0) / (l.zero >= 2 ? edp : 1);
+  u.optimizer = dense * opt_bytes / (l.zero >= 1 ? f(l.dp) : 1) +
+                experts * opt_bytes / (l.zero >= 1 ? edp : 1);
+  // 1F1B keeps up to pp - stage micro-batches in flight on a stage (Narayanan et al. 2021).
+  // Interleaved, a device warms up with 2 (pp - stage - 1) + (vpp - 1) pp + 1 chunks of
+  // layers / (pp vpp) layers each (Megatron-LM's schedule): for the first stage, pp + (pp -
+  // 1) / vpp micro-batches of its layers (Korthikanti et al. 2022, §4.2.3).
+  std::int64_t ahead = s.stages - s.index;
+  double in_flight =
+      l.vpp > 1
+          ? std::min(f(2 * (ahead - 1) + (l.vpp - 1) * s.stages + 1) / f(l.vpp), f(micro_batches))
+          : f(std::min(ahead, micro_batches));
+  double per_layer =
+      layer_activations(m, cx.task.sequence_length, l.micro_batch, l.tp, l.recompute, b);
+  u.activations = per_layer * f(s.layers) * in_flight;
+  if (l.recompute == Recompute::kFull) {
+    u.activations += layer_activations(m, cx.task.sequence_length, l.micro_batch, l.tp,
+                                       Recompute::kNone, b);  // one layer recomputed at a time
+  }
+  if (s.last())
+    u.activations += f(cx.task.sequence_length * l.micro_batch) * f(m.vocab) / f(l.tp) * 4;
+  u.capacity = cx.cluster.device(group(cx)).memory_capacity.value.value * (1 - cx.memory_headroom);
+  return u;
+}
+
+DeviceContext device_context(const TrainContext& cx, const Layout& l) {
+  const devices::DeviceSpec& d = cx.cluster.device(group(cx));
+  DeviceContext dcx{d, {}, cx.task.precision, std::nullopt};
+  if (const costmodel::GpuEfficiency* e = cx.calibrations.find_gpu(d.name))
+    dcx.efficiency = *e;
+  if (l.tp > 1)
+    dcx.tp_group = comm_group(cx, l.tp, l.tp);
+  return dcx;
+}
+
+double pp_send_time(const TrainContext& cx, const Layout& l, bool same_node) {
+  costmodel::CommGroup g = comm_group(cx, 2, same_node ? 2 : 1);
+  double bytes = f(cx.task.sequence_length * l.micro_batch * cx.task.model.hidden) *
+                 devices::dtype_bytes(cx.task.precision) / f(l.tp);
+  return costmodel::estimate_collective(g, costmodel::Collective::kSendRecv, bytes).latency().value;
+}
+
+StageTimes stage_times(const TrainContext& cx,
+                       const Layout& l,
+                       const StageSpan& s,
+                       const DeviceContext& dcx,
+                       double send_in,
+                       double send_out) {
+  const ModelSpec& m = cx.task.model;
+  StageTimes st;
+  std::int64_t dense =
+      m.moe ? std::clamp<std::int64_t>(m.moe->dense_layers - s.first_layer, 0, s.layers) : s.layers;
+  LayerCost scratch;
+  for (int kind = 0; kind < 2; ++kind) {
+    std::int64_t count = kind == 0 ? dense : s.layers - dense;
+    if (count == 0)
+      continue;
+    LayerShape shape{l.micro_batch, cx.task.sequence_length, l.tp, kind == 1,
+                     cx.task.attention == devices::AttentionKernel::kUnfused};
+    const LayerCost& c = layer(cx, shape, dcx, &scratch);
+    double redo = l.recompute == Recompute::kFull        ? c.forward
+                  : l.recompute == Recompute::kSelective ? c.attention_forward
+                                                         : 0;
+    st.compute += f(count) * (c.forward + c.backward + redo);
+    st.backward += f(count) * c.backward;
+    // Full recomputation runs the forward again, with its tensor-parallel collectives (half
+    // of the layer's forward-and-backward total).
+    st.tp += f(count) * c.tp_comm * (l.recompute == Recompute::kFull ? 1.5 : 1.0);
+    if (kind == 1 && l.ep > 1) {
+      // Expert parallelism: each MoE layer dispatches its tokens' top-k copies to the
+      // experts' ranks and combines them back, all-to-all, in forward and again in backward
+      // (and once more when fully recomputed); with sequence parallelism a rank holds
+      // mb x seq / tp tokens.
+      double bytes = f(l.micro_batch * cx.task.sequence_length / l.tp) * f(m.moe->top_k) *
+                     f(m.hidden) * devices::dtype_bytes(cx.task.precision);
+      double a2a =
+          costmodel::estimate_collective(ep_group(cx, l), costmodel::Collective::kAllToAll, bytes)
+              .latency()
+              .value;
+      st.tp += f(count) * a2a * (l.recompute == Recompute::kFull ? 6 : 4);
+    }
+    st.flops += f(count) * 3 * c.flops_forward;
+    st.hw_flops +=
+        f(count) * (3 * c.flops_forward + (redo > 0 ? redo / c.forward : 0) * c.flops_forward);
+  }
+  if (s.last()) {
+    LayerCost h =
+        head_cost(m, LayerShape{l.micro_batch, cx.task.sequence_length, l.tp, false}, dcx);
+    st.compute += h.forward + h.backward;
+    st.backward += h.backward;
+    st.flops += 3 * h.flops_forward;
+    st.hw_flops += 3 * h.flops_forward;
+  }
+  // Each micro-batch sends its activations forward and receives their gradients back.
+  st.pp = (s.last() ? 0 : send_out) + (s.first() ? 0 : send_in);
+  return st;
+}
+
+namespace {
+
+// One synchronisation: an all-reduce (ZeRO 0 and 1), a reduce-scatter (ZeRO 2 and 3; ZeRO 1
+// and 2 then gather the updated weights, which we count with the all-reduce: RS + AG = AR).
+double sync(const TrainContext& cx, const Layout& l, const costmodel::CommGroup& g, double params) {
+  double bytes = params / f(l.tp) * std::max(2.0, devices::dtype_bytes(cx.task.precision));
+  costmodel::Collective op =
+      l.zero >= 3 ? costmodel::Collective::kReduceScatter : costmodel::Collective::kAllReduce;
+  return costmodel::estimate_collective(g, op, bytes).latency().value;
+}
+
+}  // namespace
+
+double grad_sync_time(const TrainContext& cx,
+                      const Layout& l,
+                      double params,
+                      double expert_params) {
+  double t = l.dp > 1 ? sync(cx, l, dp_group(cx, l), params) : 0;
+  // The routed experts' gradients go over the dp / ep ranks that hold the same experts
+  // (spaced tp x pp x ep apart).
+  std::int64_t ranks = l.dp / l.ep;
+  if (ranks > 1 && expert_params > 0) {
+    std::int64_t per_node =
+        std::max<std::int64_t>(1, group(cx).devices_per_node / (l.tp * l.pp * l.ep));
+    t += sync(cx, l, comm_group(cx, ranks, std::min(per_node, ranks)), expert_params);
+  }
+  return t;
+}
+
+// ZeRO-3 gathers the stage's weights before each micro-batch's forward and again before its
+// backward (Rajbhandari et al. 2020, §5.3); prefetching hides them behind that micro-batch's
+// compute, and what does not fit is exposed.
+double zero3_exposed(const TrainContext& cx,
+                     const Layout& l,
+                     double stage_params,
+                     double microbatch_compute,
+                     std::int64_t micro_batches) {
+  if (l.zero < 3 || l.dp <= 1)
+    return 0;
+  double bytes = stage_params / f(l.tp) * devices::dtype_bytes(cx.task.precision);
+  double gather =
+      costmodel::estimate_collective(dp_group(cx, l), costmodel::Collective::kAllGather, bytes)
+          .latency()
+          .value;
+  return f(micro_batches) * std::max(0.0, 2 * gather - microbatch_compute);
+}
+
+// The optimizer reads and writes its state once: Adam 28 B per parameter (gradient 2,
+// master weight 4 + 4, moments 8 + 8, new weight 2), SGD 16; at the calibrated HBM rate.
+double optimizer_time(const TrainContext& cx,
+                      const Layout& l,
+                      double stage_params,
+                      const costmodel::GpuEfficiency& eff) {
+  double per_device = stage_params / f(l.tp) / (l.zero >= 1 ? f(l.dp) : 1);
+  double bytes = per_device * (cx.task.optimizer == devices::Optimizer::kAdam ? 28 : 16);
+  const devices::DeviceSpec& d = cx.cluster.device(group(cx));
+  return bytes / (d.memory_bandwidth.value.value * eff.memory) + eff.launch.value;
+}
+
+}  // namespace yirage::planner

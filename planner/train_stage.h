@@ -1,0 +1,103 @@
+// The parts of a training step on one pipeline stage (model, not search): the stage's
+// layers, memory and times per micro-batch, and the collectives around it. Shared by the
+// homogeneous estimate (train_estimate) and pipelines that span device types
+// (hetero_pipeline), where each stage runs on its own node group with its own layer count.
+#pragma once
+
+#include "costmodel/comm_group.h"
+#include "planner/plan.h"
+#include "planner/train_estimate.h"
+#include "planner/workload/layer_cost.h"
+
+#include <cstdint>
+#include <map>
+#include <tuple>
+
+namespace yirage::planner {
+
+/// One stage's place in its pipeline and the layers it holds.
+struct StageSpan {
+  std::int64_t index = 0;   // position in the pipeline, 0 first
+  std::int64_t stages = 1;  // the pipeline's length
+  std::int64_t first_layer = 0;
+  std::int64_t layers = 0;
+
+  bool first() const { return index == 0; }
+
+  bool last() const { return index == stages - 1; }
+};
+
+/// Stage `stage` of `l.pp` with the layers split evenly (the first stages take the rest).
+StageSpan even_span(const devices::ModelSpec& m, const Layout& l, std::int64_t stage);
+
+/// Seconds and FLOPs of one micro-batch on one device of a stage.
+struct StageTimes {
+  double compute = 0;  // forward + backward + recomputation
+  double backward = 0;
+  double tp = 0;        // tensor-parallel (and expert all-to-all) collectives
+  double pp = 0;        // pipeline sends and receives
+  double flops = 0;     // model FLOPs
+  double hw_flops = 0;  // with recomputation
+};
+
+/// Parameters held by a stage (all its layers, the embedding on the first stage, the head
+/// on the last), and the routed-expert part of them.
+double stage_parameters(const devices::ModelSpec& m, const StageSpan& s);
+double stage_routed_parameters(const devices::ModelSpec& m, const StageSpan& s);
+
+/// Memory per device of a stage under the layout's tp, ZeRO, recomputation and micro-batch,
+/// with `micro_batches` per step (the in-flight count of 1F1B depends on the position).
+MemoryUse stage_memory(const TrainContext& cx,
+                       const Layout& l,
+                       const StageSpan& s,
+                       std::int64_t micro_batches);
+
+/// The device of the context's (first) node group with its calibration and the layout's
+/// tensor-parallel group.
+DeviceContext device_context(const TrainContext& cx, const Layout& l);
+
+/// One micro-batch's activations sent to the next stage (`same_node`: over the fabric).
+double pp_send_time(const TrainContext& cx, const Layout& l, bool same_node);
+
+/// Times of one micro-batch on a stage; `send_in` and `send_out` are the pipeline transfers
+/// received from the previous stage and sent to the next (0 at the ends).
+StageTimes stage_times(const TrainContext& cx,
+                       const Layout& l,
+                       const StageSpan& s,
+                       const DeviceContext& dcx,
+                       double send_in,
+                       double send_out);
+
+/// Gradient synchronisation of a device's share of `params` dense parameters over the
+/// data-parallel group, and of `expert_params` routed parameters over the dp / ep ranks
+/// holding the same experts.
+double grad_sync_time(const TrainContext& cx, const Layout& l, double params, double expert_params);
+
+/// ZeRO-3's weight gathers not hidden behind the micro-batches' compute.
+double zero3_exposed(const TrainContext& cx,
+                     const Layout& l,
+                     double stage_params,
+                     double microbatch_compute,
+                     std::int64_t micro_batches);
+
+/// The optimizer step over a device's share of `stage_params`.
+double optimizer_time(const TrainContext& cx,
+                      const Layout& l,
+                      double stage_params,
+                      const costmodel::GpuEfficiency& eff);
+
+/// One layer's cost for a micro-batch, from the context's cache when it has one.
+LayerCost stage_layer_cost(const TrainContext& cx, const LayerShape& s, const DeviceContext& dcx);
+
+/// Layer costs of a search, keyed by (tp, micro-batch, MoE layer): every layout of a search
+/// with the same three prices the same layer, so the search prices it once. One cache per
+/// device type and task; not shared between threads.
+class LayerCostCache {
+ public:
+  const LayerCost& get(const devices::ModelSpec& m, const LayerShape& s, const DeviceContext& dcx);
+
+ private:
+  std::map<std::tuple<std::int64_t, std::int64_t, bool>, LayerCost> costs_;
+};
+
+}  // namespace yirage::planner
