@@ -123,7 +123,8 @@ std::variant<PlanEstimate, Rejected> estimate_training(const TrainContext& cx, c
     return a.compute + a.tp + a.pp < b.compute + b.tp + b.pp;
   });
   StageSpan first = even_span(cx.task.model, l, 0);
-  double stage_params = stage_parameters(cx.task.model, StageSpan{0, 2, 0, first.layers});
+  // The first stage's parameters (all of them, the head included, without pipelining).
+  double stage_params = stage_parameters(cx.task.model, first);
   // With expert parallelism a device holds 1 / ep of the stage's routed experts, whose
   // gradients are synchronised over the dp / ep ranks holding the same experts.
   double routed = stage_routed_parameters(cx.task.model, first);
