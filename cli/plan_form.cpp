@@ -1,9 +1,10 @@
 // The main form, `yirage-plan CLUSTER TASK [--layout L] [--top N]`: validate both files,
 // search the plan space (or evaluate one layout), print the ranked plans and the best one's
-// breakdown. What the planner cannot do yet (inference, heterogeneous clusters) is said
+// breakdown. What the planner cannot do yet is said
 // plainly, with exit code kExitUnavailable.
 #include "cli/atomic_write.h"
 #include "cli/context.h"
+#include "cli/hetero_report.h"
 #include "cli/plan_file.h"
 #include "cli/plan_report.h"
 #include "cli/run.h"
@@ -196,32 +197,23 @@ int plan_hetero(Context& cx,
                 const devices::TaskSpec& task,
                 const costmodel::CalibrationSet& calibrations) {
   planner::HeteroResult r = planner::search_hetero_training(cluster, task, calibrations);
-  if (!r.plan) {
-    cx.out << "no plan for " << task.name << " on " << cluster.name << ": " << r.why << "\n";
+  if (!r.plan && !r.pipeline) {
+    cx.out << "no plan for " << task.name << " on " << cluster.name
+           << ":\n  data parallelism across the node groups: " << r.why
+           << "\n  one pipeline across the node groups: " << r.pipeline_why << "\n";
     return kExitCheckFailed;
   }
-  const planner::HeteroPlan& h = *r.plan;
   if (cx.json || cx.yaml) {
     nlohmann::ordered_json j;
     j["cluster"] = cluster.name;
     j["task"] = task.name;
-    j["step_s"] = h.step;
-    j["cross_group_sync_s"] = h.cross_sync;
-    j["tokens_per_s"] = h.tokens_per_s;
-    j["mfu"] = h.mfu;
-    for (const planner::GroupShare& g : h.groups) {
-      nlohmann::ordered_json gj = plan_json(g.plan);
-      gj["group"] = g.group;
-      gj["device"] = g.device;
-      gj["batch"] = g.batch;
-      j["groups"].push_back(gj);
-    }
+    j.update(hetero_training_json(r));
     write_structured(cx.out, cx.yaml, j);
     return kExitOk;
   }
   cx.out << task.name << " on " << cluster.name << " (" << cluster.total_devices() << " devices in "
          << cluster.groups.size() << " node groups)\n";
-  print_hetero(cx.out, h);
+  print_hetero_training(cx.out, r);
   cx.out << "  model: " << model_note(cluster, calibrations) << "\n";
   return kExitOk;
 }

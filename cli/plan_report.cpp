@@ -43,11 +43,14 @@ void print_plan_table(std::ostream& out,
 }
 
 std::string binding_sentence(const planner::PlanEstimate& p) {
-  const planner::StepBreakdown& b = p.step;
+  return binding_sentence(p.step, p.layout.ep > 1);
+}
+
+std::string binding_sentence(const planner::StepBreakdown& b, bool experts) {
   std::array<std::pair<double, const char*>, 6> parts = {{
       {b.compute, "compute on the slowest pipeline stage"},
-      {b.tp_comm, p.layout.ep > 1 ? "tensor- and expert-parallel collectives inside the layers"
-                                  : "tensor-parallel collectives inside the layers"},
+      {b.tp_comm, experts ? "tensor- and expert-parallel collectives inside the layers"
+                          : "tensor-parallel collectives inside the layers"},
       {b.pp_comm, "pipeline sends"},
       {b.bubble, "the pipeline bubble"},
       {b.dp_comm, "data-parallel gradient synchronisation"},
@@ -165,24 +168,6 @@ nlohmann::ordered_json infer_json(const planner::InferEstimate& p) {
   j["usd_per_million_tokens"] =
       p.usd_per_million_tokens ? nlohmann::ordered_json(*p.usd_per_million_tokens) : nullptr;
   return j;
-}
-
-void print_hetero(std::ostream& out, const planner::HeteroPlan& h) {
-  Table t({"  group", "device", ">devices", ">batch", "layout", ">step", ">tokens/s", ">MFU",
-           ">memory/device"});
-  for (const planner::GroupShare& g : h.groups) {
-    const planner::PlanEstimate& p = g.plan;
-    t.add_row({"  " + g.group, g.device, std::to_string(g.devices), std::to_string(g.batch),
-               p.layout.str(), secs(p.step.total), format_count(p.tokens_per_s), pct(p.mfu),
-               bytes(p.memory.total()) + " / " + bytes(p.memory.capacity)});
-  }
-  t.print(out);
-  double slowest = h.step - h.cross_sync;
-  out << "  step " << secs(h.step) << " = slowest group " << secs(slowest)
-      << " + gradient all-reduce across the groups " << secs(h.cross_sync) << "\n";
-  out << "  throughput " << format_count(h.tokens_per_s) << " tokens/s, MFU " << pct(h.mfu)
-      << " of the groups' combined peak\n";
-  out << "  note: " << h.note << "\n";
 }
 
 void print_hetero_infer(std::ostream& out,

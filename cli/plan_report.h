@@ -31,9 +31,8 @@ void print_hetero_infer(std::ostream& out,
                         const devices::TaskSpec& task,
                         const planner::HeteroInferPlan& h);
 
-void print_hetero(std::ostream& out, const planner::HeteroPlan& h);
-
-/// One sentence on what limits the step.
+/// One sentence on what limits the step (`experts`: expert parallelism in the TP part).
 std::string binding_sentence(const planner::PlanEstimate& p);
+std::string binding_sentence(const planner::StepBreakdown& b, bool experts);
 
 }  // namespace yirage::cli

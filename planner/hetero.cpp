@@ -2,11 +2,14 @@
 
 #include "costmodel/collective.h"
 #include "costmodel/validation.h"
+#include "planner/node_groups.h"
+#include "planner/train_stage.h"
 #include "planner/workload/model_size.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <set>
 
 namespace yirage::planner {
 namespace {
@@ -14,23 +17,14 @@ namespace {
 using devices::ClusterSpec;
 using devices::NodeGroup;
 
-// A cluster of one node group, with the network of the whole.
-ClusterSpec sub_cluster(const ClusterSpec& c, const NodeGroup& g) {
-  ClusterSpec s;
-  s.name = c.name + "/" + g.name;
-  s.groups = {g};
-  s.network = c.network;
-  s.device_types = {c.device(g)};
-  s.loc = c.loc;
-  return s;
-}
-
 std::optional<PlanEstimate> best_plan(const ClusterSpec& c,
                                       devices::TaskSpec task,
                                       std::int64_t batch,
-                                      const costmodel::CalibrationSet& cal) {
+                                      const costmodel::CalibrationSet& cal,
+                                      LayerCostCache* cache) {
   task.global_batch = batch;
   TrainContext cx{c, task, cal};
+  cx.layer_cache = cache;
   SearchResult r = search_training(cx);
   if (r.plans.empty())
     return std::nullopt;
@@ -90,49 +84,66 @@ double cross_group_sync(const ClusterSpec& c,
 
 }  // namespace
 
-HeteroResult search_hetero_training(const ClusterSpec& cluster,
-                                    const devices::TaskSpec& task,
-                                    const costmodel::CalibrationSet& cal) {
-  std::vector<const NodeGroup*> groups;
-  for (const NodeGroup& g : cluster.groups)
-    groups.push_back(&g);
-  std::sort(groups.begin(), groups.end(), [](const NodeGroup* a, const NodeGroup* b) {
-    return std::tie(a->device, a->name) < std::tie(b->device, b->name);
-  });
+namespace {
+
+HeteroResult data_parallel_across(const ClusterSpec& cluster,
+                                  const devices::TaskSpec& task,
+                                  const costmodel::CalibrationSet& cal) {
+  std::vector<const NodeGroup*> groups = canonical_groups(cluster);
   if (task.global_batch < static_cast<std::int64_t>(groups.size())) {
-    return {std::nullopt, "the global batch is smaller than the number of node groups"};
+    return {std::nullopt, "the global batch is smaller than the number of node groups", {}, {}};
   }
-  // Start from shares proportional to peak compute, then rebalance twice on the estimated
-  // step times so that the groups finish together.
-  std::vector<double> weights;
+  // Start from shares proportional to peak compute, then rebalance on the estimated step
+  // times so that the groups finish together. Shares are whole multiples of a unit (1, 2,
+  // 4, ... sequences dividing the batch): a share of 175 sequences leaves a group of 16
+  // devices no data parallelism, one of 176 does; every unit is tried and the best kept.
+  std::vector<double> peaks;
   for (const NodeGroup* g : groups) {
     const devices::DeviceSpec& d = cluster.device(*g);
-    weights.push_back(static_cast<double>(g->devices()) *
-                      costmodel::matrix_peak(d, task.precision).value);
+    peaks.push_back(static_cast<double>(g->devices()) *
+                    costmodel::matrix_peak(d, task.precision).value);
   }
   std::vector<GroupShare> best;
   double best_step = 0;
-  for (int round = 0; round < 6; ++round) {
-    std::vector<std::int64_t> batch = split(task.global_batch, weights);
-    std::vector<GroupShare> shares;
-    double step = 0;
-    for (std::size_t i = 0; i < groups.size(); ++i) {
-      auto p = best_plan(sub_cluster(cluster, *groups[i]), task, batch[i], cal);
-      if (!p) {
-        return {std::nullopt, "node group '" + groups[i]->name + "' cannot run a share of " +
-                                  std::to_string(batch[i]) + " sequences"};
+  std::string why;
+  std::vector<LayerCostCache> caches(groups.size());  // the batch changes, the layers do not
+  auto n = static_cast<std::int64_t>(groups.size());
+  for (std::int64_t unit = 1; unit * n <= task.global_batch && task.global_batch % unit == 0;
+       unit *= 2) {
+    std::vector<double> weights = peaks;
+    std::set<std::vector<std::int64_t>> seen;  // rebalancing that returns to a split stops
+    for (int round = 0; round < 6; ++round) {
+      std::vector<std::int64_t> batch = split(task.global_batch / unit, weights);
+      if (!seen.insert(batch).second)
+        break;
+      std::vector<GroupShare> shares;
+      double step = 0;
+      for (std::size_t i = 0; i < groups.size() && why.empty(); ++i) {
+        batch[i] *= unit;
+        auto p = best_plan(sub_cluster(cluster, {groups[i]}), task, batch[i], cal, &caches[i]);
+        if (!p) {
+          if (best.empty()) {
+            why = "node group '" + groups[i]->name + "' cannot run a share of " +
+                  std::to_string(batch[i]) + " sequences";
+          }
+          break;
+        }
+        shares.push_back({groups[i]->name, groups[i]->device, groups[i]->devices(), batch[i], *p});
+        weights[i] = static_cast<double>(batch[i]) / p->step.total;
+        step = std::max(step, p->step.total);
       }
-      shares.push_back({groups[i]->name, groups[i]->device, groups[i]->devices(), batch[i], *p});
-      weights[i] = static_cast<double>(batch[i]) / p->step.total;
-      step = std::max(step, p->step.total);
-    }
-    // Layouts change in steps with the share, so rebalancing need not converge: keep the
-    // best round (ties to the earlier one).
-    if (best.empty() || step < best_step) {
-      best = shares;
-      best_step = step;
+      if (shares.size() < groups.size())
+        break;  // a group cannot carry its share at this unit
+      // Layouts change in steps with the share, so rebalancing need not converge: keep the
+      // best round (ties to the earlier one).
+      if (best.empty() || step < best_step) {
+        best = shares;
+        best_step = step;
+      }
     }
   }
+  if (best.empty())
+    return {std::nullopt, why, {}, {}};
   HeteroPlan h;
   h.groups = best;
   h.step = best_step;
@@ -146,24 +157,23 @@ HeteroResult search_hetero_training(const ClusterSpec& cluster,
             costmodel::matrix_peak(cluster.device(*g), task.precision).value;
   }
   h.mfu = training_flops_per_token(task.model, task.sequence_length) * tokens / (h.step * peak);
-  h.note =
-      "data parallelism across node groups with uneven batch shares; pipelines spanning "
-      "device types are not searched yet";
-  return {h, ""};
+  h.note = "data parallelism across node groups with uneven batch shares";
+  return {h, "", {}, {}};
+}
+
+}  // namespace
+
+HeteroResult search_hetero_training(const ClusterSpec& cluster,
+                                    const devices::TaskSpec& task,
+                                    const costmodel::CalibrationSet& cal) {
+  HeteroResult r = data_parallel_across(cluster, task, cal);
+  HeteroPipelineResult p = search_hetero_pipeline(cluster, task, cal);
+  r.pipeline = p.plan;
+  r.pipeline_why = p.why;
+  return r;
 }
 
 namespace {
-
-// The groups in canonical order (device, then name): plans do not depend on file order.
-std::vector<const NodeGroup*> canonical_groups(const ClusterSpec& cluster) {
-  std::vector<const NodeGroup*> groups;
-  for (const NodeGroup& g : cluster.groups)
-    groups.push_back(&g);
-  std::sort(groups.begin(), groups.end(), [](const NodeGroup* a, const NodeGroup* b) {
-    return std::tie(a->device, a->name) < std::tie(b->device, b->name);
-  });
-  return groups;
-}
 
 // One round of inference shares: every group's best plan on its share, or why not.
 std::optional<HeteroInferPlan> infer_round(const ClusterSpec& cluster,
@@ -181,7 +191,7 @@ std::optional<HeteroInferPlan> infer_round(const ClusterSpec& cluster,
       t.serve->request_rate = devices::PerSec{shares[i]};
     else
       t.global_batch = static_cast<std::int64_t>(shares[i]);
-    ClusterSpec sub = sub_cluster(cluster, *groups[i]);
+    ClusterSpec sub = sub_cluster(cluster, {groups[i]});
     InferContext ic{sub, t, cal};
     InferSearchResult r = search_inference(ic);
     if (r.plans.empty()) {

@@ -1,10 +1,12 @@
 // Training on a heterogeneous cluster as data parallelism across node groups of different
 // speeds: each group runs its own best homogeneous layout on an uneven share of the global
 // batch, shares chosen so that the groups finish together, then the groups' gradients are
-// all-reduced across the network. Groups are taken in a canonical order (device, then
+// all-reduced across the network; or as one pipeline spanning the groups (hetero_pipeline.h),
+// whichever is faster. Groups are taken in a canonical order (device, then
 // name), so the plan does not depend on how the cluster file lists them.
 #pragma once
 
+#include "planner/hetero_pipeline.h"
 #include "planner/infer_estimate.h"
 #include "planner/search.h"
 
@@ -31,8 +33,10 @@ struct HeteroPlan {
 };
 
 struct HeteroResult {
-  std::optional<HeteroPlan> plan;
-  std::string why;  // when there is no plan
+  std::optional<HeteroPlan> plan;              // data parallelism across the groups
+  std::string why;                             // when there is no such plan
+  std::optional<HeteroPipelinePlan> pipeline;  // one pipeline spanning the groups
+  std::string pipeline_why;                    // when there is no such plan
 };
 
 HeteroResult search_hetero_training(const devices::ClusterSpec& cluster,

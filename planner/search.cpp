@@ -74,7 +74,8 @@ SearchResult search_training(const TrainContext& cx) {
   r.candidates = space.size();
   LayerCostCache cache;
   TrainContext cached = cx;
-  cached.layer_cache = &cache;
+  if (!cached.layer_cache)
+    cached.layer_cache = &cache;
   for (const Layout& l : space) {
     auto e = estimate_training(cached, l);
     if (auto* p = std::get_if<PlanEstimate>(&e)) {

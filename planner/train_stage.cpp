@@ -102,10 +102,20 @@ const LayerCost& layer(const TrainContext& cx,
 const LayerCost& LayerCostCache::get(const ModelSpec& m,
                                      const LayerShape& s,
                                      const DeviceContext& dcx) {
-  auto key = std::make_tuple(s.tp, s.micro_batch, s.moe_layer);
+  auto key = std::make_tuple(s.tp, s.micro_batch, s.moe_layer ? 1 : 0);
   auto it = costs_.find(key);
   if (it == costs_.end())
     it = costs_.emplace(key, layer_cost(m, s, dcx)).first;
+  return it->second;
+}
+
+const LayerCost& LayerCostCache::head(const ModelSpec& m,
+                                      const LayerShape& s,
+                                      const DeviceContext& dcx) {
+  auto key = std::make_tuple(s.tp, s.micro_batch, 2);
+  auto it = costs_.find(key);
+  if (it == costs_.end())
+    it = costs_.emplace(key, head_cost(m, s, dcx)).first;
   return it->second;
 }
 
@@ -237,8 +247,8 @@ StageTimes stage_times(const TrainContext& cx,
         f(count) * (3 * c.flops_forward + (redo > 0 ? redo / c.forward : 0) * c.flops_forward);
   }
   if (s.last()) {
-    LayerCost h =
-        head_cost(m, LayerShape{l.micro_batch, cx.task.sequence_length, l.tp, false}, dcx);
+    LayerShape shape{l.micro_batch, cx.task.sequence_length, l.tp, false};
+    LayerCost h = cx.layer_cache ? cx.layer_cache->head(m, shape, dcx) : head_cost(m, shape, dcx);
     st.compute += h.forward + h.backward;
     st.backward += h.backward;
     st.flops += 3 * h.flops_forward;

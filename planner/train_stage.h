@@ -91,13 +91,17 @@ LayerCost stage_layer_cost(const TrainContext& cx, const LayerShape& s, const De
 
 /// Layer costs of a search, keyed by (tp, micro-batch, MoE layer): every layout of a search
 /// with the same three prices the same layer, so the search prices it once. One cache per
-/// device type and task; not shared between threads.
+/// device type and task (sequence length, precision, calibration); the batch may change.
+/// Not shared between threads.
 class LayerCostCache {
  public:
   const LayerCost& get(const devices::ModelSpec& m, const LayerShape& s, const DeviceContext& dcx);
+  /// The output head's cost (head_cost) for the shape.
+  const LayerCost& head(const devices::ModelSpec& m, const LayerShape& s, const DeviceContext& dcx);
 
  private:
-  std::map<std::tuple<std::int64_t, std::int64_t, bool>, LayerCost> costs_;
+  // (tp, micro-batch, 0 dense layer / 1 MoE layer / 2 head)
+  std::map<std::tuple<std::int64_t, std::int64_t, int>, LayerCost> costs_;
 };
 
 }  // namespace yirage::planner

@@ -1,0 +1,20 @@
+// Training on a heterogeneous cluster, printed: data parallelism across the node groups
+// (one row per group) and one pipeline spanning them (one row per group's stages), the
+// faster first, the other as the alternative; and the same as JSON.
+#pragma once
+
+#include "planner/hetero.h"
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+namespace yirage::cli {
+
+void print_hetero_training(std::ostream& out, const planner::HeteroResult& r);
+
+nlohmann::ordered_json hetero_training_json(const planner::HeteroResult& r);
+
+/// True when the pipeline across the groups is the better (or the only) plan.
+bool pipeline_is_best(const planner::HeteroResult& r);
+
+}  // namespace yirage::cli
