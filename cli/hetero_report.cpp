@@ -60,7 +60,7 @@ void print_pipeline(std::ostream& out, const planner::HeteroPipelinePlan& h) {
       << secs(b.tp_comm) << " + PP comm " << secs(b.pp_comm) << " + bubble " << secs(b.bubble)
       << " + exposed DP comm " << secs(b.dp_comm) << " + optimizer " << secs(b.optimizer)
       << " (the slowest stage's)\n";
-  out << "  " << binding_sentence(b, false) << "\n";
+  out << "  " << binding_sentence(b, "tensor") << "\n";
   out << "  throughput " << format_count(h.tokens_per_s) << " tokens/s, MFU " << pct(h.mfu)
       << " of the groups' combined peak\n";
   out << "  energy per step "

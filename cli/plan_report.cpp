@@ -42,15 +42,42 @@ void print_plan_table(std::ostream& out,
   t.print(out);
 }
 
-std::string binding_sentence(const planner::PlanEstimate& p) {
-  return binding_sentence(p.step, p.layout.ep > 1);
+namespace {
+
+// What the "TP comm" part holds besides tensor parallelism: expert all-to-alls, the
+// context-parallel ring.
+std::string inner_parallelism(const planner::Layout& l, const char* tp, const char* sep) {
+  std::string s = tp;
+  if (l.ep > 1)
+    s += std::string(l.cp > 1 ? ", " : sep) + "EP";
+  if (l.cp > 1)
+    s += std::string(sep) + "CP";
+  return s;
 }
 
-std::string binding_sentence(const planner::StepBreakdown& b, bool experts) {
+}  // namespace
+
+std::string binding_sentence(const planner::PlanEstimate& p) {
+  // "tensor-parallel", "tensor- and expert-parallel", "tensor-, expert- and context-parallel"
+  std::vector<std::string> kinds = {"tensor"};
+  if (p.layout.ep > 1)
+    kinds.push_back("expert");
+  if (p.layout.cp > 1)
+    kinds.push_back("context");
+  std::string inner;
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    if (i > 0)
+      inner += i + 1 == kinds.size() ? "- and " : "-, ";
+    inner += kinds[i];
+  }
+  return binding_sentence(p.step, inner);
+}
+
+std::string binding_sentence(const planner::StepBreakdown& b, const std::string& inner) {
+  std::string collectives = inner + "-parallel collectives inside the layers";
   std::array<std::pair<double, const char*>, 6> parts = {{
       {b.compute, "compute on the slowest pipeline stage"},
-      {b.tp_comm, experts ? "tensor- and expert-parallel collectives inside the layers"
-                          : "tensor-parallel collectives inside the layers"},
+      {b.tp_comm, collectives.c_str()},
       {b.pp_comm, "pipeline sends"},
       {b.bubble, "the pipeline bubble"},
       {b.dp_comm, "data-parallel gradient synchronisation"},
@@ -72,9 +99,9 @@ void print_plan_detail(std::ostream& out,
                        const std::string& model_note) {
   const planner::StepBreakdown& b = p.step;
   out << "plan " << p.layout.str() << ": " << p.micro_batches << " micro-batches per step\n";
-  out << "  step " << secs(b.total) << " = compute " << secs(b.compute)
-      << (p.layout.ep > 1 ? " + TP and EP comm " : " + TP comm ") << secs(b.tp_comm)
-      << " + PP comm " << secs(b.pp_comm) << " + bubble " << secs(b.bubble) << " + exposed DP comm "
+  out << "  step " << secs(b.total) << " = compute " << secs(b.compute) << " + "
+      << inner_parallelism(p.layout, "TP", " and ") << " comm " << secs(b.tp_comm) << " + PP comm "
+      << secs(b.pp_comm) << " + bubble " << secs(b.bubble) << " + exposed DP comm "
       << secs(b.dp_comm) << " + optimizer " << secs(b.optimizer) << "\n";
   out << "  " << binding_sentence(p) << "\n";
   const planner::MemoryUse& m = p.memory;

@@ -31,8 +31,9 @@ void print_hetero_infer(std::ostream& out,
                         const devices::TaskSpec& task,
                         const planner::HeteroInferPlan& h);
 
-/// One sentence on what limits the step (`experts`: expert parallelism in the TP part).
+/// One sentence on what limits the step; `inner` names the parallelism whose collectives
+/// run inside the layers ("tensor", "TP and EP", ...).
 std::string binding_sentence(const planner::PlanEstimate& p);
-std::string binding_sentence(const planner::StepBreakdown& b, bool experts);
+std::string binding_sentence(const planner::StepBreakdown& b, const std::string& inner);
 
 }  // namespace yirage::cli

@@ -21,7 +21,8 @@ std::string Layout::str() const {
   return "tp=" + std::to_string(tp) + ",pp=" + std::to_string(pp) + ",dp=" + std::to_string(dp) +
          ",mb=" + std::to_string(micro_batch) + ",recompute=" + recompute_name(recompute) +
          ",zero=" + std::to_string(zero) + (vpp > 1 ? ",vpp=" + std::to_string(vpp) : "") +
-         (ep > 1 ? ",ep=" + std::to_string(ep) : "");
+         (ep > 1 ? ",ep=" + std::to_string(ep) : "") + (cp > 1 ? ",cp=" + std::to_string(cp) : "") +
+         (tp > 1 && !sp ? ",sp=off" : "");
 }
 
 std::string layout_items(const std::string& text,
@@ -60,9 +61,9 @@ std::string parse_layout(const std::string& text, Layout* out) {
   std::vector<std::pair<std::string, std::string>> items;
   if (std::string err = layout_items(text, &items); !err.empty())
     return err;
-  std::map<std::string, std::int64_t*> keys = {{"tp", &l.tp},   {"pp", &l.pp},
-                                               {"dp", &l.dp},   {"mb", &l.micro_batch},
-                                               {"vpp", &l.vpp}, {"ep", &l.ep}};
+  std::map<std::string, std::int64_t*> keys = {
+      {"tp", &l.tp},   {"pp", &l.pp}, {"dp", &l.dp}, {"mb", &l.micro_batch},
+      {"vpp", &l.vpp}, {"ep", &l.ep}, {"cp", &l.cp}};
   for (const auto& [key, value] : items) {
     if (key == "recompute") {
       if (value == "none")
@@ -80,11 +81,16 @@ std::string parse_layout(const std::string& text, Layout* out) {
       if (v > 3)
         return "zero must be 0, 1, 2 or 3";
       l.zero = static_cast<int>(v);
+    } else if (key == "sp") {
+      if (value != "on" && value != "off")
+        return "sp must be on or off, got '" + value + "'";
+      l.sp = value == "on";
     } else if (keys.count(key) > 0) {
       if (std::string err = layout_number(key, value, 1, keys[key]); !err.empty())
         return err;
     } else {
-      return "unknown layout key '" + key + "' (keys: tp, pp, dp, mb, recompute, zero, vpp, ep)";
+      return "unknown layout key '" + key +
+             "' (keys: tp, pp, dp, mb, recompute, zero, vpp, ep, cp, sp)";
     }
   }
   *out = l;

@@ -29,10 +29,17 @@ struct Layout {
   // Expert parallelism (MoE): the routed experts split over `ep` ranks of the data-parallel
   // group, tokens dispatched to them and back by all-to-all.
   std::int64_t ep = 1;
+  // Context parallelism (Megatron-LM's): every sequence split over `cp` ranks in 2 cp
+  // load-balanced chunks; attention exchanges keys and values around the cp ring.
+  std::int64_t cp = 1;
+  // Sequence parallelism with tensor parallelism (Korthikanti et al. 2022): norms and
+  // dropouts split over the tp ranks. On by default; `sp=off` keeps them whole.
+  bool sp = true;
 
-  std::int64_t devices() const { return dp * tp * pp; }
+  std::int64_t devices() const { return dp * tp * pp * cp; }
 
-  /// "tp=8,pp=4,dp=32,mb=1,recompute=none,zero=1[,vpp=2][,ep=8]": the form `--layout` reads.
+  /// "tp=8,pp=4,dp=32,mb=1,recompute=none,zero=1[,vpp=2][,ep=8][,cp=2][,sp=off]": the form
+  /// `--layout` reads.
   std::string str() const;
   bool operator==(const Layout&) const = default;
 };

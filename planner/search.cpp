@@ -21,24 +21,32 @@ std::vector<Layout> training_space(const TrainContext& cx) {
   std::vector<Layout> out;
   std::int64_t n = cx.cluster.total_devices();
   std::int64_t per_node = cx.cluster.groups.front().devices_per_node;
-  for (std::int64_t tp = 1; tp <= per_node; tp *= 2) {
-    for (std::int64_t pp = 1; pp <= std::min(n / tp, cx.task.model.layers); ++pp) {
-      if ((n / tp) % pp != 0 || n % tp != 0)
-        continue;
-      std::int64_t dp = n / (tp * pp);
-      for (std::int64_t mb : {1, 2, 4, 8, 16}) {
-        for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
-          for (int zero = 0; zero <= (dp > 1 ? 3 : 0); ++zero) {
-            for (std::int64_t vpp = 1; vpp <= (pp > 1 ? 4 : 1); vpp *= 2) {
-              if (vpp > 1 && cx.task.model.layers % (pp * vpp) != 0)
-                continue;
-              // Expert parallelism for MoE models: powers of two dividing dp and the experts.
-              std::int64_t experts = cx.task.model.moe ? cx.task.model.moe->experts : 1;
-              for (std::int64_t ep = 1; ep <= dp && experts % ep == 0; ep *= 2) {
-                if (dp % ep == 0)
-                  out.push_back(Layout{dp, tp, pp, mb, r, zero, vpp, ep});
-                if (experts == 1)
-                  break;
+  // Context parallelism pays for itself only on long sequences: searched from 16K tokens,
+  // keeping at least 2K tokens per rank (shorter sequences take it through --layout).
+  std::int64_t seq = cx.task.sequence_length;
+  for (std::int64_t cp = 1; cp == 1 || (seq >= 16384 && seq / cp >= 2048 && cp <= n); cp *= 2) {
+    if (n % cp != 0 || seq % (2 * cp) != 0)
+      continue;
+    std::int64_t m = n / cp;
+    for (std::int64_t tp = 1; tp <= per_node; tp *= 2) {
+      for (std::int64_t pp = 1; pp <= std::min(m / tp, cx.task.model.layers); ++pp) {
+        if ((m / tp) % pp != 0 || m % tp != 0)
+          continue;
+        std::int64_t dp = m / (tp * pp);
+        for (std::int64_t mb : {1, 2, 4, 8, 16}) {
+          for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+            for (int zero = 0; zero <= (dp > 1 ? 3 : 0); ++zero) {
+              for (std::int64_t vpp = 1; vpp <= (pp > 1 ? 4 : 1); vpp *= 2) {
+                if (vpp > 1 && cx.task.model.layers % (pp * vpp) != 0)
+                  continue;
+                // Expert parallelism for MoE models: powers of two dividing dp and the experts.
+                std::int64_t experts = cx.task.model.moe ? cx.task.model.moe->experts : 1;
+                for (std::int64_t ep = 1; ep <= dp && experts % ep == 0; ep *= 2) {
+                  if (dp % ep == 0)
+                    out.push_back(Layout{dp, tp, pp, mb, r, zero, vpp, ep, cp});
+                  if (experts == 1)
+                    break;
+                }
               }
             }
           }

@@ -17,7 +17,7 @@ struct SearchResult {
   std::string unsupported;  // non-empty: the task or cluster is beyond this planner (yet)
 };
 
-/// Every layout of the space, in a fixed order (tp, pp, mb, recompute, zero ascending).
+/// Every layout of the space, in a fixed order (cp, tp, pp, mb, recompute, zero ascending).
 std::vector<Layout> training_space(const TrainContext& cx);
 
 /// Searches the space; ties are broken by the layout's text, so the result is deterministic.

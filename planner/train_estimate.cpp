@@ -49,6 +49,14 @@ std::string check_shape(const TrainContext& cx, const Layout& l) {
              std::to_string(l.dp) + ") and the " + std::to_string(m.moe->experts) + " experts";
     }
   }
+  if (l.cp > 1) {
+    if (cx.task.sequence_length % (2 * l.cp) != 0) {
+      return "context parallelism " + std::to_string(l.cp) + " needs the sequence of " +
+             std::to_string(cx.task.sequence_length) + " tokens to split into 2 x cp chunks";
+    }
+    if (cx.task.attention == devices::AttentionKernel::kUnfused)
+      return "context parallelism needs fused attention";
+  }
   if (l.vpp > 1) {
     if (l.pp < 2)
       return "interleaving (vpp) needs pipeline parallelism";

@@ -52,15 +52,19 @@ double layer_activations(const ModelSpec& m,
                          std::int64_t mb,
                          std::int64_t t,
                          Recompute r,
-                         double bytes) {
+                         double bytes,
+                         bool sp) {
   double sbh = f(seq) * f(mb) * f(m.hidden);
   double scale = bytes / 2.0 / f(t);
+  // Without sequence parallelism the norms (4sbh), dropouts (2sbh) and the inputs of the
+  // attention and MLP blocks (4sbh) are whole on every tp rank: 10sbh not divided by t.
+  double whole = t > 1 && !sp ? 10 * sbh * bytes / 2.0 * (1 - 1.0 / f(t)) : 0;
   if (r == Recompute::kFull)
-    return 2 * sbh * scale;  // the layer's input only
+    return 2 * sbh * (t > 1 && !sp ? bytes / 2.0 : scale);  // the layer's input only
   double ffn = f(m.moe ? m.moe->expert_ffn * (m.moe->top_k + m.moe->shared_experts) : m.ffn);
   double attn = 7 * sbh + 4 * sbh * f(m.kv_heads) / f(m.heads);
   double mlp = 2 * sbh + (m.ffn_kind == devices::FfnKind::kGated ? 6 : 4) * f(seq * mb) * ffn + sbh;
-  return (attn + mlp + 4 * sbh) * scale;
+  return (attn + mlp + 4 * sbh) * scale + whole;
 }
 
 costmodel::CommGroup comm_group(const TrainContext& cx, std::int64_t ranks, std::int64_t per_node) {
@@ -77,14 +81,22 @@ costmodel::CommGroup ep_group(const TrainContext& cx, const Layout& l) {
   return comm_group(cx, l.ep, std::min(per_node, l.ep));
 }
 
-// The ranks of one data-parallel group are spaced tp x pp apart: a node holds
-// devices_per_node / (tp x pp) of them when that divides, and in general they spread evenly
-// over the nodes.
+// The cp ranks of one context-parallel ring sit next to the tp ranks (Megatron-LM's order
+// tp, cp, dp, pp): a node holds devices_per_node / tp of them.
+costmodel::CommGroup cp_group(const TrainContext& cx, const Layout& l) {
+  std::int64_t per_node = std::max<std::int64_t>(1, group(cx).devices_per_node / l.tp);
+  return comm_group(cx, l.cp, std::min(per_node, l.cp));
+}
+
+// The ranks of one data-parallel group (with context parallelism, the dp x cp ranks that
+// hold the same weights) are spaced tp x pp apart: a node holds devices_per_node / (tp x
+// pp) of them when that divides, and in general they spread evenly over the nodes.
 costmodel::CommGroup dp_group(const TrainContext& cx, const Layout& l) {
   std::int64_t nodes = cx.cluster.total_nodes();
+  std::int64_t ranks = l.dp * l.cp;
   std::int64_t per_node = std::max<std::int64_t>(1, group(cx).devices_per_node / (l.tp * l.pp));
-  per_node = std::max(per_node, (l.dp + nodes - 1) / nodes);
-  return comm_group(cx, l.dp, std::min(per_node, l.dp));
+  per_node = std::max(per_node, (ranks + nodes - 1) / nodes);
+  return comm_group(cx, ranks, std::min(per_node, ranks));
 }
 
 const LayerCost& layer(const TrainContext& cx,
@@ -102,7 +114,7 @@ const LayerCost& layer(const TrainContext& cx,
 const LayerCost& LayerCostCache::get(const ModelSpec& m,
                                      const LayerShape& s,
                                      const DeviceContext& dcx) {
-  auto key = std::make_tuple(s.tp, s.micro_batch, s.moe_layer ? 1 : 0);
+  auto key = std::make_tuple(s.tp, s.cp, s.micro_batch, s.moe_layer ? 1 : 0);
   auto it = costs_.find(key);
   if (it == costs_.end())
     it = costs_.emplace(key, layer_cost(m, s, dcx)).first;
@@ -112,7 +124,7 @@ const LayerCost& LayerCostCache::get(const ModelSpec& m,
 const LayerCost& LayerCostCache::head(const ModelSpec& m,
                                       const LayerShape& s,
                                       const DeviceContext& dcx) {
-  auto key = std::make_tuple(s.tp, s.micro_batch, 2);
+  auto key = std::make_tuple(s.tp, s.cp, s.micro_batch, 2);
   auto it = costs_.find(key);
   if (it == costs_.end())
     it = costs_.emplace(key, head_cost(m, s, dcx)).first;
@@ -157,13 +169,15 @@ MemoryUse stage_memory(const TrainContext& cx,
   double routed = stage_routed_parameters(m, s);
   double dense = (stage_parameters(m, s) - routed) / f(l.tp);
   double experts = routed / f(l.tp * l.ep);
-  double edp = f(l.dp / l.ep);
+  // ZeRO shards over every rank holding the same weights: dp x cp of them.
+  double dpc = f(l.dp * l.cp);
+  double edp = dpc / f(l.ep);
   MemoryUse u;
-  u.weights = dense * b / (l.zero >= 3 ? f(l.dp) : 1) + experts * b / (l.zero >= 3 ? edp : 1);
-  u.gradients = dense * std::max(b, 2.0) / (l.zero >= 2 ? f(l.dp) : 1) +
+  u.weights = dense * b / (l.zero >= 3 ? dpc : 1) + experts * b / (l.zero >= 3 ? edp : 1);
+  u.gradients = dense * std::max(b, 2.0) / (l.zero >= 2 ? dpc : 1) +
                 experts * std::max(b, 2.0) / (l.zero >= 2 ? edp : 1);
-  u.optimizer = dense * opt_bytes / (l.zero >= 1 ? f(l.dp) : 1) +
-                experts * opt_bytes / (l.zero >= 1 ? edp : 1);
+  u.optimizer =
+      dense * opt_bytes / (l.zero >= 1 ? dpc : 1) + experts * opt_bytes / (l.zero >= 1 ? edp : 1);
   // 1F1B keeps up to pp - stage micro-batches in flight on a stage (Narayanan et al. 2021).
   // Interleaved, a device warms up with 2 (pp - stage - 1) + (vpp - 1) pp + 1 chunks of
   // layers / (pp vpp) layers each (Megatron-LM's schedule): for the first stage, pp + (pp -
@@ -173,15 +187,15 @@ MemoryUse stage_memory(const TrainContext& cx,
       l.vpp > 1
           ? std::min(f(2 * (ahead - 1) + (l.vpp - 1) * s.stages + 1) / f(l.vpp), f(micro_batches))
           : f(std::min(ahead, micro_batches));
-  double per_layer =
-      layer_activations(m, cx.task.sequence_length, l.micro_batch, l.tp, l.recompute, b);
+  std::int64_t seq = cx.task.sequence_length / l.cp;  // this rank's part of each sequence
+  double per_layer = layer_activations(m, seq, l.micro_batch, l.tp, l.recompute, b, l.sp);
   u.activations = per_layer * f(s.layers) * in_flight;
   if (l.recompute == Recompute::kFull) {
-    u.activations += layer_activations(m, cx.task.sequence_length, l.micro_batch, l.tp,
-                                       Recompute::kNone, b);  // one layer recomputed at a time
+    u.activations += layer_activations(m, seq, l.micro_batch, l.tp, Recompute::kNone, b,
+                                       l.sp);  // one layer recomputed at a time
   }
   if (s.last())
-    u.activations += f(cx.task.sequence_length * l.micro_batch) * f(m.vocab) / f(l.tp) * 4;
+    u.activations += f(seq * l.micro_batch) * f(m.vocab) / f(l.tp) * 4;
   u.capacity = cx.cluster.device(group(cx)).memory_capacity.value.value * (1 - cx.memory_headroom);
   return u;
 }
@@ -198,7 +212,7 @@ DeviceContext device_context(const TrainContext& cx, const Layout& l) {
 
 double pp_send_time(const TrainContext& cx, const Layout& l, bool same_node) {
   costmodel::CommGroup g = comm_group(cx, 2, same_node ? 2 : 1);
-  double bytes = f(cx.task.sequence_length * l.micro_batch * cx.task.model.hidden) *
+  double bytes = f(cx.task.sequence_length / l.cp * l.micro_batch * cx.task.model.hidden) *
                  devices::dtype_bytes(cx.task.precision) / f(l.tp);
   return costmodel::estimate_collective(g, costmodel::Collective::kSendRecv, bytes).latency().value;
 }
@@ -218,8 +232,9 @@ StageTimes stage_times(const TrainContext& cx,
     std::int64_t count = kind == 0 ? dense : s.layers - dense;
     if (count == 0)
       continue;
-    LayerShape shape{l.micro_batch, cx.task.sequence_length, l.tp, kind == 1,
+    LayerShape shape{l.micro_batch, cx.task.sequence_length / l.cp, l.tp, kind == 1,
                      cx.task.attention == devices::AttentionKernel::kUnfused};
+    shape.cp = l.cp;
     const LayerCost& c = layer(cx, shape, dcx, &scratch);
     double redo = l.recompute == Recompute::kFull        ? c.forward
                   : l.recompute == Recompute::kSelective ? c.attention_forward
@@ -234,7 +249,7 @@ StageTimes stage_times(const TrainContext& cx,
       // experts' ranks and combines them back, all-to-all, in forward and again in backward
       // (and once more when fully recomputed); with sequence parallelism a rank holds
       // mb x seq / tp tokens.
-      double bytes = f(l.micro_batch * cx.task.sequence_length / l.tp) * f(m.moe->top_k) *
+      double bytes = f(l.micro_batch * cx.task.sequence_length / l.cp / l.tp) * f(m.moe->top_k) *
                      f(m.hidden) * devices::dtype_bytes(cx.task.precision);
       double a2a =
           costmodel::estimate_collective(ep_group(cx, l), costmodel::Collective::kAllToAll, bytes)
@@ -242,12 +257,31 @@ StageTimes stage_times(const TrainContext& cx,
               .value;
       st.tp += f(count) * a2a * (l.recompute == Recompute::kFull ? 6 : 4);
     }
+    if (l.cp > 1) {
+      // Context parallelism: every rank needs the keys and values of the whole sequence,
+      // passed around the cp ring while attention runs on the blocks already there
+      // (forward), and passed again with their gradients in backward (twice the volume);
+      // what the attention does not cover is exposed.
+      double kv = 2 * f(l.micro_batch * cx.task.sequence_length) *
+                  f(std::max<std::int64_t>(1, m.kv_heads / l.tp) * m.head_dim) *
+                  devices::dtype_bytes(cx.task.precision);
+      double ring =
+          costmodel::estimate_collective(cp_group(cx, l), costmodel::Collective::kAllGather, kv)
+              .latency()
+              .value;
+      double attn_backward = c.backward * c.attention_forward / c.forward;
+      double exposed =
+          std::max(0.0, ring - c.attention_forward) + std::max(0.0, 2 * ring - attn_backward) +
+          (l.recompute == Recompute::kFull ? std::max(0.0, ring - c.attention_forward) : 0);
+      st.tp += f(count) * exposed;
+    }
     st.flops += f(count) * 3 * c.flops_forward;
     st.hw_flops +=
         f(count) * (3 * c.flops_forward + (redo > 0 ? redo / c.forward : 0) * c.flops_forward);
   }
   if (s.last()) {
-    LayerShape shape{l.micro_batch, cx.task.sequence_length, l.tp, false};
+    LayerShape shape{l.micro_batch, cx.task.sequence_length / l.cp, l.tp, false};
+    shape.cp = l.cp;
     LayerCost h = cx.layer_cache ? cx.layer_cache->head(m, shape, dcx) : head_cost(m, shape, dcx);
     st.compute += h.forward + h.backward;
     st.backward += h.backward;
@@ -276,10 +310,10 @@ double grad_sync_time(const TrainContext& cx,
                       const Layout& l,
                       double params,
                       double expert_params) {
-  double t = l.dp > 1 ? sync(cx, l, dp_group(cx, l), params) : 0;
+  double t = l.dp * l.cp > 1 ? sync(cx, l, dp_group(cx, l), params) : 0;
   // The routed experts' gradients go over the dp / ep ranks that hold the same experts
   // (spaced tp x pp x ep apart).
-  std::int64_t ranks = l.dp / l.ep;
+  std::int64_t ranks = l.dp * l.cp / l.ep;
   if (ranks > 1 && expert_params > 0) {
     std::int64_t per_node =
         std::max<std::int64_t>(1, group(cx).devices_per_node / (l.tp * l.pp * l.ep));
@@ -296,7 +330,7 @@ double zero3_exposed(const TrainContext& cx,
                      double stage_params,
                      double microbatch_compute,
                      std::int64_t micro_batches) {
-  if (l.zero < 3 || l.dp <= 1)
+  if (l.zero < 3 || l.dp * l.cp <= 1)
     return 0;
   double bytes = stage_params / f(l.tp) * devices::dtype_bytes(cx.task.precision);
   double gather =
@@ -312,7 +346,7 @@ double optimizer_time(const TrainContext& cx,
                       const Layout& l,
                       double stage_params,
                       const costmodel::GpuEfficiency& eff) {
-  double per_device = stage_params / f(l.tp) / (l.zero >= 1 ? f(l.dp) : 1);
+  double per_device = stage_params / f(l.tp) / (l.zero >= 1 ? f(l.dp * l.cp) : 1);
   double bytes = per_device * (cx.task.optimizer == devices::Optimizer::kAdam ? 28 : 16);
   const devices::DeviceSpec& d = cx.cluster.device(group(cx));
   return bytes / (d.memory_bandwidth.value.value * eff.memory) + eff.launch.value;

@@ -89,7 +89,7 @@ double optimizer_time(const TrainContext& cx,
 /// One layer's cost for a micro-batch, from the context's cache when it has one.
 LayerCost stage_layer_cost(const TrainContext& cx, const LayerShape& s, const DeviceContext& dcx);
 
-/// Layer costs of a search, keyed by (tp, micro-batch, MoE layer): every layout of a search
+/// Layer costs of a search, keyed by (tp, cp, micro-batch, MoE layer): every layout of a search
 /// with the same three prices the same layer, so the search prices it once. One cache per
 /// device type and task (sequence length, precision, calibration); the batch may change.
 /// Not shared between threads.
@@ -100,8 +100,8 @@ class LayerCostCache {
   const LayerCost& head(const devices::ModelSpec& m, const LayerShape& s, const DeviceContext& dcx);
 
  private:
-  // (tp, micro-batch, 0 dense layer / 1 MoE layer / 2 head)
-  std::map<std::tuple<std::int64_t, std::int64_t, int>, LayerCost> costs_;
+  // (tp, cp, micro-batch, 0 dense layer / 1 MoE layer / 2 head)
+  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, int>, LayerCost> costs_;
 };
 
 }  // namespace yirage::planner

@@ -103,6 +103,12 @@ double attention_time(const DeviceContext& cx,
                       std::int64_t kv,
                       std::int64_t head_dim,
                       double* flops) {
+  if (!s.unfused_attention && s.cp > 1) {
+    OpEstimate a =
+        op(cx, "attention", {s.micro_batch, heads, kv, s.seq, s.seq * s.cp / 2, head_dim}, false);
+    *flops = a.flops;
+    return a.time.value;
+  }
   if (!s.unfused_attention) {
     std::int64_t keys = s.kv_len > 0 ? s.kv_len : s.seq;
     OpEstimate a =

@@ -23,6 +23,9 @@ struct LayerShape {
   bool unfused_attention = false;  // QK^T, softmax, dropout and PV as separate kernels
   std::int64_t kv_len = 0;         // keys each query attends to (0: seq); the context in decode
   bool inference = false;          // forward only: tensor parallelism all-reduces, no backward
+  // Context parallelism: `seq` is this rank's part of a sequence of seq x cp tokens, in
+  // load-balanced chunks, so each query attends to seq x cp / 2 keys on average.
+  std::int64_t cp = 1;
 };
 
 /// Seconds for one layer and one micro-batch on one device.

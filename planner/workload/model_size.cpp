@@ -96,7 +96,7 @@ double matmul_parameters(const ModelSpec& m) {
 }
 
 double forward_flops_per_token(const ModelSpec& m, std::int64_t seq) {
-  double attention = 2.0 * static_cast<double>(m.layers) * static_cast<double>(seq) *
+  double attention = 2.0 * static_cast<double>(m.layers) * static_cast<double>(seq) / 2 *
                      static_cast<double>(m.heads) * attention_dims(m);
   return 2.0 * matmul_parameters(m) + attention;
 }

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace yirage::planner {
 namespace {
 
@@ -18,8 +20,12 @@ TEST(Layout, ParsesAndPrints) {
   EXPECT_EQ(l.str(), "tp=8,pp=4,dp=32,mb=1,recompute=selective,zero=1");
   ASSERT_EQ(parse_layout("tp=8,pp=4,vpp=2", &l), "");
   EXPECT_EQ(l.str(), "tp=8,pp=4,dp=1,mb=1,recompute=none,zero=0,vpp=2");
-  EXPECT_EQ(parse_layout("tp=8,cp=2", &l),
-            "unknown layout key 'cp' (keys: tp, pp, dp, mb, recompute, zero, vpp, ep)");
+  ASSERT_EQ(parse_layout("tp=8,cp=2,sp=off", &l), "");
+  EXPECT_EQ(l.str(), "tp=8,pp=1,dp=1,mb=1,recompute=none,zero=0,cp=2,sp=off");
+  EXPECT_EQ(l.devices(), 16);
+  EXPECT_EQ(parse_layout("tp=8,xp=2", &l),
+            "unknown layout key 'xp' (keys: tp, pp, dp, mb, recompute, zero, vpp, ep, cp, sp)");
+  EXPECT_EQ(parse_layout("sp=yes", &l), "sp must be on or off, got 'yes'");
   EXPECT_EQ(parse_layout("tp=0", &l), "tp must be at least 1");
 }
 
@@ -149,6 +155,67 @@ TEST(TrainPlan, MixedClustersAreNotPlannedYet) {
   EXPECT_EQ(unsupported_reason(testing::example_cluster("dgx-h100"),
                                testing::example_task("llama3-8b-train")),
             "");
+}
+
+}  // namespace
+}  // namespace yirage::planner
+
+namespace yirage::planner {
+namespace {
+
+TEST(ContextParallel, SplitsActivationsAndShardsStateOverDpTimesCp) {
+  devices::ClusterSpec c = testing::example_cluster("h100-128x8");
+  devices::TaskSpec t = testing::example_task("llama3-70b-train");
+  TrainContext cx{c, t, kNoCalibration};
+  Layout one{32, 8, 4, 1, Recompute::kSelective, 1};
+  Layout two = one;
+  two.dp = 16;
+  two.cp = 2;
+  MemoryUse m1 = training_memory(cx, one);
+  MemoryUse m2 = training_memory(cx, two);
+  // Half the tokens per rank; the output logits are the only part that is not per layer.
+  EXPECT_NEAR(m2.activations / m1.activations, 0.5, 0.02);
+  // ZeRO-1 shards the optimizer over dp x cp = 32 ranks in both.
+  EXPECT_DOUBLE_EQ(m2.optimizer, m1.optimizer);
+  auto e = estimate_training(cx, two);
+  ASSERT_TRUE(std::holds_alternative<PlanEstimate>(e));
+}
+
+TEST(ContextParallel, TheSearchPrefersItOnLongSequences) {
+  devices::ClusterSpec c = testing::example_cluster("h100-128x8");
+  devices::TaskSpec t = testing::example_task("llama3-70b-train");
+  t.sequence_length = 131072;
+  t.global_batch = 32;
+  TrainContext cx{c, t, kNoCalibration};
+  SearchResult r = search_training(cx);
+  ASSERT_FALSE(r.plans.empty());
+  // Without it, 128K-token sequences need deep tensor and pipeline parallelism and
+  // recomputation; with it, each rank holds a slice of every sequence.
+  EXPECT_GT(r.plans.front().layout.cp, 1) << r.plans.front().layout.str();
+  auto without = std::find_if(r.plans.begin(), r.plans.end(),
+                              [](const PlanEstimate& p) { return p.layout.cp == 1; });
+  ASSERT_NE(without, r.plans.end());
+  EXPECT_GT(without->step.total, 1.2 * r.plans.front().step.total);
+  // A sequence that does not split into 2 x cp chunks is refused by name.
+  t.sequence_length = 131070;
+  auto bad = estimate_training(cx, Layout{16, 8, 1, 1, Recompute::kNone, 1, 1, 1, 8});
+  ASSERT_TRUE(std::holds_alternative<Rejected>(bad));
+  EXPECT_NE(std::get<Rejected>(bad).reason.find("2 x cp chunks"), std::string::npos);
+}
+
+TEST(SequenceParallel, OffKeepsNormsAndDropoutsWholeOnEveryRank) {
+  devices::ClusterSpec c = testing::example_cluster("dgx-h100");
+  devices::TaskSpec t = testing::example_task("llama3-8b-train");
+  TrainContext cx{c, t, kNoCalibration};
+  Layout on{1, 8, 1, 1, Recompute::kNone, 0};
+  Layout off = on;
+  off.sp = false;
+  double h = 4096;
+  double s = static_cast<double>(t.sequence_length);
+  // Korthikanti et al. 2022, Table 2: without SP, 10sbh per layer stays whole (bf16 bytes:
+  // 2 per element, counted as sbh x bytes / 2 in the formula), the rest is split over t.
+  double extra = (training_memory(cx, off).activations - training_memory(cx, on).activations) / 32;
+  EXPECT_NEAR(extra, 10 * s * h * (1 - 1.0 / 8), 1e3);
 }
 
 }  // namespace
