@@ -1,0 +1,292 @@
+#include "costmodel/sim/replay.h"
+
+#include "costmodel/nccl_constants.h"
+#include "costmodel/sim/collective_flows.h"
+#include "costmodel/sim/link_usage.h"
+#include "costmodel/sim/sim_platform.h"
+#include "devices/support/check.h"
+
+#include <simgrid/s4u.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <deque>
+#include <map>
+#include <set>
+#include <utility>
+
+namespace yirage::costmodel {
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+constexpr double kHostSpeed = 1e9;  // flop/s of every host (sim_platform.cpp)
+
+enum class OpKind : std::uint8_t { kGate, kExec, kDelay, kFlow };
+
+// A node of the step's dependency graph: gates complete as soon as their inputs have;
+// executions, delays and flows are SimGrid activities.
+struct Op {
+  OpKind kind = OpKind::kGate;
+  std::uint32_t pending = 0;
+  std::vector<std::uint32_t> next;
+  double amount = 0;  // seconds (exec, delay) or bytes (flow)
+  std::int64_t src = 0;
+  std::int64_t dst = 0;
+  double start = -1;
+  double end = -1;
+};
+
+// Where one rank's part of one task starts and ends in the graph.
+struct Part {
+  std::size_t task = 0;
+  std::int64_t rank = 0;
+  std::uint32_t join = 0;
+  std::uint32_t done = 0;
+};
+
+class Graph {
+ public:
+  std::uint32_t add(OpKind k, double amount = 0, std::int64_t src = 0, std::int64_t dst = 0) {
+    Op op;
+    op.kind = k;
+    op.amount = amount;
+    op.src = src;
+    op.dst = dst;
+    ops_.push_back(std::move(op));
+    return static_cast<std::uint32_t>(ops_.size() - 1);
+  }
+
+  void edge(std::uint32_t from, std::uint32_t to) {
+    ops_[from].next.push_back(to);
+    ++ops_[to].pending;
+  }
+
+  std::vector<Op>& ops() { return ops_; }
+
+ private:
+  std::vector<Op> ops_;
+};
+
+struct Built {
+  Graph graph;
+  std::vector<Part> parts;
+  std::vector<std::string> notes;
+};
+
+// The rank's part of a collective: its transfers, after the launch latency.
+void add_collective(Built& b,
+                    const SimTask& t,
+                    const std::vector<std::uint32_t>& join,
+                    const std::vector<std::uint32_t>& done,
+                    const std::vector<SimRankPlace>& places,
+                    const SimOptions& o) {
+  Graph& g = b.graph;
+  std::vector<std::uint32_t> start = join;
+  if (o.launch_latency) {
+    double lat = NcclConstants::base_latency_us(false, Protocol::kSimple) * 1e-6;
+    for (std::size_t p = 0; p < join.size(); ++p) {
+      start[p] = g.add(OpKind::kDelay, lat);
+      g.edge(join[p], start[p]);
+    }
+  }
+  CollectiveFlows cf = collective_flows(t, places, o.pipeline_chunks);
+  if (!cf.note.empty())
+    b.notes.push_back(cf.note);
+  std::map<std::int64_t, std::size_t> position;
+  for (std::size_t p = 0; p < t.ranks.size(); ++p)
+    position[t.ranks[p]] = p;
+  auto first = static_cast<std::uint32_t>(g.ops().size());
+  for (const SimFlow& f : cf.flows) {
+    std::uint32_t id = g.add(OpKind::kFlow, f.bytes, f.src, f.dst);
+    for (std::uint32_t d : f.deps)
+      g.edge(first + d, id);
+    if (f.deps.empty()) {
+      g.edge(start[position[f.src]], id);
+      g.edge(start[position[f.dst]], id);
+    }
+  }
+  for (std::size_t p = 0; p < t.ranks.size(); ++p) {
+    g.edge(start[p], done[p]);
+    for (std::uint32_t d : cf.done[p])
+      g.edge(first + d, done[p]);
+  }
+}
+
+Built build(const SimProgram& program,
+            const std::vector<SimRankPlace>& places,
+            const SimOptions& o) {
+  Built b;
+  Graph& g = b.graph;
+  std::vector<std::uint32_t> task_done(program.tasks.size());
+  std::map<std::pair<std::int64_t, std::string>, std::uint32_t> stream_last;
+  for (std::size_t i = 0; i < program.tasks.size(); ++i) {
+    const SimTask& t = program.tasks[i];
+    std::vector<std::uint32_t> join;
+    std::vector<std::uint32_t> done;
+    task_done[i] = g.add(OpKind::kGate);
+    for (std::int64_t r : t.ranks) {
+      CHECK(r < static_cast<std::int64_t>(places.size()))
+          << "rank " << r << " of '" << t.name << "' is not a device of the cluster";
+      join.push_back(g.add(OpKind::kGate));
+      done.push_back(g.add(OpKind::kGate));
+      g.edge(done.back(), task_done[i]);
+      auto key = std::make_pair(r, t.stream);
+      if (auto it = stream_last.find(key); it != stream_last.end())
+        g.edge(it->second, join.back());
+      stream_last[key] = done.back();
+      for (std::size_t a : t.after)
+        g.edge(task_done[a], join.back());
+      b.parts.push_back({i, r, join.back(), done.back()});
+    }
+    if (t.kind == SimTaskKind::kCompute) {
+      std::uint32_t e = g.add(OpKind::kExec, t.duration.value, t.ranks[0]);
+      g.edge(join[0], e);
+      g.edge(e, done[0]);
+    } else if (t.kind == SimTaskKind::kSend) {
+      std::uint32_t f = g.add(OpKind::kFlow, t.bytes, t.ranks[0], t.ranks[1]);
+      g.edge(join[0], f);
+      g.edge(join[1], f);
+      g.edge(f, done[0]);
+      g.edge(f, done[1]);
+    } else {
+      add_collective(b, t, join, done, places, o);
+    }
+  }
+  return b;
+}
+
+sg4::ActivityPtr start(const Op& op, const SimPlatform& platform) {
+  if (op.kind == OpKind::kExec)
+    return platform.compute_host(op.src)->exec_async(op.amount * kHostSpeed);
+  if (op.kind == OpKind::kDelay)
+    return platform.timer_host()->exec_async(op.amount * kHostSpeed);
+  SimRoute r = platform.route(op.src, op.dst);
+  auto bytes = static_cast<std::uint64_t>(std::llround(std::max(0.0, op.amount)));
+  return sg4::Comm::sendto_async(r.from, r.to, bytes);
+}
+
+// The dispatcher: starts every activity whose inputs are done, waits for the next to
+// finish, repeats. Activities run concurrently in SimGrid and share hosts and links.
+void dispatch(std::vector<Op>& ops, const SimPlatform& platform) {
+  std::deque<std::uint32_t> ready;
+  for (std::uint32_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].pending == 0)
+      ready.push_back(i);
+  }
+  std::vector<sg4::ActivityPtr> active;
+  std::vector<std::uint32_t> active_ops;
+  auto complete = [&](std::uint32_t id) {
+    ops[id].end = sg4::Engine::get_clock();
+    for (std::uint32_t n : ops[id].next) {
+      if (--ops[n].pending == 0)
+        ready.push_back(n);
+    }
+  };
+  while (true) {
+    while (!ready.empty()) {
+      std::uint32_t id = ready.front();
+      ready.pop_front();
+      ops[id].start = sg4::Engine::get_clock();
+      if (ops[id].kind == OpKind::kGate) {
+        complete(id);
+        continue;
+      }
+      active.push_back(start(ops[id], platform));
+      active_ops.push_back(id);
+    }
+    if (active.empty())
+      break;
+    auto i = static_cast<std::size_t>(sg4::Activity::wait_any(active));
+    complete(active_ops[i]);
+    active[i] = active.back();
+    active.pop_back();
+    active_ops[i] = active_ops.back();
+    active_ops.pop_back();
+  }
+}
+
+double union_length(std::vector<SimInterval>& v) {
+  double total = 0;
+  double cur_start = 0;
+  double cur_end = -1;
+  for (const SimInterval& iv : v) {
+    if (iv.start.value > cur_end) {
+      total += std::max(0.0, cur_end - cur_start);
+      cur_start = iv.start.value;
+      cur_end = iv.end.value;
+    } else {
+      cur_end = std::max(cur_end, iv.end.value);
+    }
+  }
+  return total + std::max(0.0, cur_end - cur_start);
+}
+
+void fill_timelines(SimResult& r,
+                    const std::vector<Part>& parts,
+                    const std::vector<Op>& ops,
+                    const SimPlatform& platform) {
+  for (std::int64_t rank = 0; rank < platform.devices(); ++rank) {
+    SimDeviceTimeline d;
+    d.rank = rank;
+    d.node = platform.node(rank);
+    d.host = platform.host_name(rank);
+    r.devices.push_back(std::move(d));
+  }
+  for (const Part& p : parts) {
+    r.devices[static_cast<std::size_t>(p.rank)].intervals.push_back(
+        {p.task, devices::Seconds{ops[p.join].end}, devices::Seconds{ops[p.done].end}});
+  }
+  for (SimDeviceTimeline& d : r.devices) {
+    std::sort(d.intervals.begin(), d.intervals.end(),
+              [](const SimInterval& a, const SimInterval& c) {
+                return std::tie(a.start.value, a.task) < std::tie(c.start.value, c.task);
+              });
+    d.busy = devices::Seconds{union_length(d.intervals)};
+    d.idle = r.makespan - d.busy;
+  }
+}
+
+}  // namespace
+
+SimResult replay(const devices::ClusterSpec& cluster,
+                 const SimProgram& program,
+                 const SimOptions& options) {
+  auto wall_start = std::chrono::steady_clock::now();
+  std::vector<SimRankPlace> places = sim_rank_places(cluster);
+  Built b = build(program, places, options);
+  int argc = 2;
+  std::string arg0 = "yirage-sim";
+  std::string arg1 = "--log=root.thresh:critical";
+  std::vector<char*> argv = {arg0.data(), arg1.data(), nullptr};
+  sg4::Engine engine(&argc, argv.data());
+  // CM02 without cross-traffic: a flow's time is latency + bytes / its max-min share of
+  // bandwidth, the model that reproduces closed-form collective times (toolchain.md §3).
+  sg4::Engine::set_config("network/model:CM02");
+  sg4::Engine::set_config("network/crosstraffic:0");
+  SimPlatform platform(cluster);
+  std::vector<Op>& ops = b.graph.ops();
+  sg4::Actor::create("dispatcher", platform.timer_host(),
+                     [&ops, &platform] { dispatch(ops, platform); });
+  engine.run();
+  SimResult r;
+  r.makespan = devices::Seconds{sg4::Engine::get_clock()};
+  std::vector<FlowTimes> flows;
+  for (const Op& op : ops) {
+    CHECK(op.end >= 0) << "the step did not finish: a dependency never completed";
+    if (op.kind == OpKind::kFlow)
+      flows.push_back({op.src, op.dst, op.amount, op.start, op.end});
+  }
+  r.transfers = flows.size();
+  fill_timelines(r, b.parts, ops, platform);
+  r.links = link_usage(platform, flows);
+  r.most_contended = most_contended(r.links, 10);
+  std::set<std::string> notes(b.notes.begin(), b.notes.end());
+  r.notes.assign(notes.begin(), notes.end());
+  r.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return r;
+}
+
+}  // namespace yirage::costmodel
