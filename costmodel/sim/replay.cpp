@@ -157,13 +157,19 @@ Built build(const SimProgram& program,
   return b;
 }
 
+sg4::ActivityPtr execute(sg4::Host* host, double seconds) {
+  return sg4::Exec::init()->set_flops_amount(seconds * kHostSpeed)->set_host(host)->start();
+}
+
 sg4::ActivityPtr start(const Op& op, const SimPlatform& platform) {
   if (op.kind == OpKind::kExec)
-    return platform.compute_host(op.src)->exec_async(op.amount * kHostSpeed);
+    return execute(platform.compute_host(op.src), op.amount);
   if (op.kind == OpKind::kDelay)
-    return platform.timer_host()->exec_async(op.amount * kHostSpeed);
+    return execute(platform.timer_host(), op.amount);
   SimRoute r = platform.route(op.src, op.dst);
   auto bytes = static_cast<std::uint64_t>(std::llround(std::max(0.0, op.amount)));
+  if (bytes == 0)  // SimGrid never completes an empty transfer: it costs the route's latency
+    return execute(platform.timer_host(), r.latency);
   return sg4::Comm::sendto_async(r.from, r.to, bytes);
 }
 
