@@ -1,0 +1,113 @@
+#include "codegen/cost/ugraph_cost.h"
+
+#include "codegen/ir/thread_fusion.h"
+#include "costmodel/fused_kernel.h"
+#include "devices/support/check.h"
+
+namespace yirage::codegen {
+namespace {
+
+double count(const Shape& s) {
+  return static_cast<double>(elements(s));
+}
+
+// Non-matrix operations of an op producing `out` from `in` (one per element touched; an
+// exp, sqrt or division counts as one).
+double vector_ops(const BlockOp& op, const std::vector<Shape>& shapes, const Shape& out) {
+  double in = op.in.empty() ? 0 : count(shapes[static_cast<std::size_t>(op.in[0])]);
+  if (op.kind == OpKind::kAccum || is_reduction(op.kind))
+    return 2 * in;
+  return op.kind == OpKind::kMatmul ? 0 : count(out);
+}
+
+costmodel::FusedProgram fused_program(const BlockGraph& b,
+                                      const std::vector<Shape>& in_shapes,
+                                      devices::DType dtype) {
+  double bytes = devices::dtype_bytes(dtype);
+  std::string why;
+  std::vector<Shape> s = block_shapes(b, in_shapes, &why);
+  CHECK(!s.empty()) << "pricing an invalid block graph: " << why;
+  std::vector<bool> post = after_accum(b);
+  costmodel::FusedProgram p;
+  p.blocks = b.blocks();
+  p.iterations = b.forloop;
+  for (std::size_t i = 0; i < b.inputs.size(); ++i) {
+    const BlockInput& in = b.inputs[i];
+    bool replicated = false;
+    for (std::size_t a = 0; a < 3; ++a)
+      replicated = replicated || (b.grid[a] > 1 && in.imap[a] == kReplicated);
+    p.inputs.push_back({count(in_shapes[static_cast<std::size_t>(in.input)]) * bytes,
+                        count(s[i]) * bytes, replicated});
+  }
+  for (const BlockOutput& o : b.outputs)
+    p.output_bytes += count(s[static_cast<std::size_t>(o.tensor)]) * bytes;
+  for (std::size_t i = 0; i < b.ops.size(); ++i) {
+    const BlockOp& op = b.ops[i];
+    const Shape& out = s[b.inputs.size() + i];
+    if (op.kind == OpKind::kMatmul) {
+      const Shape& a = s[static_cast<std::size_t>(op.in[0])];
+      p.matrix_flops += 2 * count(out) * static_cast<double>(a.back());
+      p.matrix_rows = std::max(p.matrix_rows, a[a.size() - 2]);
+    }
+    (post[b.inputs.size() + i] && op.kind != OpKind::kAccum ? p.epilogue_flops : p.vector_flops) +=
+        vector_ops(op, s, out);
+  }
+  p.shared_bytes = static_cast<double>(shared_memory_bytes(b, s, devices::DType::kFp16)) * bytes /
+                   2;  // shared_memory_bytes counts 2-byte elements for non-accumulators
+  return p;
+}
+
+costmodel::KernelEstimate library_kernel(const KernelOp& op,
+                                         const std::vector<Shape>& in,
+                                         const Shape& out,
+                                         const devices::DeviceSpec& d,
+                                         devices::DType dtype,
+                                         const costmodel::GpuEfficiency& eff) {
+  double bytes = devices::dtype_bytes(dtype);
+  if (op.kind == OpKind::kMatmul) {
+    const Shape& a = in[0];
+    std::int64_t m = a[a.size() - 2];
+    std::int64_t k = a.back();
+    std::int64_t n = out.back();
+    return costmodel::gemm_kernel(d, dtype, eff, m, n, k, elements(out) / (m * n));
+  }
+  double read = 0;
+  for (const Shape& s : in)
+    read += count(s) * bytes;
+  std::string kind =
+      is_reduction(op.kind) ? (op.kind == OpKind::kRms ? "rmsnorm" : "softmax") : "elementwise";
+  double flops = is_reduction(op.kind) ? 2 * count(in[0]) : count(out);
+  return costmodel::stream_kernel(d, eff, kind, op_name(op.kind), read, count(out) * bytes, flops,
+                                  is_reduction(op.kind) ? in[0].back() : 0);
+}
+
+}  // namespace
+
+UgraphCost price_ugraph(const KernelGraph& g,
+                        const devices::DeviceSpec& d,
+                        const costmodel::GpuEfficiency& eff) {
+  std::string why;
+  std::vector<Shape> shapes = kernel_shapes(g, &why);
+  CHECK(!shapes.empty()) << "pricing an invalid µGraph: " << why;
+  UgraphCost c;
+  std::size_t next = g.inputs.size();
+  for (const KernelOp& op : g.ops) {
+    std::vector<Shape> in;
+    for (int t : op.in)
+      in.push_back(shapes[static_cast<std::size_t>(t)]);
+    if (op.kind == OpKind::kCustom) {
+      const BlockGraph& b = g.blocks[static_cast<std::size_t>(op.block)];
+      costmodel::FusedProgram p = fused_program(b, in, g.dtype);
+      p.name = "custom op " + std::to_string(c.kernels.size());
+      c.kernels.push_back(costmodel::fused_kernel(d, g.dtype, eff, p));
+      next += b.outputs.size();
+    } else {
+      c.kernels.push_back(library_kernel(op, in, shapes[next], d, g.dtype, eff));
+      ++next;
+    }
+    c.time = c.time + c.kernels.back().time();
+  }
+  return c;
+}
+
+}  // namespace yirage::codegen

@@ -1,0 +1,24 @@
+// Ranking: a µGraph priced on a target device by the cost model (costmodel/): library
+// matmuls as costmodel::gemm_kernel, other library ops as costmodel::stream_kernel,
+// graph-defined ops as costmodel::fused_kernel. No formula lives here: this file only
+// measures a µGraph (bytes, flops, blocks, iterations) and hands the numbers over.
+#pragma once
+
+#include "codegen/ir/ugraph.h"
+#include "costmodel/gpu_kernel.h"
+#include "devices/device_spec.h"
+
+#include <vector>
+
+namespace yirage::codegen {
+
+struct UgraphCost {
+  std::vector<costmodel::KernelEstimate> kernels;  // one per kernel op
+  devices::Seconds time;                           // their sum (kernels run one after another)
+};
+
+UgraphCost price_ugraph(const KernelGraph& g,
+                        const devices::DeviceSpec& d,
+                        const costmodel::GpuEfficiency& eff);
+
+}  // namespace yirage::codegen
