@@ -1,0 +1,124 @@
+#include "cli/superoptimize_report.h"
+
+#include "codegen/ir/thread_fusion.h"
+#include "codegen/ir/ugraph_json.h"
+#include "costmodel/calibration.h"
+#include "devices/support/text.h"
+#include "devices/support/units.h"
+
+#include <nlohmann/json.hpp>
+
+namespace yirage::cli {
+namespace {
+
+std::optional<codegen::Shape> parse_shape(const std::string& text) {
+  codegen::Shape s;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    std::size_t x = text.find('x', pos);
+    std::string part = text.substr(pos, x == std::string::npos ? std::string::npos : x - pos);
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos ||
+        part.size() > 12)
+      return std::nullopt;
+    s.push_back(std::stoll(part));
+    if (s.back() <= 0)
+      return std::nullopt;
+    if (x == std::string::npos)
+      break;
+    pos = x + 1;
+  }
+  return s;
+}
+
+std::string us(devices::Seconds t) {
+  return devices::format(t);
+}
+
+}  // namespace
+
+std::optional<SearchSetup> setup_search(const devices::DeviceRegistry& registry,
+                                        const std::string& device,
+                                        const std::string& program,
+                                        const std::vector<std::string>& shapes,
+                                        std::ostream& err) {
+  SearchSetup s;
+  s.device = registry.find(device);
+  if (s.device == nullptr) {
+    err << "error: unknown device '" << device << "'"
+        << devices::did_you_mean(device, registry.all_names())
+        << " (`yirage-plan devices` lists them)\n";
+    return std::nullopt;
+  }
+  std::map<std::string, codegen::Shape> resize;
+  for (const std::string& arg : shapes) {
+    std::size_t eq = arg.find('=');
+    std::optional<codegen::Shape> shape =
+        eq == std::string::npos ? std::nullopt : parse_shape(arg.substr(eq + 1));
+    if (!shape) {
+      err << "error: --shape " << arg << ": expected NAME=16x4096\n";
+      return std::nullopt;
+    }
+    resize[arg.substr(0, eq)] = *shape;
+  }
+  s.program = codegen::load_program(program);
+  if (!resize.empty())
+    s.program = codegen::resize_inputs(s.program, resize);
+  costmodel::CalibrationSet cal =
+      costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
+  if (const costmodel::GpuEfficiency* e = cal.find_gpu(s.device->name))
+    s.efficiency = *e;
+  return s;
+}
+
+void print_result(std::ostream& out, const SearchSetup& s, const codegen::SuperoptimizeResult& r) {
+  const codegen::SuperoptimizeStats& st = r.stats;
+  out << s.program.graph.name << " on " << s.device->name << " ("
+      << (s.device->onchip.compute_units ? std::to_string(s.device->onchip.compute_units->value)
+                                         : std::string("?"))
+      << " compute units, " << codegen::shared_memory_limit(*s.device)
+      << " bytes of shared memory per block; " << s.efficiency.source << ")\n";
+  out << "search: " << st.branches << " branches, " << st.generated << " prefixes generated, "
+      << st.pruned << " pruned by abstract expressions"
+      << (st.truncated ? " (truncated at the state limit)" : "") << "\n";
+  out << "candidates: " << st.candidates << " complete, " << st.verified
+      << " verified on sampled blocks, " << st.rejected << " rejected by fingerprints; "
+      << st.priced << " schedules priced\n";
+  out << "finalists: " << st.finalists_checked << " checked on whole outputs ("
+      << (st.field_tested ? "3 finite-field tests" : "no finite-field meaning: float only") << "), "
+      << st.finalists_rejected << " rejected; float error of the chosen µGraph "
+      << devices::format_number(st.float_error, 3) << "\n";
+  double ratio = r.reference.cost.time.value / r.best.cost.time.value;
+  out << "best µGraph: " << us(r.best.cost.time)
+      << " (the program as library kernels: " << us(r.reference.cost.time) << ", "
+      << devices::format_number(ratio, 3) << "x)"
+      << (r.best_is_reference ? "; no fused µGraph beat the library kernels" : "") << "\n";
+  out << codegen::ugraph_text(r.best.graph);
+  for (const costmodel::KernelEstimate& k : r.best.cost.kernels)
+    out << "  kernel " << k.name << ": " << us(k.time()) << ", " << k.bound() << "-bound, "
+        << k.tiles << " blocks in " << k.waves << " waves, "
+        << devices::format_quantity(k.hbm_bytes, devices::Dim::kBytes) << " from HBM\n";
+}
+
+std::string result_json(const SearchSetup& s, const codegen::SuperoptimizeResult& r) {
+  const codegen::SuperoptimizeStats& st = r.stats;
+  nlohmann::ordered_json j;
+  j["program"] = s.program.graph.name;
+  j["device"] = s.device->name;
+  j["branches"] = st.branches;
+  j["generated"] = st.generated;
+  j["pruned"] = st.pruned;
+  j["candidates"] = st.candidates;
+  j["verified"] = st.verified;
+  j["rejected"] = st.rejected;
+  j["priced"] = st.priced;
+  j["finalists_checked"] = st.finalists_checked;
+  j["truncated"] = st.truncated;
+  j["float_error"] = st.float_error;
+  j["best_latency_s"] = r.best.cost.time.value;
+  j["library_latency_s"] = r.reference.cost.time.value;
+  j["best_is_library"] = r.best_is_reference;
+  j["ugraph"] = nlohmann::ordered_json::parse(codegen::ugraph_to_json(r.best.graph));
+  return j.dump(2);
+}
+
+}  // namespace yirage::cli
