@@ -42,6 +42,7 @@ void add_calibrate_command(CLI::App& app, Context& cx);
 void add_estimate_command(CLI::App& app, Context& cx);
 void add_fidelity_command(CLI::App& app, Context& cx);
 void add_bench_command(CLI::App& app, Context& cx);
+void add_bench_simulate_command(CLI::App& app, Context& cx);
 void add_capacity_command(CLI::App& app, Context& cx);
 void add_comet_command(CLI::App& app, Context& cx);
 void add_superoptimize_command(CLI::App& app, Context& cx);

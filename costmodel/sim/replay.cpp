@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <deque>
 #include <map>
 #include <set>
 #include <utility>
@@ -173,45 +172,39 @@ sg4::ActivityPtr start(const Op& op, const SimPlatform& platform) {
   return sg4::Comm::sendto_async(r.from, r.to, bytes);
 }
 
-// The dispatcher: starts every activity whose inputs are done, waits for the next to
-// finish, repeats. Activities run concurrently in SimGrid and share hosts and links.
-void dispatch(std::vector<Op>& ops, const SimPlatform& platform) {
-  std::deque<std::uint32_t> ready;
-  for (std::uint32_t i = 0; i < ops.size(); ++i) {
-    if (ops[i].pending == 0)
-      ready.push_back(i);
-  }
-  std::vector<sg4::ActivityPtr> active;
-  std::vector<std::uint32_t> active_ops;
-  auto complete = [&](std::uint32_t id) {
-    ops[id].end = sg4::Engine::get_clock();
-    for (std::uint32_t n : ops[id].next) {
-      if (--ops[n].pending == 0)
-        ready.push_back(n);
-    }
-  };
-  while (true) {
-    while (!ready.empty()) {
-      std::uint32_t id = ready.front();
-      ready.pop_front();
-      ops[id].start = sg4::Engine::get_clock();
-      if (ops[id].kind == OpKind::kGate) {
-        complete(id);
-        continue;
+// A worker runs one op after another: it starts the op's activity and waits for it, then
+// releases the ops that were waiting for it. It continues with the first of them itself and
+// hands the others to new workers, so each activity is waited for by exactly one actor
+// (a shared wait_any over thousands of activities is quadratic). Gates complete at once.
+struct Workers {
+  std::vector<Op>& ops;
+  const SimPlatform& platform;
+
+  void run(std::uint32_t id) {
+    std::vector<std::uint32_t> released;
+    while (true) {
+      Op& op = ops[id];
+      op.start = sg4::Engine::get_clock();
+      if (op.kind != OpKind::kGate)
+        start(op, platform)->wait();
+      op.end = sg4::Engine::get_clock();
+      released.clear();
+      for (std::uint32_t n : op.next) {
+        if (--ops[n].pending == 0)
+          released.push_back(n);
       }
-      active.push_back(start(ops[id], platform));
-      active_ops.push_back(id);
+      if (released.empty())
+        return;
+      for (std::size_t k = 1; k < released.size(); ++k)
+        spawn(released[k]);
+      id = released.front();
     }
-    if (active.empty())
-      break;
-    auto i = static_cast<std::size_t>(sg4::Activity::wait_any(active));
-    complete(active_ops[i]);
-    active[i] = active.back();
-    active.pop_back();
-    active_ops[i] = active_ops.back();
-    active_ops.pop_back();
   }
-}
+
+  void spawn(std::uint32_t id) {
+    sg4::Actor::create("op", platform.timer_host(), [this, id] { run(id); });
+  }
+};
 
 double union_length(std::vector<SimInterval>& v) {
   double total = 0;
@@ -262,10 +255,11 @@ SimResult replay(const devices::ClusterSpec& cluster,
   auto wall_start = std::chrono::steady_clock::now();
   std::vector<SimRankPlace> places = sim_rank_places(cluster);
   Built b = build(program, places, options);
-  int argc = 2;
+  int argc = 3;
   std::string arg0 = "yirage-sim";
   std::string arg1 = "--log=root.thresh:critical";
-  std::vector<char*> argv = {arg0.data(), arg1.data(), nullptr};
+  std::string arg2 = "--cfg=contexts/stack-size:128";  // KiB; workers need little stack
+  std::vector<char*> argv = {arg0.data(), arg1.data(), arg2.data(), nullptr};
   sg4::Engine engine(&argc, argv.data());
   // CM02 without cross-traffic: a flow's time is latency + bytes / its max-min share of
   // bandwidth, the model that reproduces closed-form collective times (toolchain.md §3).
@@ -273,8 +267,11 @@ SimResult replay(const devices::ClusterSpec& cluster,
   sg4::Engine::set_config("network/crosstraffic:0");
   SimPlatform platform(cluster);
   std::vector<Op>& ops = b.graph.ops();
-  sg4::Actor::create("dispatcher", platform.timer_host(),
-                     [&ops, &platform] { dispatch(ops, platform); });
+  Workers workers{ops, platform};
+  for (std::uint32_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].pending == 0)
+      workers.spawn(i);
+  }
   engine.run();
   SimResult r;
   r.makespan = devices::Seconds{sg4::Engine::get_clock()};
