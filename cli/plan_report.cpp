@@ -108,6 +108,11 @@ void print_plan_detail(std::ostream& out,
   out << "  memory per device: weights " << bytes(m.weights) << ", gradients " << bytes(m.gradients)
       << ", optimizer " << bytes(m.optimizer) << ", activations " << bytes(m.activations) << " = "
       << bytes(m.total()) << " of " << bytes(m.capacity) << " usable\n";
+  if (p.layout.offload) {
+    out << "  optimizer offloaded: " << bytes(m.host)
+        << " of state per device in host memory; the host CPUs' step is priced at their peak "
+           "memory bandwidth (a lower bound)\n";
+  }
   out << "  throughput " << format_count(p.tokens_per_s) << " tokens/s, MFU " << pct(p.mfu)
       << ", HFU " << pct(p.hfu) << "\n";
   out << "  energy per step "
@@ -145,9 +150,13 @@ nlohmann::ordered_json plan_json(const planner::PlanEstimate& p) {
   j["tokens_per_s"] = p.tokens_per_s;
   j["mfu"] = p.mfu;
   j["hfu"] = p.hfu;
-  j["memory_bytes"] = {{"weights", p.memory.weights},     {"gradients", p.memory.gradients},
-                       {"optimizer", p.memory.optimizer}, {"activations", p.memory.activations},
-                       {"total", p.memory.total()},       {"usable", p.memory.capacity}};
+  j["memory_bytes"] = {{"weights", p.memory.weights},
+                       {"gradients", p.memory.gradients},
+                       {"optimizer", p.memory.optimizer},
+                       {"activations", p.memory.activations},
+                       {"total", p.memory.total()},
+                       {"usable", p.memory.capacity},
+                       {"host", p.memory.host}};
   j["energy_j"] = p.energy.value;
   j["usd_per_step"] = p.usd_per_step ? nlohmann::ordered_json(*p.usd_per_step) : nullptr;
   j["binding"] = binding_sentence(p);

@@ -72,6 +72,38 @@ struct Context {
   std::set<std::string> group_names;
 };
 
+// host_cpu: {device: Xeon-8480+, sockets: 2}
+std::optional<HostCpu> read_host_cpu(Context& cx, const YAML::Node& n) {
+  const YamlDoc& doc = cx.doc;
+  MapReader m(doc, n, "host_cpu");
+  if (!m.valid())
+    return std::nullopt;
+  HostCpu h;
+  h.loc = doc.loc(n);
+  std::optional<std::string> name = m.string("device", true);
+  h.sockets = m.integer("sockets").value_or(1);
+  if (m.has("sockets") && h.sockets < 1)
+    doc.error(m.get("sockets"), "'sockets' must be at least 1, got " + std::to_string(h.sockets));
+  m.finish();
+  if (!name)
+    return std::nullopt;
+  const DeviceSpec* cpu = cx.registry.find(*name);
+  if (cpu == nullptr) {
+    doc.error(n["device"], "unknown device type '" + *name + "'" +
+                               did_you_mean(*name, cx.registry.all_names()) +
+                               " (`yirage-plan devices` lists them)");
+    return std::nullopt;
+  }
+  if (cpu->kind != DeviceKind::kCpu) {
+    doc.error(n["device"],
+              "host_cpu '" + cpu->name + "' is a " + kind_name(cpu->kind) + ", not a CPU");
+    return std::nullopt;
+  }
+  h.device = cpu->name;
+  h.memory_bandwidth = cpu->memory_bandwidth.value;
+  return h;
+}
+
 std::optional<NodeGroup> read_group(Context& cx, const YAML::Node& n, std::size_t index) {
   const YamlDoc& doc = cx.doc;
   MapReader m(doc, n, "node group " + std::to_string(index + 1));
@@ -109,6 +141,8 @@ std::optional<NodeGroup> read_group(Context& cx, const YAML::Node& n, std::size_
   }
   g.nic_bandwidth = m.quantity<Dim::kBytesPerSec>("nic_bandwidth");
   g.host_memory = m.quantity<Dim::kBytes>("host_memory");
+  if (YAML::Node h = m.get("host_cpu"))
+    g.host_cpu = read_host_cpu(cx, h);
   m.finish();
   return g;
 }

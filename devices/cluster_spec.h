@@ -31,6 +31,16 @@ struct Fabric {
   bool operator==(const Fabric&) const = default;
 };
 
+/// The CPUs of a node: where optimizer offload keeps and updates the optimizer state.
+struct HostCpu {
+  std::string device;            // canonical name of a CPU in the registry
+  std::int64_t sockets = 1;      // per node
+  BytesPerSec memory_bandwidth;  // per socket, from the CPU's spec
+  SourceLoc loc;
+
+  bool operator==(const HostCpu&) const = default;
+};
+
 struct NodeGroup {
   std::string name;
   std::string device;  // canonical device name (a key of ClusterSpec::device_types)
@@ -39,6 +49,7 @@ struct NodeGroup {
   Fabric fabric;
   std::optional<BytesPerSec> nic_bandwidth;  // per device; overrides the network's
   std::optional<Bytes> host_memory;          // per node, for optimizer offload
+  std::optional<HostCpu> host_cpu;           // per node, for optimizer offload
   SourceLoc loc;
 
   std::int64_t devices() const { return nodes * devices_per_node; }

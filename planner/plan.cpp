@@ -22,7 +22,7 @@ std::string Layout::str() const {
          ",mb=" + std::to_string(micro_batch) + ",recompute=" + recompute_name(recompute) +
          ",zero=" + std::to_string(zero) + (vpp > 1 ? ",vpp=" + std::to_string(vpp) : "") +
          (ep > 1 ? ",ep=" + std::to_string(ep) : "") + (cp > 1 ? ",cp=" + std::to_string(cp) : "") +
-         (tp > 1 && !sp ? ",sp=off" : "");
+         (tp > 1 && !sp ? ",sp=off" : "") + (offload ? ",offload=on" : "");
 }
 
 std::string layout_items(const std::string& text,
@@ -81,16 +81,16 @@ std::string parse_layout(const std::string& text, Layout* out) {
       if (v > 3)
         return "zero must be 0, 1, 2 or 3";
       l.zero = static_cast<int>(v);
-    } else if (key == "sp") {
+    } else if (key == "sp" || key == "offload") {
       if (value != "on" && value != "off")
-        return "sp must be on or off, got '" + value + "'";
-      l.sp = value == "on";
+        return key + " must be on or off, got '" + value + "'";
+      (key == "sp" ? l.sp : l.offload) = value == "on";
     } else if (keys.count(key) > 0) {
       if (std::string err = layout_number(key, value, 1, keys[key]); !err.empty())
         return err;
     } else {
       return "unknown layout key '" + key +
-             "' (keys: tp, pp, dp, mb, recompute, zero, vpp, ep, cp, sp)";
+             "' (keys: tp, pp, dp, mb, recompute, zero, vpp, ep, cp, sp, offload)";
     }
   }
   *out = l;

@@ -35,11 +35,15 @@ struct Layout {
   // Sequence parallelism with tensor parallelism (Korthikanti et al. 2022): norms and
   // dropouts split over the tp ranks. On by default; `sp=off` keeps them whole.
   bool sp = true;
+  // Optimizer offload (ZeRO-Offload, Ren et al. 2021): the optimizer state lives in host
+  // memory and the host CPUs run the optimizer step; gradients go down and the updated
+  // weights come back over each device's host link.
+  bool offload = false;
 
   std::int64_t devices() const { return dp * tp * pp * cp; }
 
-  /// "tp=8,pp=4,dp=32,mb=1,recompute=none,zero=1[,vpp=2][,ep=8][,cp=2][,sp=off]": the form
-  /// `--layout` reads.
+  /// "tp=8,pp=4,dp=32,mb=1,recompute=none,zero=1[,vpp=2][,ep=8][,cp=2][,sp=off]
+  /// [,offload=on]": the form `--layout` reads.
   std::string str() const;
   bool operator==(const Layout&) const = default;
 };
@@ -64,6 +68,7 @@ struct MemoryUse {
   double optimizer = 0;
   double activations = 0;
   double capacity = 0;  // the device's memory, less the reserve
+  double host = 0;      // host memory per device (optimizer offload), not in total()
 
   double total() const { return weights + gradients + optimizer + activations; }
 };

@@ -24,6 +24,9 @@ std::vector<Layout> training_space(const TrainContext& cx) {
   // Context parallelism pays for itself only on long sequences: searched from 16K tokens,
   // keeping at least 2K tokens per rank (shorter sequences take it through --layout).
   std::int64_t seq = cx.task.sequence_length;
+  // Optimizer offload where the nodes say what their host CPUs and memory are.
+  const devices::NodeGroup& g = cx.cluster.groups.front();
+  bool offload = g.host_cpu && g.host_memory && cx.cluster.device(g).host_link;
   for (std::int64_t cp = 1; cp == 1 || (seq >= 16384 && seq / cp >= 2048 && cp <= n); cp *= 2) {
     if (n % cp != 0 || seq % (2 * cp) != 0)
       continue;
@@ -42,8 +45,13 @@ std::vector<Layout> training_space(const TrainContext& cx) {
                 // Expert parallelism for MoE models: powers of two dividing dp and the experts.
                 std::int64_t experts = cx.task.model.moe ? cx.task.model.moe->experts : 1;
                 for (std::int64_t ep = 1; ep <= dp && experts % ep == 0; ep *= 2) {
-                  if (dp % ep == 0)
+                  if (dp % ep == 0) {
                     out.push_back(Layout{dp, tp, pp, mb, r, zero, vpp, ep, cp});
+                    if (offload) {
+                      out.push_back(out.back());
+                      out.back().offload = true;
+                    }
+                  }
                   if (experts == 1)
                     break;
                 }

@@ -49,6 +49,13 @@ std::string check_shape(const TrainContext& cx, const Layout& l) {
              std::to_string(l.dp) + ") and the " + std::to_string(m.moe->experts) + " experts";
     }
   }
+  if (l.offload) {
+    if (!g.host_cpu || !g.host_memory) {
+      return "optimizer offload needs 'host_cpu' and 'host_memory' in node group '" + g.name + "'";
+    }
+    if (!cx.cluster.device(g).host_link)
+      return "optimizer offload needs the host link of " + g.device + " in its device file";
+  }
   if (l.cp > 1) {
     if (cx.task.sequence_length % (2 * l.cp) != 0) {
       return "context parallelism " + std::to_string(l.cp) + " needs the sequence of " +
@@ -92,6 +99,18 @@ std::variant<PlanEstimate, Rejected> estimate_training(const TrainContext& cx, c
   if (std::string why = check_shape(cx, l); !why.empty())
     return Rejected{l, why, 0};
   MemoryUse mem = training_memory(cx, l);
+  if (l.offload) {
+    const devices::NodeGroup& g = group(cx);
+    double per_node = mem.host * f(g.devices_per_node);
+    if (per_node > g.host_memory->value) {
+      return Rejected{l,
+                      "offloads " + devices::format_quantity(per_node, devices::Dim::kBytes) +
+                          " of optimizer state per node, more than its " +
+                          devices::format_quantity(g.host_memory->value, devices::Dim::kBytes) +
+                          " of host memory",
+                      0};
+    }
+  }
   if (mem.total() > mem.capacity) {
     return Rejected{l,
                     "needs " + devices::format_quantity(mem.total(), devices::Dim::kBytes) +
@@ -139,10 +158,14 @@ std::variant<PlanEstimate, Rejected> estimate_training(const TrainContext& cx, c
   double held = stage_params - routed + routed / f(l.ep);
   // Gradient synchronisation overlaps the last micro-batch's backward (bucketed all-reduce).
   double dp = grad_sync_time(cx, l, stage_params - routed, routed / f(l.ep));
+  // Offloaded, the gradients also go down the host link while the backward runs.
+  double opt_params = l.zero >= 1 ? stage_params : held;
+  OffloadTimes off = l.offload ? offload_times(cx, l, opt_params) : OffloadTimes{};
   costmodel::ScheduleCost tail = costmodel::cost_schedule(costmodel::ScheduleNode::group(
       "dp", costmodel::Binding::kParallel,
       {costmodel::ScheduleNode::task("backward", devices::Seconds{slowest->backward}, "compute"),
-       costmodel::ScheduleNode::task("grad sync", devices::Seconds{dp}, "network")}));
+       costmodel::ScheduleNode::task("grad sync", devices::Seconds{dp}, "network"),
+       costmodel::ScheduleNode::task("offload", devices::Seconds{off.gradients_down}, "pcie")}));
   PlanEstimate e;
   e.layout = l;
   e.micro_batches = m;
@@ -154,7 +177,8 @@ std::variant<PlanEstimate, Rejected> estimate_training(const TrainContext& cx, c
   b.bubble = pipe.total.value - f(m) * (slowest->compute + slowest->tp + slowest->pp);
   b.dp_comm =
       tail.total.value - slowest->backward + zero3_exposed(cx, l, held, slowest->compute, m);
-  b.optimizer = optimizer_time(cx, l, l.zero >= 1 ? stage_params : held, dcx.efficiency);
+  b.optimizer =
+      l.offload ? off.cpu_step + off.weights_up : optimizer_time(cx, l, opt_params, dcx.efficiency);
   b.total = pipe.total.value + b.dp_comm + b.optimizer;
   double tokens = f(cx.task.global_batch * cx.task.sequence_length);
   e.tokens_per_s = tokens / b.total;

@@ -178,6 +178,11 @@ MemoryUse stage_memory(const TrainContext& cx,
                 experts * std::max(b, 2.0) / (l.zero >= 2 ? edp : 1);
   u.optimizer =
       dense * opt_bytes / (l.zero >= 1 ? dpc : 1) + experts * opt_bytes / (l.zero >= 1 ? edp : 1);
+  if (l.offload) {
+    // The state (and an fp32 copy of the gradients) lives in host memory instead.
+    u.host = u.optimizer + (u.optimizer / opt_bytes) * 4;
+    u.optimizer = 0;
+  }
   // 1F1B keeps up to pp - stage micro-batches in flight on a stage (Narayanan et al. 2021).
   // Interleaved, a device warms up with 2 (pp - stage - 1) + (vpp - 1) pp + 1 chunks of
   // layers / (pp vpp) layers each (Megatron-LM's schedule): for the first stage, pp + (pp -
@@ -338,6 +343,24 @@ double zero3_exposed(const TrainContext& cx,
           .latency()
           .value;
   return f(micro_batches) * std::max(0.0, 2 * gather - microbatch_compute);
+}
+
+OffloadTimes offload_times(const TrainContext& cx, const Layout& l, double stage_params) {
+  const devices::NodeGroup& g = group(cx);
+  const devices::DeviceSpec& d = cx.cluster.device(g);
+  CHECK(g.host_cpu && d.host_link) << "offload without a host CPU or host link";
+  double per_device = stage_params / f(l.tp) / (l.zero >= 1 ? f(l.dp * l.cp) : 1);
+  double link = d.host_link->bandwidth.value.value;
+  OffloadTimes t;
+  t.gradients_down = per_device * 2 / link;
+  t.weights_up = per_device * 2 / link;
+  // The node's CPUs update every device's share: Adam reads the fp32 gradient, master
+  // weight and two moments and writes the last three and a 2-byte weight (32 B per
+  // parameter; SGD 20), at the sockets' peak memory bandwidth: a lower bound.
+  double bytes = cx.task.optimizer == devices::Optimizer::kAdam ? 32 : 20;
+  t.cpu_step = f(g.devices_per_node) * per_device * bytes /
+               (f(g.host_cpu->sockets) * g.host_cpu->memory_bandwidth.value);
+  return t;
 }
 
 // The optimizer reads and writes its state once: Adam 28 B per parameter (gradient 2,

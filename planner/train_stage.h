@@ -80,6 +80,17 @@ double zero3_exposed(const TrainContext& cx,
                      double microbatch_compute,
                      std::int64_t micro_batches);
 
+/// Optimizer offload: a device's share of the gradients down its host link (overlapping the
+/// last backward), the host CPUs' optimizer step for the whole node, the updated weights
+/// back up (both exposed).
+struct OffloadTimes {
+  double gradients_down = 0;
+  double cpu_step = 0;
+  double weights_up = 0;
+};
+
+OffloadTimes offload_times(const TrainContext& cx, const Layout& l, double stage_params);
+
 /// The optimizer step over a device's share of `stage_params`.
 double optimizer_time(const TrainContext& cx,
                       const Layout& l,

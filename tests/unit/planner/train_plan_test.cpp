@@ -23,8 +23,9 @@ TEST(Layout, ParsesAndPrints) {
   ASSERT_EQ(parse_layout("tp=8,cp=2,sp=off", &l), "");
   EXPECT_EQ(l.str(), "tp=8,pp=1,dp=1,mb=1,recompute=none,zero=0,cp=2,sp=off");
   EXPECT_EQ(l.devices(), 16);
-  EXPECT_EQ(parse_layout("tp=8,xp=2", &l),
-            "unknown layout key 'xp' (keys: tp, pp, dp, mb, recompute, zero, vpp, ep, cp, sp)");
+  EXPECT_EQ(
+      parse_layout("tp=8,xp=2", &l),
+      "unknown layout key 'xp' (keys: tp, pp, dp, mb, recompute, zero, vpp, ep, cp, sp, offload)");
   EXPECT_EQ(parse_layout("sp=yes", &l), "sp must be on or off, got 'yes'");
   EXPECT_EQ(parse_layout("tp=0", &l), "tp must be at least 1");
 }
@@ -216,6 +217,54 @@ TEST(SequenceParallel, OffKeepsNormsAndDropoutsWholeOnEveryRank) {
   // 2 per element, counted as sbh x bytes / 2 in the formula), the rest is split over t.
   double extra = (training_memory(cx, off).activations - training_memory(cx, on).activations) / 32;
   EXPECT_NEAR(extra, 10 * s * h * (1 - 1.0 / 8), 1e3);
+}
+
+}  // namespace
+}  // namespace yirage::planner
+
+namespace yirage::planner {
+namespace {
+
+TEST(OptimizerOffload, MovesTheStateToHostMemoryAndPricesTheHostStep) {
+  devices::ClusterSpec c = testing::example_cluster("h100-4x8-rail");
+  devices::TaskSpec t = testing::example_task("llama3-70b-train");
+  TrainContext cx{c, t, kNoCalibration};
+  Layout on{32, 1, 1, 2, Recompute::kFull, 3};
+  on.offload = true;
+  Layout off = on;
+  off.offload = false;
+  MemoryUse m_on = training_memory(cx, on);
+  MemoryUse m_off = training_memory(cx, off);
+  EXPECT_EQ(m_on.optimizer, 0);
+  // 12 B of Adam state per parameter become host memory, with a 4 B fp32 gradient copy.
+  EXPECT_NEAR(m_on.host, m_off.optimizer * 16 / 12, 1);
+  auto a = estimate_training(cx, on);
+  auto b = estimate_training(cx, off);
+  ASSERT_TRUE(std::holds_alternative<PlanEstimate>(a) && std::holds_alternative<PlanEstimate>(b));
+  // The host step (the node's share at two sockets' memory bandwidth) is slower than the
+  // GPU's own optimizer step.
+  EXPECT_GT(std::get<PlanEstimate>(a).step.optimizer,
+            10 * std::get<PlanEstimate>(b).step.optimizer);
+}
+
+TEST(OptimizerOffload, NeedsAHostCpuAndEnoughHostMemory) {
+  devices::ClusterSpec c = testing::example_cluster("h100-4x8-rail");
+  devices::TaskSpec t = testing::example_task("llama3-70b-train");
+  Layout l{32, 1, 1, 2, Recompute::kFull, 3};
+  l.offload = true;
+  c.groups.front().host_memory = devices::Bytes{100e9};
+  TrainContext cx{c, t, kNoCalibration};
+  auto small = estimate_training(cx, l);
+  ASSERT_TRUE(std::holds_alternative<Rejected>(small));
+  EXPECT_NE(std::get<Rejected>(small).reason.find("of host memory"), std::string::npos);
+  c.groups.front().host_cpu.reset();
+  auto none = estimate_training(cx, l);
+  ASSERT_TRUE(std::holds_alternative<Rejected>(none));
+  EXPECT_NE(std::get<Rejected>(none).reason.find("needs 'host_cpu' and 'host_memory'"),
+            std::string::npos);
+  // Without a host CPU the search does not offer offload.
+  for (const Layout& s : training_space(cx))
+    EXPECT_FALSE(s.offload);
 }
 
 }  // namespace
