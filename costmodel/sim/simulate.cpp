@@ -5,7 +5,9 @@
 #include "devices/support/check.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <exception>
+#include <iostream>
 #include <string>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -61,6 +63,10 @@ std::string read_all(int fd) {
 SimResult simulate(const devices::ClusterSpec& cluster,
                    const SimProgram& program,
                    const SimOptions& options) {
+  // The child inherits unwritten output; SimGrid may flush it there, printing it twice.
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
   int fds[2];
   CHECK(::pipe(fds) == 0) << "pipe failed";
   pid_t pid = ::fork();
