@@ -165,7 +165,8 @@ class Evaluator {
   /// Every block of a block graph: the custom op's output tensors.
   std::vector<T> custom(const BlockGraph& g, const std::vector<const T*>& in) const;
 
-  /// Every kernel tensor of a graph, given its inputs.
+  /// Every kernel tensor of a graph, given its inputs; the inputs' own entries are left empty
+  /// (not copied).
   std::vector<T> graph(const KernelGraph& g, const std::vector<T>& inputs) const;
 
  private:

@@ -3,6 +3,8 @@
 
 #include "codegen/verify/evaluator.h"
 
+#include <deque>
+
 namespace yirage::codegen {
 namespace detail {
 
@@ -145,20 +147,29 @@ std::vector<typename Evaluator<A>::T> Evaluator<A>::custom(const BlockGraph& g,
 template <class A>
 std::vector<typename Evaluator<A>::T> Evaluator<A>::graph(const KernelGraph& g,
                                                           const std::vector<T>& inputs) const {
-  std::vector<T> t = inputs;
+  // Inputs are read in place (they may be large); computed tensors are returned.
+  std::vector<const T*> t;
+  for (const T& in : inputs)
+    t.push_back(&in);
+  std::deque<T> computed;
   for (const KernelOp& op : g.ops) {
     std::vector<const T*> args;
     for (int u : op.in)
-      args.push_back(&t[static_cast<std::size_t>(u)]);
+      args.push_back(t[static_cast<std::size_t>(u)]);
     if (op.kind != OpKind::kCustom) {
-      T r = this->op(op.kind, op.dim, args);
-      t.push_back(std::move(r));
+      computed.push_back(this->op(op.kind, op.dim, args));
+      t.push_back(&computed.back());
       continue;
     }
-    for (T& r : custom(g.blocks[static_cast<std::size_t>(op.block)], args))
-      t.push_back(std::move(r));
+    for (T& r : custom(g.blocks[static_cast<std::size_t>(op.block)], args)) {
+      computed.push_back(std::move(r));
+      t.push_back(&computed.back());
+    }
   }
-  return t;
+  std::vector<T> all;
+  for (std::size_t i = 0; i < t.size(); ++i)
+    all.push_back(i < inputs.size() ? T{} : std::move(computed[i - inputs.size()]));
+  return all;
 }
 
 }  // namespace yirage::codegen

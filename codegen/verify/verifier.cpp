@@ -100,52 +100,58 @@ FieldTest::FieldTest(const KernelGraph& reference, std::uint64_t seed)
   outputs_ = pick_outputs(reference, ev.graph(reference, inputs_));
 }
 
-std::vector<Tensor<FieldValue>> FieldTest::prefix(const KernelGraph& c) const {
+std::vector<const Tensor<FieldValue>*> FieldTest::prefix(const KernelGraph& c) const {
   Evaluator<FieldArith> ev(arith_);
   std::vector<std::string> keys = tensor_keys(c);
-  std::vector<Tensor<FieldValue>> t = inputs_;
+  std::vector<const Tensor<FieldValue>*> t;
+  for (const Tensor<FieldValue>& in : inputs_)
+    t.push_back(&in);
   for (std::size_t i = 0; i + 1 < c.ops.size(); ++i) {
     const KernelOp& op = c.ops[i];
     std::size_t first = t.size();
     std::size_t n = op.kind == OpKind::kCustom
                         ? c.blocks[static_cast<std::size_t>(op.block)].outputs.size()
                         : 1;
-    bool cached = true;
+    std::vector<Tensor<FieldValue>> r;
     {
       std::lock_guard<std::mutex> lock(mutex_);
+      bool cached = true;
       for (std::size_t o = 0; o < n && cached; ++o)
         cached = memo_.count(keys[first + o]) > 0;
-      for (std::size_t o = 0; o < n && cached; ++o)
-        t.push_back(memo_.at(keys[first + o]));
+      if (cached) {
+        for (std::size_t o = 0; o < n; ++o)
+          t.push_back(&memo_.at(keys[first + o]));
+        continue;
+      }
     }
-    if (cached)
-      continue;
     std::vector<const Tensor<FieldValue>*> args;
     for (int u : op.in)
-      args.push_back(&t[static_cast<std::size_t>(u)]);
-    std::vector<Tensor<FieldValue>> r;
+      args.push_back(t[static_cast<std::size_t>(u)]);
     if (op.kind == OpKind::kCustom)
       r = ev.custom(c.blocks[static_cast<std::size_t>(op.block)], args);
     else
       r.push_back(ev.op(op.kind, op.dim, args));
     std::lock_guard<std::mutex> lock(mutex_);
-    for (std::size_t o = 0; o < r.size(); ++o) {
-      memo_.emplace(keys[first + o], r[o]);
-      t.push_back(std::move(r[o]));
-    }
+    for (std::size_t o = 0; o < r.size(); ++o)
+      t.push_back(&memo_.emplace(keys[first + o], std::move(r[o])).first->second);
   }
   return t;
 }
 
 bool FieldTest::check_sampled(const KernelGraph& c, std::uint64_t sample_seed, int blocks) const {
-  if (c.ops.empty() || c.ops.back().kind != OpKind::kCustom)
+  if (c.ops.empty())
+    return false;
+  if (c.ops.back().kind == OpKind::kMatmul && c.outputs.size() == 1 &&
+      c.outputs[0] == static_cast<int>(tensor_keys(c).size()) - 1)
+    return check_rows(c, sample_seed, blocks);
+  if (c.ops.back().kind != OpKind::kCustom)
     return check_full(c);
-  std::vector<Tensor<FieldValue>> t = prefix(c);
+  std::vector<const Tensor<FieldValue>*> t = prefix(c);
   const KernelOp& last = c.ops.back();
   const BlockGraph& b = c.blocks[static_cast<std::size_t>(last.block)];
   std::vector<const Tensor<FieldValue>*> args;
   for (int u : last.in)
-    args.push_back(&t[static_cast<std::size_t>(u)]);
+    args.push_back(t[static_cast<std::size_t>(u)]);
   Evaluator<FieldArith> ev(arith_);
   std::mt19937_64 rng(sample_seed);
   std::size_t first = t.size();
@@ -164,6 +170,33 @@ bool FieldTest::check_sampled(const KernelGraph& c, std::uint64_t sample_seed, i
       if (want.data != tiles[o].data)
         return false;
     }
+  }
+  return true;
+}
+
+bool FieldTest::check_rows(const KernelGraph& c, std::uint64_t sample_seed, int rows) const {
+  std::vector<const Tensor<FieldValue>*> t = prefix(c);
+  const KernelOp& last = c.ops.back();
+  const Tensor<FieldValue>& a = *t[static_cast<std::size_t>(last.in[0])];
+  const Tensor<FieldValue>& b = *t[static_cast<std::size_t>(last.in[1])];
+  const Tensor<FieldValue>& ref = outputs_[0];
+  std::size_t r = a.shape.size();
+  if (r < 2 || b.shape.size() != r)
+    return false;
+  std::int64_t m = a.shape[r - 2];
+  std::int64_t k = a.shape[r - 1];
+  std::int64_t n = b.shape[r - 1];
+  if (elements(ref.shape) != elements(a.shape) / k * n)
+    return false;
+  std::mt19937_64 rng(sample_seed);
+  std::vector<FieldValue> row(static_cast<std::size_t>(n));
+  for (int i = 0; i < rows; ++i) {
+    auto pick =
+        static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(elements(a.shape) / k));
+    std::int64_t batch = pick / m;
+    arith_.matmul(a.data.data() + pick * k, b.data.data() + batch * k * n, row.data(), 1, k, n);
+    if (!std::equal(row.begin(), row.end(), ref.data.begin() + pick * n))
+      return false;
   }
   return true;
 }

@@ -33,7 +33,8 @@ class FieldTest {
   bool check_full(const KernelGraph& candidate) const;
 
  private:
-  std::vector<Tensor<FieldValue>> prefix(const KernelGraph& candidate) const;
+  bool check_rows(const KernelGraph& candidate, std::uint64_t sample_seed, int rows) const;
+  std::vector<const Tensor<FieldValue>*> prefix(const KernelGraph& candidate) const;
 
   FieldArith arith_;
   std::vector<Tensor<FieldValue>> inputs_;
