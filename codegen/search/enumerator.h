@@ -16,11 +16,11 @@
 namespace yirage::codegen {
 
 struct SearchLimits {
-  int kernel_ops = 3;                   // ops of a candidate kernel graph
-  int custom_ops = 1;                   // graph-defined ops among them
-  int block_ops = 6;                    // ops of a block graph, accumulators included
-  int block_inputs = 4;                 // inputs of a graph-defined op
-  int block_outputs = 2;                // outputs of a graph-defined op
+  int kernel_ops = 3;                 // ops of a candidate kernel graph
+  int custom_ops = 1;                 // graph-defined ops among them
+  int block_ops = 6;                  // ops of a block graph, accumulators included
+  int block_inputs = 4;               // inputs of a graph-defined op
+  int block_outputs = 2;              // outputs of a graph-defined op
   std::int64_t max_states = 200'000;  // per work item; beyond it the item stops (reported)
 };
 
