@@ -45,6 +45,7 @@ void add_bench_command(CLI::App& app, Context& cx);
 void add_bench_simulate_command(CLI::App& app, Context& cx);
 void add_capacity_command(CLI::App& app, Context& cx);
 void add_comet_command(CLI::App& app, Context& cx);
+void add_simulate_command(CLI::App& app, Context& cx);
 void add_superoptimize_command(CLI::App& app, Context& cx);
 void add_bench_superoptimize_command(CLI::App& app, Context& cx);
 /// The main form, `yirage-plan CLUSTER TASK`, on the top-level app.

@@ -8,6 +8,7 @@
 #include "cli/plan_file.h"
 #include "cli/plan_report.h"
 #include "cli/run.h"
+#include "cli/simulate_report.h"
 #include "cli/structured_output.h"
 #include "cli/summary.h"
 #include "planner/hetero.h"
@@ -26,9 +27,26 @@ struct PlanArgs {
   std::vector<std::string> files;
   std::string layout;
   std::size_t top = 10;
-  std::string plan_file;  // --plan: evaluate the layout of a plan file
-  std::string save_plan;  // --save-plan: write the best (or given) plan
+  std::string plan_file;         // --plan: evaluate the layout of a plan file
+  std::string save_plan;         // --save-plan: write the best (or given) plan
+  std::size_t simulate_top = 0;  // --simulate-top: re-rank the best K by simulation
 };
+
+// --simulate-top K: the best K plans replayed in SimGrid, re-ranked by the simulated step
+// (plans the replay cannot simulate keep their estimate and go last).
+std::vector<SimulatedPlan> rerank_by_simulation(const planner::TrainContext& tc,
+                                                const std::vector<planner::PlanEstimate>& plans,
+                                                std::size_t k) {
+  std::vector<SimulatedPlan> out;
+  for (std::size_t i = 0; i < plans.size() && i < k; ++i)
+    out.push_back(simulate_plan(tc, plans[i]));
+  std::stable_sort(out.begin(), out.end(), [](const SimulatedPlan& x, const SimulatedPlan& y) {
+    if (x.step.has_value() != y.step.has_value())
+      return x.step.has_value();
+    return x.step && x.simulated < y.simulated;
+  });
+  return out;
+}
 
 // Writes the plan file of --save-plan, if asked; an unwritable path is exit 2.
 int save_plan(Context& cx,
@@ -302,6 +320,8 @@ int plan(Context& cx, const PlanArgs& given) {
     for (std::size_t i = 0; i < r.plans.size() && i < a.top; ++i) {
       j["plans"].push_back(plan_json(r.plans[i]));
     }
+    for (const SimulatedPlan& s : rerank_by_simulation(tc, r.plans, a.simulate_top))
+      j["simulated"].push_back(simulated_json(s));
     write_structured(cx.out, cx.yaml, j);
     return save_plan(cx, a, cluster, task, r.plans.front().layout.str(),
                      plan_json(r.plans.front()));
@@ -311,6 +331,11 @@ int plan(Context& cx, const PlanArgs& given) {
          << " fit in memory and were costed\n";
   print_plan_table(cx.out, r.plans, a.top);
   print_plan_detail(cx.out, r.plans.front(), task, note);
+  if (a.simulate_top > 0) {
+    std::vector<SimulatedPlan> sims = rerank_by_simulation(tc, r.plans, a.simulate_top);
+    cx.out << "the best " << sims.size() << " re-ranked by SimGrid simulation of their step:\n";
+    print_simulated(cx.out, sims);
+  }
   return save_plan(cx, a, cluster, task, r.plans.front().layout.str(), plan_json(r.plans.front()));
 }
 
@@ -325,6 +350,9 @@ void add_plan_form(CLI::App& app, Context& cx) {
                  "inference tp=8,pp=1,replicas=2,batch=16 (replicas default to the whole "
                  "cluster)");
   app.add_option("--top", a->top, "How many plans to list")->capture_default_str();
+  app.add_option("--simulate-top", a->simulate_top,
+                 "Re-rank the best K training plans by simulating their step in SimGrid")
+      ->type_name("K");
   app.add_option("--save-plan", a->save_plan,
                  "Write the best plan (or the --layout given) to this plan file (YAML)");
   app.add_option("--plan", a->plan_file,

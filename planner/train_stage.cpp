@@ -245,6 +245,7 @@ StageTimes stage_times(const TrainContext& cx,
                   : l.recompute == Recompute::kSelective ? c.attention_forward
                                                          : 0;
     st.compute += f(count) * (c.forward + c.backward + redo);
+    st.forward += f(count) * c.forward;
     st.backward += f(count) * c.backward;
     // Full recomputation runs the forward again, with its tensor-parallel collectives (half
     // of the layer's forward-and-backward total).
@@ -289,6 +290,7 @@ StageTimes stage_times(const TrainContext& cx,
     shape.cp = l.cp;
     LayerCost h = cx.layer_cache ? cx.layer_cache->head(m, shape, dcx) : head_cost(m, shape, dcx);
     st.compute += h.forward + h.backward;
+    st.forward += h.forward;
     st.backward += h.backward;
     st.flops += 3 * h.flops_forward;
     st.hw_flops += 3 * h.flops_forward;

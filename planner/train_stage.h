@@ -33,7 +33,8 @@ StageSpan even_span(const devices::ModelSpec& m, const Layout& l, std::int64_t s
 /// Seconds and FLOPs of one micro-batch on one device of a stage.
 struct StageTimes {
   double compute = 0;  // forward + backward + recomputation
-  double backward = 0;
+  double forward = 0;
+  double backward = 0;  // without recomputation (compute - forward - backward is that)
   double tp = 0;        // tensor-parallel (and expert all-to-all) collectives
   double pp = 0;        // pipeline sends and receives
   double flops = 0;     // model FLOPs

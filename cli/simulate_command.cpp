@@ -1,0 +1,129 @@
+// `yirage-plan simulate CLUSTER TASK [--top K] [--layout L] [--trace FILE]`: the best plans
+// (or one layout) replayed step by step in the SimGrid simulator, next to the analytical
+// estimate, with the links that saturated and a Chrome trace of the first plan's step.
+#include "cli/atomic_write.h"
+#include "cli/context.h"
+#include "cli/run.h"
+#include "cli/simulate_report.h"
+#include "cli/structured_output.h"
+#include "cli/summary.h"
+#include "costmodel/sim/chrome_trace.h"
+#include "planner/search.h"
+
+#include <CLI/CLI.hpp>
+
+#include <sstream>
+
+namespace yirage::cli {
+namespace {
+
+struct SimulateArgs {
+  std::vector<std::string> files;
+  std::size_t top = 3;
+  std::string layout;
+  std::string trace;
+};
+
+int simulate(Context& cx, const SimulateArgs& a) {
+  devices::DeviceRegistry registry = cx.load_registry();
+  devices::ClusterSpec cluster = cx.load_cluster(a.files[0], registry);
+  devices::TaskSpec task = cx.load_task(a.files[1]);
+  check_fit(cluster, task);
+  std::string why = planner::unsupported_reason(cluster, task);
+  if (why.empty() && task.mode != devices::Mode::kTrain)
+    why = "simulating inference plans is not available yet; training steps are simulated";
+  if (!why.empty()) {
+    cx.err << "yirage-plan: " << why << "\n";
+    return kExitUnavailable;
+  }
+  costmodel::CalibrationSet calibrations =
+      costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
+  planner::TrainContext tc{cluster, task, calibrations};
+  std::vector<planner::PlanEstimate> plans;
+  if (!a.layout.empty()) {
+    planner::Layout l;
+    if (std::string err = planner::parse_layout(a.layout, &l); !err.empty()) {
+      cx.err << "error: --layout: " << err << "\n";
+      return kExitBadInput;
+    }
+    auto e = planner::estimate_training(tc, l);
+    if (auto* r = std::get_if<planner::Rejected>(&e)) {
+      cx.out << "layout " << l.str() << " cannot run: " << r->reason << "\n";
+      return kExitCheckFailed;
+    }
+    plans.push_back(std::get<planner::PlanEstimate>(e));
+  } else {
+    planner::SearchResult r = planner::search_training(tc);
+    if (r.plans.empty()) {
+      cx.out << "no plan fits: `yirage-plan " << a.files[0] << " " << a.files[1] << "` says why\n";
+      return kExitCheckFailed;
+    }
+    for (std::size_t i = 0; i < r.plans.size() && i < a.top; ++i)
+      plans.push_back(r.plans[i]);
+  }
+  std::vector<SimulatedPlan> simulated;
+  for (const planner::PlanEstimate& p : plans)
+    simulated.push_back(simulate_plan(tc, p));
+  // The trace is written whole or not at all.
+  if (!a.trace.empty()) {
+    const SimulatedPlan* first = nullptr;
+    for (const SimulatedPlan& s : simulated) {
+      if (s.step && first == nullptr)
+        first = &s;
+    }
+    if (first == nullptr) {
+      cx.err << "error: --trace: no plan could be simulated\n";
+      return kExitCheckFailed;
+    }
+    std::ostringstream trace;
+    costmodel::write_chrome_trace(first->step->program, first->result, trace);
+    if (std::string err = atomic_write(a.trace, trace.str()); !err.empty()) {
+      cx.err << "error: --trace: " << err << "\n";
+      return kExitBadInput;
+    }
+  }
+  if (cx.json || cx.yaml) {
+    nlohmann::ordered_json j;
+    j["cluster"] = cluster.name;
+    j["task"] = task.name;
+    for (const SimulatedPlan& s : simulated)
+      j["plans"].push_back(simulated_json(s));
+    write_structured(cx.out, cx.yaml, j);
+    return kExitOk;
+  }
+  cx.out << task.name << " on " << cluster.name << " (" << cluster.total_devices()
+         << " devices): " << simulated.size() << (simulated.size() == 1 ? " plan" : " plans")
+         << " replayed in SimGrid\n";
+  print_simulated(cx.out, simulated);
+  for (const SimulatedPlan& s : simulated) {
+    if (s.step) {
+      print_simulation_detail(cx.out, s);
+      break;
+    }
+  }
+  if (!a.trace.empty())
+    cx.out << "trace of the first simulated plan written to " << a.trace
+           << " (Chrome trace JSON)\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_simulate_command(CLI::App& app, Context& cx) {
+  CLI::App* cmd = app.add_subcommand(
+      "simulate", "Replay the best plans' training step in SimGrid next to the estimate");
+  auto a = std::make_shared<SimulateArgs>();
+  cmd->add_option("CLUSTER TASK", a->files, "Cluster and task files")->expected(2)->required();
+  cmd->add_option("--top", a->top, "How many of the best plans to simulate")->capture_default_str();
+  cmd->add_option("--layout", a->layout, "Simulate this training layout instead")
+      ->type_name("LAYOUT");
+  cmd->add_option("--trace", a->trace, "Write the first plan's step as Chrome trace JSON")
+      ->type_name("FILE");
+  cmd->callback([&cx, a] {
+    cx.action = [&cx, a] {
+      return simulate(cx, *a);
+    };
+  });
+}
+
+}  // namespace yirage::cli

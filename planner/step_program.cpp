@@ -1,0 +1,220 @@
+#include "planner/step_program.h"
+
+#include "planner/train_stage.h"
+
+#include <deque>
+#include <map>
+
+namespace yirage::planner {
+namespace {
+
+using costmodel::Collective;
+using costmodel::SimProgram;
+using devices::Seconds;
+
+double f(std::int64_t v) {
+  return static_cast<double>(v);
+}
+
+// Megatron-LM's rank order: tp fastest, then cp, dp and pp.
+struct Ranks {
+  Layout l;
+
+  std::int64_t rank(std::int64_t t, std::int64_t c, std::int64_t d, std::int64_t p) const {
+    return t + l.tp * (c + l.cp * (d + l.dp * p));
+  }
+};
+
+// What one stage does per micro-batch, rank by rank.
+struct StageWork {
+  StageTimes times;
+  double tp_bytes_forward = 0;  // the all-reduce volume of the layers' TP collectives
+  double tp_bytes_backward = 0;
+  double cp_bytes_forward = 0;  // the keys and values gathered around the cp ring
+  double cp_bytes_backward = 0;
+  double ep_time = 0;     // expert all-to-alls, kept as time (see the notes)
+  double grad_bytes = 0;  // this stage's gradients per device
+};
+
+StageWork stage_work(const TrainContext& cx, const Layout& l, std::int64_t stage) {
+  const devices::ModelSpec& m = cx.task.model;
+  StageSpan span = even_span(m, l, stage);
+  DeviceContext dcx = device_context(cx, l);
+  StageWork w;
+  w.times = stage_times(cx, l, span, dcx, 0, 0);
+  double b = devices::dtype_bytes(cx.task.precision);
+  double tokens = f(l.micro_batch * cx.task.sequence_length / l.cp);
+  if (l.tp > 1) {
+    // Per layer, two all-reduces (or their reduce-scatter + all-gather halves with sequence
+    // parallelism) forward and two backward; full recomputation repeats the forward's.
+    double per_layer = 2 * tokens * f(m.hidden) * b;
+    w.tp_bytes_forward = f(span.layers) * per_layer;
+    w.tp_bytes_backward = f(span.layers) * per_layer * (l.recompute == Recompute::kFull ? 2 : 1);
+  }
+  if (l.cp > 1) {
+    double kv = 2 * f(l.micro_batch * cx.task.sequence_length) *
+                f(std::max<std::int64_t>(1, m.kv_heads / l.tp) * m.head_dim) * b;
+    w.cp_bytes_forward = f(span.layers) * kv;
+    w.cp_bytes_backward = f(span.layers) * 2 * kv;
+  }
+  if (l.ep > 1) {
+    // The analytical tp part less the TP collectives' own share is the all-to-all time.
+    Layout no_ep = l;
+    no_ep.ep = 1;
+    w.ep_time = w.times.tp - stage_times(cx, no_ep, span, dcx, 0, 0).tp;
+  }
+  double params = stage_parameters(m, span) - stage_routed_parameters(m, span) +
+                  stage_routed_parameters(m, span) / f(l.ep);
+  w.grad_bytes = params / f(l.tp) * std::max(2.0, b);
+  return w;
+}
+
+// One stage's 1F1B order: warm-up forwards, then one forward and one backward in turn, then
+// the remaining backwards. Entries are micro-batch numbers, negative (-1 - i) for backward.
+std::deque<std::int64_t> one_f_one_b(std::int64_t stage, std::int64_t stages, std::int64_t m) {
+  std::deque<std::int64_t> order;
+  std::int64_t warm = std::min(stages - stage - 1, m);
+  for (std::int64_t i = 0; i < warm; ++i)
+    order.push_back(i);
+  for (std::int64_t i = 0; i + warm < m; ++i) {
+    order.push_back(warm + i);
+    order.push_back(-1 - i);
+  }
+  for (std::int64_t i = m - warm; i < m; ++i)
+    order.push_back(-1 - i);
+  return order;
+}
+
+}  // namespace
+
+StepProgramResult training_step_program(const TrainContext& cx, const Layout& l) {
+  if (l.vpp > 1)
+    return {std::nullopt, "interleaved pipelines (vpp > 1) are not simulated yet"};
+  if (cx.cluster.groups.size() != 1)
+    return {std::nullopt, "plans on clusters of several node groups are not simulated yet"};
+  StepProgram out;
+  SimProgram& p = out.program;
+  Ranks r{l};
+  std::int64_t m = cx.task.global_batch / (l.dp * l.micro_batch);
+  std::vector<StageWork> work;
+  for (std::int64_t s = 0; s < l.pp; ++s)
+    work.push_back(stage_work(cx, l, s));
+  double act = f(l.micro_batch * cx.task.sequence_length / l.cp * cx.task.model.hidden) *
+               devices::dtype_bytes(cx.task.precision) / f(l.tp);
+  // The sends a stage's forward (or backward) of micro-batch i waits for, per (tp, cp, dp)
+  // position: key (stage, i, backward).
+  std::map<std::tuple<std::int64_t, std::int64_t, bool>, std::vector<std::size_t>> sent;
+  std::map<std::tuple<std::int64_t, std::int64_t, bool>, std::vector<std::size_t>> done;
+  std::vector<std::deque<std::int64_t>> order;
+  for (std::int64_t s = 0; s < l.pp; ++s)
+    order.push_back(one_f_one_b(s, l.pp, m));
+  std::vector<std::vector<std::size_t>> last_forward(l.pp);
+  // Each round adds, for every stage, its next operation whose input has arrived; 1F1B
+  // never deadlocks, so every round adds at least one.
+  for (bool left = true; left;) {
+    left = false;
+    for (std::int64_t s = 0; s < l.pp; ++s) {
+      if (order[s].empty())
+        continue;
+      left = true;
+      std::int64_t op = order[s].front();
+      bool backward = op < 0;
+      std::int64_t i = backward ? -1 - op : op;
+      bool needs_input = backward ? s < l.pp - 1 : s > 0;
+      auto input = sent.find({s, i, backward});
+      if (needs_input && input == sent.end())
+        continue;
+      order[s].pop_front();
+      const StageWork& w = work[s];
+      std::string mb = std::to_string(i);
+      double seconds = backward ? w.times.compute - w.times.forward : w.times.forward;
+      double tp_bytes = backward ? w.tp_bytes_backward : w.tp_bytes_forward;
+      double cp_bytes = backward ? w.cp_bytes_backward : w.cp_bytes_forward;
+      std::vector<std::size_t> ends;
+      std::size_t k = 0;
+      for (std::int64_t d = 0; d < l.dp; ++d) {
+        for (std::int64_t c = 0; c < l.cp; ++c) {
+          std::vector<std::int64_t> tp_ranks;
+          for (std::int64_t t = 0; t < l.tp; ++t) {
+            std::vector<std::size_t> after;
+            if (needs_input)
+              after.push_back(input->second[k]);
+            std::int64_t rank = r.rank(t, c, d, s);
+            tp_ranks.push_back(rank);
+            ends.push_back(p.compute(rank, (backward ? "bwd mb" : "fwd mb") + mb,
+                                     Seconds{seconds + w.ep_time / 2}, after));
+            ++k;
+          }
+          if (tp_bytes > 0) {
+            std::size_t id =
+                p.collective(tp_ranks, Collective::kAllReduce, tp_bytes,
+                             "tp " + std::string(backward ? "bwd" : "fwd") + " mb" + mb, "compute");
+            for (std::size_t e = ends.size() - tp_ranks.size(); e < ends.size(); ++e)
+              ends[e] = id;
+          }
+        }
+        if (cp_bytes > 0) {
+          for (std::int64_t t = 0; t < l.tp; ++t) {
+            std::vector<std::int64_t> ring;
+            for (std::int64_t c = 0; c < l.cp; ++c)
+              ring.push_back(r.rank(t, c, d, s));
+            std::size_t id =
+                p.collective(ring, Collective::kAllGather, cp_bytes, "cp kv mb" + mb, "cp");
+            for (std::int64_t c = 0; c < l.cp; ++c)
+              ends[static_cast<std::size_t>((d * l.cp + c) * l.tp + t)] = id;
+          }
+        }
+      }
+      done[{s, i, backward}] = ends;
+      if (!backward)
+        last_forward[s] = ends;
+      // Activations forward to the next stage, their gradients back to the previous one.
+      std::int64_t to = backward ? s - 1 : s + 1;
+      if (to >= 0 && to < l.pp) {
+        std::vector<std::size_t> sends;
+        k = 0;
+        for (std::int64_t d = 0; d < l.dp; ++d) {
+          for (std::int64_t c = 0; c < l.cp; ++c) {
+            for (std::int64_t t = 0; t < l.tp; ++t, ++k) {
+              sends.push_back(p.send(r.rank(t, c, d, s), r.rank(t, c, d, to), act,
+                                     (backward ? "grad mb" : "act mb") + mb, {ends[k]}));
+            }
+          }
+        }
+        sent[{to, i, backward}] = sends;
+      }
+    }
+  }
+  // Gradient synchronisation over the dp x cp ranks of each (stage, tp rank), overlapping
+  // the last micro-batch's backward as the bucketed all-reduce of the estimate does; then
+  // the optimizer.
+  if (l.dp * l.cp > 1) {
+    for (std::int64_t s = 0; s < l.pp; ++s) {
+      for (std::int64_t t = 0; t < l.tp; ++t) {
+        std::vector<std::int64_t> ranks;
+        std::vector<std::size_t> after;
+        for (std::int64_t d = 0; d < l.dp; ++d) {
+          for (std::int64_t c = 0; c < l.cp; ++c) {
+            ranks.push_back(r.rank(t, c, d, s));
+            after.push_back(last_forward[s][static_cast<std::size_t>((d * l.cp + c) * l.tp + t)]);
+          }
+        }
+        p.collective(ranks, l.zero >= 3 ? Collective::kReduceScatter : Collective::kAllReduce,
+                     work[s].grad_bytes, "dp grad sync", "dp", after);
+      }
+    }
+  }
+  if (l.tp > 1 || l.cp > 1) {
+    out.notes.push_back(
+        "the tensor- and context-parallel collectives of a stage's layers are replayed as one "
+        "per micro-batch and direction (their per-layer latencies are not)");
+  }
+  if (l.ep > 1)
+    out.notes.push_back("expert all-to-alls are replayed as their analytical time on the device");
+  if (l.zero >= 3)
+    out.notes.push_back("ZeRO-3's weight gathers are not replayed");
+  out.notes.push_back("the optimizer step is not replayed (the estimate's is added)");
+  return {out, ""};
+}
+
+}  // namespace yirage::planner
