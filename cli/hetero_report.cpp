@@ -41,7 +41,9 @@ void print_data_parallel(std::ostream& out, const planner::HeteroPlan& h) {
       << " of the groups' combined peak\n";
 }
 
-void print_pipeline(std::ostream& out, const planner::HeteroPipelinePlan& h) {
+}  // namespace
+
+void print_hetero_pipeline(std::ostream& out, const planner::HeteroPipelinePlan& h) {
   out << "one pipeline across the node groups (1F1B), " << h.dp
       << (h.dp == 1 ? " replica" : " replicas") << ": step " << secs(h.step.total) << "\n";
   out << "  layout dp=" << h.dp << ",mb=" << h.micro_batch
@@ -76,8 +78,6 @@ void print_pipeline(std::ostream& out, const planner::HeteroPipelinePlan& h) {
          "no interleaving or expert parallelism across device types\n";
 }
 
-}  // namespace
-
 bool pipeline_is_best(const planner::HeteroResult& r) {
   if (!r.pipeline)
     return false;
@@ -87,7 +87,7 @@ bool pipeline_is_best(const planner::HeteroResult& r) {
 void print_hetero_training(std::ostream& out, const planner::HeteroResult& r) {
   bool pipe = pipeline_is_best(r);
   if (pipe)
-    print_pipeline(out, *r.pipeline);
+    print_hetero_pipeline(out, *r.pipeline);
   else
     print_data_parallel(out, *r.plan);
   out << "alternative: ";
@@ -101,6 +101,32 @@ void print_hetero_training(std::ostream& out, const planner::HeteroResult& r) {
                        : "one pipeline across the node groups cannot run: " + r.pipeline_why)
         << "\n";
   }
+}
+
+nlohmann::ordered_json hetero_pipeline_json(const planner::HeteroPipelinePlan& h) {
+  const planner::StepBreakdown& b = h.step;
+  nlohmann::ordered_json p;
+  p["layout"] = h.str();
+  p["step_s"] = b.total;
+  p["breakdown_s"] = {{"compute", b.compute}, {"tp_comm", b.tp_comm}, {"pp_comm", b.pp_comm},
+                      {"bubble", b.bubble},   {"dp_comm", b.dp_comm}, {"optimizer", b.optimizer}};
+  p["micro_batches"] = h.micro_batches;
+  p["tokens_per_s"] = h.tokens_per_s;
+  p["mfu"] = h.mfu;
+  p["energy_j"] = h.energy.value;
+  p["usd_per_step"] = h.usd_per_step ? nlohmann::ordered_json(*h.usd_per_step) : nullptr;
+  for (const planner::PipelinePart& g : h.parts) {
+    p["parts"].push_back({{"group", g.group},
+                          {"device", g.device},
+                          {"devices", g.devices},
+                          {"tp", g.tp},
+                          {"stages", g.stages},
+                          {"layers", g.layers},
+                          {"stage_time_s", g.stage_time},
+                          {"memory_bytes", g.memory.total()},
+                          {"usable_bytes", g.memory.capacity}});
+  }
+  return p;
 }
 
 nlohmann::ordered_json hetero_training_json(const planner::HeteroResult& r) {
@@ -125,30 +151,7 @@ nlohmann::ordered_json hetero_training_json(const planner::HeteroResult& r) {
     j["data_parallel"] = {{"error", r.why}};
   }
   if (r.pipeline) {
-    const planner::HeteroPipelinePlan& h = *r.pipeline;
-    const planner::StepBreakdown& b = h.step;
-    nlohmann::ordered_json p;
-    p["layout"] = h.str();
-    p["step_s"] = b.total;
-    p["breakdown_s"] = {{"compute", b.compute}, {"tp_comm", b.tp_comm}, {"pp_comm", b.pp_comm},
-                        {"bubble", b.bubble},   {"dp_comm", b.dp_comm}, {"optimizer", b.optimizer}};
-    p["micro_batches"] = h.micro_batches;
-    p["tokens_per_s"] = h.tokens_per_s;
-    p["mfu"] = h.mfu;
-    p["energy_j"] = h.energy.value;
-    p["usd_per_step"] = h.usd_per_step ? nlohmann::ordered_json(*h.usd_per_step) : nullptr;
-    for (const planner::PipelinePart& g : h.parts) {
-      p["parts"].push_back({{"group", g.group},
-                            {"device", g.device},
-                            {"devices", g.devices},
-                            {"tp", g.tp},
-                            {"stages", g.stages},
-                            {"layers", g.layers},
-                            {"stage_time_s", g.stage_time},
-                            {"memory_bytes", g.memory.total()},
-                            {"usable_bytes", g.memory.capacity}});
-    }
-    j["pipeline"] = p;
+    j["pipeline"] = hetero_pipeline_json(*r.pipeline);
   } else {
     j["pipeline"] = {{"error", r.pipeline_why}};
   }

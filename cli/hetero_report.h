@@ -14,6 +14,10 @@ void print_hetero_training(std::ostream& out, const planner::HeteroResult& r);
 
 nlohmann::ordered_json hetero_training_json(const planner::HeteroResult& r);
 
+/// One pipeline across the groups: the layout, a row per group, the breakdown.
+void print_hetero_pipeline(std::ostream& out, const planner::HeteroPipelinePlan& h);
+nlohmann::ordered_json hetero_pipeline_json(const planner::HeteroPipelinePlan& h);
+
 /// True when the pipeline across the groups is the better (or the only) plan.
 bool pipeline_is_best(const planner::HeteroResult& r);
 

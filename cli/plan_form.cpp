@@ -210,11 +210,46 @@ int plan_inference(Context& cx,
   return save_plan(cx, a, cluster, task, r.plans.front().layout.str(), infer_json(r.plans.front()));
 }
 
+// `--layout "dp=..,mb=..,recompute=..,zero=.. | group: tp=..,pp=..,layers=.. | ..."` on a
+// mixed cluster: that pipeline across the groups alone.
+int evaluate_hetero_layout(Context& cx,
+                           const devices::ClusterSpec& cluster,
+                           const devices::TaskSpec& task,
+                           const costmodel::CalibrationSet& calibrations,
+                           const PlanArgs& a) {
+  planner::HeteroPipelineResult r =
+      planner::evaluate_hetero_pipeline(cluster, task, calibrations, a.layout);
+  if (r.malformed) {
+    cx.err << "error: --layout: " << r.why << "\n";
+    return kExitBadInput;
+  }
+  if (!r.plan) {
+    cx.out << "layout " << a.layout << " cannot run: " << r.why << "\n";
+    return kExitCheckFailed;
+  }
+  if (cx.json || cx.yaml) {
+    write_structured(cx.out, cx.yaml, hetero_pipeline_json(*r.plan));
+  } else {
+    print_hetero_pipeline(cx.out, *r.plan);
+    cx.out << "  model: " << model_note(cluster, calibrations) << "\n";
+  }
+  return save_plan(cx, a, cluster, task, r.plan->str(), hetero_pipeline_json(*r.plan));
+}
+
 int plan_hetero(Context& cx,
                 const devices::ClusterSpec& cluster,
                 const devices::TaskSpec& task,
-                const costmodel::CalibrationSet& calibrations) {
+                const costmodel::CalibrationSet& calibrations,
+                const PlanArgs& a) {
+  if (!a.layout.empty())
+    return evaluate_hetero_layout(cx, cluster, task, calibrations, a);
   planner::HeteroResult r = planner::search_hetero_training(cluster, task, calibrations);
+  if (!a.save_plan.empty() && !pipeline_is_best(r)) {
+    cx.err << "yirage-plan: --save-plan on a mixed cluster saves pipelines across the node "
+              "groups; the best plan here is data parallelism across them, which has no plan "
+              "file form yet\n";
+    return kExitUnavailable;
+  }
   if (!r.plan && !r.pipeline) {
     cx.out << "no plan for " << task.name << " on " << cluster.name
            << ":\n  data parallelism across the node groups: " << r.why
@@ -227,13 +262,15 @@ int plan_hetero(Context& cx,
     j["task"] = task.name;
     j.update(hetero_training_json(r));
     write_structured(cx.out, cx.yaml, j);
-    return kExitOk;
+  } else {
+    cx.out << task.name << " on " << cluster.name << " (" << cluster.total_devices()
+           << " devices in " << cluster.groups.size() << " node groups)\n";
+    print_hetero_training(cx.out, r);
+    cx.out << "  model: " << model_note(cluster, calibrations) << "\n";
   }
-  cx.out << task.name << " on " << cluster.name << " (" << cluster.total_devices() << " devices in "
-         << cluster.groups.size() << " node groups)\n";
-  print_hetero_training(cx.out, r);
-  cx.out << "  model: " << model_note(cluster, calibrations) << "\n";
-  return kExitOk;
+  if (!r.pipeline)
+    return kExitOk;
+  return save_plan(cx, a, cluster, task, r.pipeline->str(), hetero_pipeline_json(*r.pipeline));
 }
 
 int plan_hetero_inference(Context& cx,
@@ -287,12 +324,12 @@ int plan(Context& cx, const PlanArgs& given) {
   costmodel::CalibrationSet calibrations =
       costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
   if (std::string why = planner::unsupported_reason(cluster, task); !why.empty()) {
+    if (task.mode == devices::Mode::kTrain)
+      return plan_hetero(cx, cluster, task, calibrations, a);
     if (!a.save_plan.empty()) {
-      cx.err << "yirage-plan: --save-plan is not available yet for mixed clusters\n";
+      cx.err << "yirage-plan: --save-plan is not available yet for inference on mixed "
+                "clusters\n";
       return kExitUnavailable;
-    }
-    if (task.mode == devices::Mode::kTrain && a.layout.empty()) {
-      return plan_hetero(cx, cluster, task, calibrations);
     }
     if (task.mode != devices::Mode::kTrain && a.layout.empty()) {
       return plan_hetero_inference(cx, cluster, task, calibrations);

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <deque>
 #include <numeric>
+#include <set>
 
 namespace yirage::planner {
 namespace {
@@ -132,6 +133,7 @@ double cross_send(const ClusterSpec& whole,
 struct Priced {
   HeteroPipelinePlan plan;
   bool ok = false;
+  std::string why;  // when not ok
 };
 
 Priced price(const ClusterSpec& whole,
@@ -178,8 +180,14 @@ Priced price(const ClusterSpec& whole,
       StageSpan span{index, stages, layer, n};
       layer += n;
       MemoryUse mem = stage_memory(cx, c.layout, span, k.m);
-      if (mem.total() > mem.capacity)
-        return out;  // the affine cap rounds; a stage past it is refused here
+      if (mem.total() > mem.capacity) {  // the affine cap rounds; a stage past it stops here
+        out.why = "stage " + std::to_string(span.index) + " (group '" + c.model->group->name +
+                  "', " + std::to_string(n) + " layers) needs " +
+                  devices::format_quantity(mem.total(), devices::Dim::kBytes) +
+                  " per device, more than the " +
+                  devices::format_quantity(mem.capacity, devices::Dim::kBytes) + " usable";
+        return out;
+      }
       if (mem.total() > part.memory.total() || part.memory.capacity == 0)
         part.memory = mem;
       StageTimes st = stage_times(cx, c.layout, span, dcx, j == 0 ? in : inner,
@@ -371,6 +379,140 @@ HeteroPipelineResult search_hetero_pipeline(const ClusterSpec& cluster,
   } else {
     result.why = "no pipeline across the node groups: too many stages for the model's layers";
   }
+  return result;
+}
+
+namespace {
+
+std::string trim(const std::string& s) {
+  std::size_t a = s.find_first_not_of(' ');
+  std::size_t b = s.find_last_not_of(' ');
+  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
+}
+
+// One "group: tp=2,pp=1,layers=9" part; an error message or empty.
+std::string parse_part(const std::string& text,
+                       std::string* group,
+                       std::int64_t* tp,
+                       std::int64_t* pp,
+                       std::int64_t* layers) {
+  std::size_t colon = text.find(':');
+  if (colon == std::string::npos)
+    return "'" + text + "' is not 'group: tp=..,pp=..,layers=..'";
+  *group = trim(text.substr(0, colon));
+  std::vector<std::pair<std::string, std::string>> items;
+  if (std::string err = layout_items(trim(text.substr(colon + 1)), &items); !err.empty())
+    return err;
+  *layers = 0;
+  for (const auto& [key, value] : items) {
+    std::int64_t* to = key == "tp" ? tp : key == "pp" ? pp : key == "layers" ? layers : nullptr;
+    if (to == nullptr)
+      return "unknown key '" + key + "' for group '" + *group + "' (keys: tp, pp, layers)";
+    if (std::string err = layout_number(key, value, 1, to); !err.empty())
+      return err;
+  }
+  if (*layers == 0)
+    return "group '" + *group + "' needs layers=N";
+  return {};
+}
+
+}  // namespace
+
+HeteroPipelineResult evaluate_hetero_pipeline(const ClusterSpec& cluster,
+                                              const devices::TaskSpec& task,
+                                              const costmodel::CalibrationSet& cal,
+                                              const std::string& layout) {
+  std::vector<std::string> parts;
+  for (std::size_t start = 0; start <= layout.size();) {
+    std::size_t bar = layout.find('|', start);
+    parts.push_back(trim(layout.substr(start, bar == std::string::npos ? bar : bar - start)));
+    start = bar == std::string::npos ? layout.size() + 1 : bar + 1;
+  }
+  HeteroPipelineResult result;
+  result.malformed = true;  // until the layout has been read
+  Layout common;
+  if (std::string err = parse_layout(parts.front(), &common); !err.empty()) {
+    result.why = err;
+    return result;
+  }
+  if (common.tp != 1 || common.pp != 1 || common.vpp != 1 || common.ep != 1 || common.cp != 1 ||
+      common.offload) {
+    result.why =
+        "the first part of a pipeline across groups takes dp, mb, recompute and zero "
+        "only; tp and pp go with each group";
+    return result;
+  }
+  if (parts.size() != cluster.groups.size() + 1) {
+    result.why =
+        "on a mixed cluster a layout is one pipeline across the node groups, each of "
+        "the " +
+        std::to_string(cluster.groups.size()) +
+        " named once in pipeline order: 'dp=..,mb=..,recompute=..,zero=.. | group: "
+        "tp=..,pp=..,layers=.. | ...'";
+    return result;
+  }
+  std::deque<GroupModel> models;
+  std::vector<Choice> choices;
+  std::set<std::string> named;
+  std::int64_t layers = 0;
+  std::int64_t stages = 0;
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    std::string name;
+    std::int64_t tp = 1;
+    std::int64_t pp = 1;
+    std::int64_t n = 0;
+    if (std::string err = parse_part(parts[i], &name, &tp, &pp, &n); !err.empty()) {
+      result.why = err;
+      return result;
+    }
+    const NodeGroup* g = nullptr;
+    for (const NodeGroup& x : cluster.groups)
+      g = x.name == name ? &x : g;
+    if (!named.insert(name).second) {
+      result.why = "node group '" + name + "' appears twice";
+      return result;
+    }
+    if (g == nullptr) {
+      result.why = "no node group '" + name + "' in cluster '" + cluster.name + "'";
+      return result;
+    }
+    if (common.dp * tp * pp != g->devices()) {
+      result.why = "group '" + name + "': dp x tp x pp = " + std::to_string(common.dp * tp * pp) +
+                   ", but it has " + std::to_string(g->devices()) + " devices";
+      return result;
+    }
+    if (n < pp) {
+      result.why = "group '" + name + "': fewer layers than stages";
+      return result;
+    }
+    models.emplace_back(cluster, g, task, cal);
+    Layout l = common;
+    l.tp = tp;
+    l.pp = pp;
+    choices.push_back(Choice{&models.back(), l, 0, 0, n, n});
+    layers += n;
+    stages += pp;
+  }
+  if (layers != task.model.layers) {
+    result.why = "the groups hold " + std::to_string(layers) + " layers; the model has " +
+                 std::to_string(task.model.layers);
+    return result;
+  }
+  if (task.global_batch % (common.dp * common.micro_batch) != 0) {
+    result.why =
+        "global batch " + std::to_string(task.global_batch) + " is not a multiple of dp x mb";
+    return result;
+  }
+  std::int64_t m = task.global_batch / (common.dp * common.micro_batch);
+  Candidate k{common.dp, common.micro_batch, m, common.recompute, common.zero};
+  result.malformed = false;
+  Priced p = price(cluster, task, cal, k, choices);
+  if (!p.ok) {
+    result.why = p.why;
+    return result;
+  }
+  p.plan.candidates = 1;
+  result.plan = p.plan;
   return result;
 }
 

@@ -49,11 +49,20 @@ struct HeteroPipelinePlan {
 
 struct HeteroPipelineResult {
   std::optional<HeteroPipelinePlan> plan;
-  std::string why;  // when there is none: the smallest shortfall
+  std::string why;         // when there is none: the smallest shortfall, or what is wrong
+  bool malformed = false;  // evaluate_hetero_pipeline: the layout itself is wrong
 };
 
 HeteroPipelineResult search_hetero_pipeline(const devices::ClusterSpec& cluster,
                                             const devices::TaskSpec& task,
                                             const costmodel::CalibrationSet& calibrations);
+
+/// Evaluates the pipeline written as HeteroPipelinePlan::str() prints it,
+/// "dp=8,mb=1,recompute=none,zero=3 | ascend: tp=2,pp=1,layers=9 | ...", every group once,
+/// in pipeline order; `why` says what is wrong with it or why it cannot run.
+HeteroPipelineResult evaluate_hetero_pipeline(const devices::ClusterSpec& cluster,
+                                              const devices::TaskSpec& task,
+                                              const costmodel::CalibrationSet& calibrations,
+                                              const std::string& layout);
 
 }  // namespace yirage::planner

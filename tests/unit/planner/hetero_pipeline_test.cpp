@@ -102,3 +102,25 @@ TEST(HeteroPipeline, SaysHowManyLayersFitWhenTheModelDoesNot) {
 
 }  // namespace
 }  // namespace yirage::planner
+
+namespace yirage::planner {
+namespace {
+
+TEST(HeteroPipeline, ItsWrittenFormEvaluatesToTheSamePlan) {
+  devices::ClusterSpec c = testing::example_cluster("mixed-h100-mi300x-910b");
+  devices::TaskSpec t = testing::example_task("llama3-70b-train");
+  HeteroPipelineResult best = search_hetero_pipeline(c, t, kNoCalibration);
+  ASSERT_TRUE(best.plan) << best.why;
+  HeteroPipelineResult again = evaluate_hetero_pipeline(c, t, kNoCalibration, best.plan->str());
+  ASSERT_TRUE(again.plan) << again.why;
+  EXPECT_EQ(again.plan->str(), best.plan->str());
+  EXPECT_DOUBLE_EQ(again.plan->step.total, best.plan->step.total);
+  HeteroPipelineResult wrong =
+      evaluate_hetero_pipeline(c, t, kNoCalibration, "dp=16 | h100: tp=1,pp=1,layers=80");
+  EXPECT_FALSE(wrong.plan);
+  EXPECT_TRUE(wrong.malformed);
+  EXPECT_NE(wrong.why.find("each of the 3 named once"), std::string::npos) << wrong.why;
+}
+
+}  // namespace
+}  // namespace yirage::planner
