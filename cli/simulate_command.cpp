@@ -3,11 +3,13 @@
 // estimate, with the links that saturated and a Chrome trace of the first plan's step.
 #include "cli/atomic_write.h"
 #include "cli/context.h"
+#include "cli/hetero_report.h"
 #include "cli/run.h"
 #include "cli/simulate_report.h"
 #include "cli/structured_output.h"
 #include "cli/summary.h"
 #include "costmodel/sim/chrome_trace.h"
+#include "planner/hetero.h"
 #include "planner/search.h"
 
 #include <CLI/CLI.hpp>
@@ -24,20 +26,74 @@ struct SimulateArgs {
   std::string trace;
 };
 
+// A mixed cluster: its data-parallel plan across the node groups (the pipeline across them
+// is not replayed yet, and says so).
+int simulate_mixed(Context& cx,
+                   const devices::ClusterSpec& cluster,
+                   const devices::TaskSpec& task,
+                   const costmodel::CalibrationSet& calibrations) {
+  planner::HeteroResult r = planner::search_hetero_training(cluster, task, calibrations);
+  if (!r.plan) {
+    cx.err << "yirage-plan: simulating a pipeline across node groups is not available yet, and "
+              "data parallelism across them cannot run: "
+           << r.why << "\n";
+    return kExitUnavailable;
+  }
+  planner::StepProgramResult p =
+      planner::hetero_data_parallel_program(cluster, task, calibrations, *r.plan);
+  if (!p.step) {
+    cx.err << "yirage-plan: " << p.why << "\n";
+    return kExitUnavailable;
+  }
+  costmodel::SimResult s = costmodel::simulate(cluster, p.step->program);
+  double optimizer = 0;
+  for (const planner::GroupShare& g : r.plan->groups)
+    optimizer = std::max(optimizer, g.plan.step.optimizer);
+  double simulated = s.makespan.value + optimizer;
+  cx.out << task.name << " on " << cluster.name << " (" << cluster.total_devices() << " devices in "
+         << cluster.groups.size()
+         << " node groups): data parallelism across the groups replayed in SimGrid\n";
+  if (pipeline_is_best(r)) {
+    cx.out << "  (the best plan is one pipeline across the groups, step "
+           << devices::format(devices::Seconds{r.pipeline->step.total})
+           << "; pipelines across node groups are not simulated yet)\n";
+  }
+  cx.out << "  estimate " << devices::format(devices::Seconds{r.plan->step}) << ", simulated "
+         << devices::format(devices::Seconds{simulated}) << " (replayed "
+         << devices::format(s.makespan) << " + the slowest group's optimizer), "
+         << p.step->program.tasks.size() << " tasks, " << s.transfers << " transfers\n";
+  for (const costmodel::SimLinkUsage& l : s.most_contended) {
+    if (l.contended.value > 0) {
+      cx.out << "  most contended link " << l.name << ": "
+             << devices::format(devices::Seconds{l.contended.value})
+             << " saturated while shared, up to " << l.max_flows << " flows\n";
+      break;
+    }
+  }
+  for (const std::string& n : p.step->notes)
+    cx.out << "  note: " << n << "\n";
+  return kExitOk;
+}
+
 int simulate(Context& cx, const SimulateArgs& a) {
   devices::DeviceRegistry registry = cx.load_registry();
   devices::ClusterSpec cluster = cx.load_cluster(a.files[0], registry);
   devices::TaskSpec task = cx.load_task(a.files[1]);
   check_fit(cluster, task);
-  std::string why = planner::unsupported_reason(cluster, task);
-  if (why.empty() && task.mode != devices::Mode::kTrain)
-    why = "simulating inference plans is not available yet; training steps are simulated";
-  if (!why.empty()) {
-    cx.err << "yirage-plan: " << why << "\n";
+  if (task.mode != devices::Mode::kTrain) {
+    cx.err << "yirage-plan: simulating inference plans is not available yet; training steps "
+              "are simulated\n";
     return kExitUnavailable;
   }
   costmodel::CalibrationSet calibrations =
       costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
+  if (!planner::unsupported_reason(cluster, task).empty()) {
+    if (!a.layout.empty() || !a.trace.empty()) {
+      cx.err << "yirage-plan: on a mixed cluster simulate takes no --layout or --trace yet\n";
+      return kExitUnavailable;
+    }
+    return simulate_mixed(cx, cluster, task, calibrations);
+  }
   planner::TrainContext tc{cluster, task, calibrations};
   std::vector<planner::PlanEstimate> plans;
   if (!a.layout.empty()) {

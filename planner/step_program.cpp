@@ -1,7 +1,10 @@
 #include "planner/step_program.h"
 
+#include "planner/node_groups.h"
 #include "planner/train_stage.h"
+#include "planner/workload/model_size.h"
 
+#include <algorithm>
 #include <deque>
 #include <map>
 
@@ -16,12 +19,15 @@ double f(std::int64_t v) {
   return static_cast<double>(v);
 }
 
-// Megatron-LM's rank order: tp fastest, then cp, dp and pp.
+// Megatron-LM's rank order: tp fastest, then cp, dp and pp; `map` (when given) places the
+// context's ranks among the whole cluster's.
 struct Ranks {
   Layout l;
+  const std::vector<std::int64_t>* map = nullptr;
 
   std::int64_t rank(std::int64_t t, std::int64_t c, std::int64_t d, std::int64_t p) const {
-    return t + l.tp * (c + l.cp * (d + l.dp * p));
+    std::int64_t local = t + l.tp * (c + l.cp * (d + l.dp * p));
+    return map ? (*map)[static_cast<std::size_t>(local)] : local;
   }
 };
 
@@ -87,14 +93,16 @@ std::deque<std::int64_t> one_f_one_b(std::int64_t stage, std::int64_t stages, st
 
 }  // namespace
 
-StepProgramResult training_step_program(const TrainContext& cx, const Layout& l) {
+StepProgramResult training_step_program(const TrainContext& cx,
+                                        const Layout& l,
+                                        const std::vector<std::int64_t>* ranks) {
   if (l.vpp > 1)
     return {std::nullopt, "interleaved pipelines (vpp > 1) are not simulated yet"};
   if (cx.cluster.groups.size() != 1)
-    return {std::nullopt, "plans on clusters of several node groups are not simulated yet"};
+    return {std::nullopt, "pipelines across node groups are not simulated yet"};
   StepProgram out;
   SimProgram& p = out.program;
-  Ranks r{l};
+  Ranks r{l, ranks};
   std::int64_t m = cx.task.global_batch / (l.dp * l.micro_batch);
   std::vector<StageWork> work;
   for (std::int64_t s = 0; s < l.pp; ++s)
@@ -204,6 +212,28 @@ StepProgramResult training_step_program(const TrainContext& cx, const Layout& l)
       }
     }
   }
+  // The end of the step on every rank: after its last computation (same stream) and its
+  // gradient sync.
+  std::size_t issued = p.tasks.size();
+  for (std::int64_t s = 0; s < l.pp; ++s) {
+    for (std::int64_t d = 0; d < l.dp; ++d) {
+      for (std::int64_t c = 0; c < l.cp; ++c) {
+        for (std::int64_t t = 0; t < l.tp; ++t) {
+          std::int64_t rank = r.rank(t, c, d, s);
+          std::vector<std::size_t> after;
+          for (std::size_t i = issued; i-- > 0;) {
+            const costmodel::SimTask& x = p.tasks[i];
+            if (x.stream == "dp" &&
+                std::find(x.ranks.begin(), x.ranks.end(), rank) != x.ranks.end()) {
+              after.push_back(i);
+              break;
+            }
+          }
+          out.ends.push_back(p.compute(rank, "step end", Seconds{0}, after));
+        }
+      }
+    }
+  }
   if (l.tp > 1 || l.cp > 1) {
     out.notes.push_back(
         "the tensor- and context-parallel collectives of a stage's layers are replayed as one "
@@ -214,6 +244,67 @@ StepProgramResult training_step_program(const TrainContext& cx, const Layout& l)
   if (l.zero >= 3)
     out.notes.push_back("ZeRO-3's weight gathers are not replayed");
   out.notes.push_back("the optimizer step is not replayed (the estimate's is added)");
+  return {out, ""};
+}
+
+StepProgramResult hetero_data_parallel_program(const devices::ClusterSpec& cluster,
+                                               const devices::TaskSpec& task,
+                                               const costmodel::CalibrationSet& calibrations,
+                                               const HeteroPlan& plan) {
+  StepProgram out;
+  std::vector<std::vector<std::int64_t>> group_ranks;
+  std::vector<std::vector<std::size_t>> group_ends;
+  for (const GroupShare& share : plan.groups) {
+    std::size_t index = 0;
+    while (cluster.groups[index].name != share.group)
+      ++index;
+    const devices::NodeGroup& g = cluster.groups[index];
+    std::vector<std::int64_t> ranks;
+    for (std::int64_t n = 0; n < g.nodes; ++n) {
+      for (std::int64_t d = 0; d < g.devices_per_node; ++d)
+        ranks.push_back(costmodel::sim_rank_of(cluster, index, n, d));
+    }
+    devices::ClusterSpec sub = sub_cluster(cluster, {&g});
+    devices::TaskSpec t = task;
+    t.global_batch = share.batch;
+    TrainContext cx{sub, t, calibrations};
+    StepProgramResult r = training_step_program(cx, share.plan.layout, &ranks);
+    if (!r.step)
+      return {std::nullopt, "group '" + share.group + "': " + r.why};
+    // Append the group's tasks, their dependencies shifted past the tasks already there.
+    std::size_t offset = out.program.tasks.size();
+    for (costmodel::SimTask task_copy : r.step->program.tasks) {
+      for (std::size_t& a : task_copy.after)
+        a += offset;
+      out.program.add(std::move(task_copy));
+    }
+    std::vector<std::size_t> ends;
+    for (std::size_t e : r.step->ends)
+      ends.push_back(e + offset);
+    group_ranks.push_back(ranks);
+    group_ends.push_back(ends);
+    for (const std::string& n : r.step->notes) {
+      if (std::find(out.notes.begin(), out.notes.end(), n) == out.notes.end())
+        out.notes.push_back(n);
+    }
+  }
+  // The groups' gradients, all-reduced across the groups when the slowest has finished: one
+  // ring per matching shard (device i of every group), as many as the smallest group has
+  // devices, each carrying its share of the model.
+  std::size_t rings = group_ranks.front().size();
+  for (const auto& g : group_ranks)
+    rings = std::min(rings, g.size());
+  std::vector<std::size_t> all_ends;
+  for (const auto& e : group_ends)
+    all_ends.insert(all_ends.end(), e.begin(), e.end());
+  double bytes = count_parameters(task.model).total * 2 / static_cast<double>(rings);
+  for (std::size_t i = 0; i < rings && group_ranks.size() > 1; ++i) {
+    std::vector<std::int64_t> ring;
+    for (const auto& g : group_ranks)
+      ring.push_back(g[i]);
+    out.program.collective(ring, Collective::kAllReduce, bytes, "cross-group grad all_reduce", "dp",
+                           all_ends);
+  }
   return {out, ""};
 }
 

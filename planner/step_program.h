@@ -6,6 +6,7 @@
 #pragma once
 
 #include "costmodel/sim/sim_program.h"
+#include "planner/hetero.h"
 #include "planner/train_estimate.h"
 
 #include <string>
@@ -16,6 +17,7 @@ namespace yirage::planner {
 struct StepProgram {
   costmodel::SimProgram program;
   std::vector<std::string> notes;  // what the replay simplifies
+  std::vector<std::size_t> ends;   // a "step end" task per rank: all its work is done
 };
 
 struct StepProgramResult {
@@ -23,7 +25,18 @@ struct StepProgramResult {
   std::string why;  // when the layout cannot be replayed
 };
 
-/// The step of `l` (a layout the estimate accepts) on the context's homogeneous cluster.
-StepProgramResult training_step_program(const TrainContext& cx, const Layout& l);
+/// The step of `l` (a layout the estimate accepts) on the context's homogeneous cluster;
+/// `ranks` (when given) maps the context's ranks to those of a larger cluster.
+StepProgramResult training_step_program(const TrainContext& cx,
+                                        const Layout& l,
+                                        const std::vector<std::int64_t>* ranks = nullptr);
+
+/// Data parallelism across the node groups of a mixed cluster (a HeteroPlan): every group's
+/// own step on its ranks, then the gradient all-reduce across the groups, one ring per
+/// matching shard as the estimate prices it.
+StepProgramResult hetero_data_parallel_program(const devices::ClusterSpec& cluster,
+                                               const devices::TaskSpec& task,
+                                               const costmodel::CalibrationSet& calibrations,
+                                               const HeteroPlan& plan);
 
 }  // namespace yirage::planner
