@@ -26,50 +26,57 @@ struct SimulateArgs {
   std::string trace;
 };
 
-// A mixed cluster: its data-parallel plan across the node groups (the pipeline across them
-// is not replayed yet, and says so).
+// A mixed cluster: its best training plan, one pipeline across the node groups or data
+// parallelism across them, replayed whole.
 int simulate_mixed(Context& cx,
                    const devices::ClusterSpec& cluster,
                    const devices::TaskSpec& task,
                    const costmodel::CalibrationSet& calibrations) {
   planner::HeteroResult r = planner::search_hetero_training(cluster, task, calibrations);
-  if (!r.plan) {
-    cx.err << "yirage-plan: simulating a pipeline across node groups is not available yet, and "
-              "data parallelism across them cannot run: "
-           << r.why << "\n";
-    return kExitUnavailable;
+  if (!r.plan && !r.pipeline) {
+    cx.out << "no plan for " << task.name << " on " << cluster.name << ": " << r.why << "\n";
+    return kExitCheckFailed;
   }
+  bool pipeline = pipeline_is_best(r);
   planner::StepProgramResult p =
-      planner::hetero_data_parallel_program(cluster, task, calibrations, *r.plan);
+      pipeline ? planner::hetero_pipeline_program(cluster, task, calibrations, *r.pipeline)
+               : planner::hetero_data_parallel_program(cluster, task, calibrations, *r.plan);
   if (!p.step) {
     cx.err << "yirage-plan: " << p.why << "\n";
     return kExitUnavailable;
   }
   costmodel::SimResult s = costmodel::simulate(cluster, p.step->program);
   double optimizer = 0;
-  for (const planner::GroupShare& g : r.plan->groups)
-    optimizer = std::max(optimizer, g.plan.step.optimizer);
+  double estimate = 0;
+  if (pipeline) {
+    optimizer = r.pipeline->step.optimizer;
+    estimate = r.pipeline->step.total;
+  } else {
+    for (const planner::GroupShare& g : r.plan->groups)
+      optimizer = std::max(optimizer, g.plan.step.optimizer);
+    estimate = r.plan->step;
+  }
   double simulated = s.makespan.value + optimizer;
   cx.out << task.name << " on " << cluster.name << " (" << cluster.total_devices() << " devices in "
-         << cluster.groups.size()
-         << " node groups): data parallelism across the groups replayed in SimGrid\n";
-  if (pipeline_is_best(r)) {
-    cx.out << "  (the best plan is one pipeline across the groups, step "
-           << devices::format(devices::Seconds{r.pipeline->step.total})
-           << "; pipelines across node groups are not simulated yet)\n";
-  }
-  cx.out << "  estimate " << devices::format(devices::Seconds{r.plan->step}) << ", simulated "
+         << cluster.groups.size() << " node groups): the best plan, "
+         << (pipeline ? "one pipeline across the groups (" + r.pipeline->str() + ")"
+                      : std::string("data parallelism across the groups"))
+         << ", replayed in SimGrid\n";
+  cx.out << "  estimate " << devices::format(devices::Seconds{estimate}) << ", simulated "
          << devices::format(devices::Seconds{simulated}) << " (replayed "
-         << devices::format(s.makespan) << " + the slowest group's optimizer), "
-         << p.step->program.tasks.size() << " tasks, " << s.transfers << " transfers\n";
+         << devices::format(s.makespan) << " + the optimizer), " << p.step->program.tasks.size()
+         << " tasks, " << s.transfers << " transfers\n";
+  bool any = false;
   for (const costmodel::SimLinkUsage& l : s.most_contended) {
-    if (l.contended.value > 0) {
+    if (l.contended.value > 0 && !any) {
       cx.out << "  most contended link " << l.name << ": "
              << devices::format(devices::Seconds{l.contended.value})
              << " saturated while shared, up to " << l.max_flows << " flows\n";
-      break;
+      any = true;
     }
   }
+  if (!any)
+    cx.out << "  no link was saturated while shared: the step is uncontended\n";
   for (const std::string& n : p.step->notes)
     cx.out << "  note: " << n << "\n";
   return kExitOk;

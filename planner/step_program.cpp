@@ -42,9 +42,8 @@ struct StageWork {
   double grad_bytes = 0;  // this stage's gradients per device
 };
 
-StageWork stage_work(const TrainContext& cx, const Layout& l, std::int64_t stage) {
+StageWork stage_work(const TrainContext& cx, const Layout& l, const StageSpan& span) {
   const devices::ModelSpec& m = cx.task.model;
-  StageSpan span = even_span(m, l, stage);
   DeviceContext dcx = device_context(cx, l);
   StageWork w;
   w.times = stage_times(cx, l, span, dcx, 0, 0);
@@ -91,67 +90,74 @@ std::deque<std::int64_t> one_f_one_b(std::int64_t stage, std::int64_t stages, st
   return order;
 }
 
-}  // namespace
+// One stage of the pipeline as the builder sees it: its work per micro-batch, its tensor
+// parallelism and its ranks, indexed (d x cp + c) x tp + t.
+struct StageSpec {
+  StageWork work;
+  std::int64_t tp = 1;
+  std::vector<std::int64_t> ranks;
+};
 
-StepProgramResult training_step_program(const TrainContext& cx,
-                                        const Layout& l,
-                                        const std::vector<std::int64_t>* ranks) {
-  if (l.vpp > 1)
-    return {std::nullopt, "interleaved pipelines (vpp > 1) are not simulated yet"};
-  if (cx.cluster.groups.size() != 1)
-    return {std::nullopt, "pipelines across node groups are not simulated yet"};
-  StepProgram out;
+struct PipelineShape {
+  std::int64_t dp = 1;
+  std::int64_t cp = 1;
+  std::int64_t micro_batches = 1;
+  int zero = 0;
+  double activation = 0;  // bytes of one micro-batch's activations on one (dp, cp) slice
+};
+
+// 1F1B over `stages`: every micro-batch's forward and backward on every rank (with its TP
+// and CP collectives), the sends between neighbouring stages (split over the smaller tensor-
+// parallel group when two stages' differ), the gradient sync, and a "step end" per rank.
+void build_1f1b(const std::vector<StageSpec>& stages, const PipelineShape& sh, StepProgram& out) {
   SimProgram& p = out.program;
-  Ranks r{l, ranks};
-  std::int64_t m = cx.task.global_batch / (l.dp * l.micro_batch);
-  std::vector<StageWork> work;
-  for (std::int64_t s = 0; s < l.pp; ++s)
-    work.push_back(stage_work(cx, l, s));
-  double act = f(l.micro_batch * cx.task.sequence_length / l.cp * cx.task.model.hidden) *
-               devices::dtype_bytes(cx.task.precision) / f(l.tp);
-  // The sends a stage's forward (or backward) of micro-batch i waits for, per (tp, cp, dp)
-  // position: key (stage, i, backward).
+  auto pp = static_cast<std::int64_t>(stages.size());
+  auto at = [](std::int64_t v) {
+    return static_cast<std::size_t>(v);
+  };
+  // The sends a stage's forward (or backward) of micro-batch i waits for, key (stage, i,
+  // backward), indexed (d x cp + c) x width + t, width the smaller tp of the two stages.
   std::map<std::tuple<std::int64_t, std::int64_t, bool>, std::vector<std::size_t>> sent;
-  std::map<std::tuple<std::int64_t, std::int64_t, bool>, std::vector<std::size_t>> done;
   std::vector<std::deque<std::int64_t>> order;
-  for (std::int64_t s = 0; s < l.pp; ++s)
-    order.push_back(one_f_one_b(s, l.pp, m));
-  std::vector<std::vector<std::size_t>> last_forward(l.pp);
+  for (std::int64_t s = 0; s < pp; ++s)
+    order.push_back(one_f_one_b(s, pp, sh.micro_batches));
+  std::vector<std::vector<std::size_t>> last_forward(at(pp));
   // Each round adds, for every stage, its next operation whose input has arrived; 1F1B
   // never deadlocks, so every round adds at least one.
   for (bool left = true; left;) {
     left = false;
-    for (std::int64_t s = 0; s < l.pp; ++s) {
-      if (order[s].empty())
+    for (std::int64_t s = 0; s < pp; ++s) {
+      if (order[at(s)].empty())
         continue;
       left = true;
-      std::int64_t op = order[s].front();
+      std::int64_t op = order[at(s)].front();
       bool backward = op < 0;
       std::int64_t i = backward ? -1 - op : op;
-      bool needs_input = backward ? s < l.pp - 1 : s > 0;
+      std::int64_t from = backward ? s + 1 : s - 1;
+      bool needs_input = from >= 0 && from < pp;
       auto input = sent.find({s, i, backward});
       if (needs_input && input == sent.end())
         continue;
-      order[s].pop_front();
-      const StageWork& w = work[s];
+      order[at(s)].pop_front();
+      const StageSpec& st = stages[at(s)];
+      const StageWork& w = st.work;
+      std::int64_t width_in = needs_input ? std::min(st.tp, stages[at(from)].tp) : 1;
       std::string mb = std::to_string(i);
       double seconds = backward ? w.times.compute - w.times.forward : w.times.forward;
       double tp_bytes = backward ? w.tp_bytes_backward : w.tp_bytes_forward;
       double cp_bytes = backward ? w.cp_bytes_backward : w.cp_bytes_forward;
       std::vector<std::size_t> ends;
-      std::size_t k = 0;
-      for (std::int64_t d = 0; d < l.dp; ++d) {
-        for (std::int64_t c = 0; c < l.cp; ++c) {
+      for (std::int64_t d = 0; d < sh.dp; ++d) {
+        for (std::int64_t c = 0; c < sh.cp; ++c) {
           std::vector<std::int64_t> tp_ranks;
-          for (std::int64_t t = 0; t < l.tp; ++t) {
+          for (std::int64_t t = 0; t < st.tp; ++t) {
             std::vector<std::size_t> after;
             if (needs_input)
-              after.push_back(input->second[k]);
-            std::int64_t rank = r.rank(t, c, d, s);
+              after.push_back(input->second[at((d * sh.cp + c) * width_in + t % width_in)]);
+            std::int64_t rank = st.ranks[at((d * sh.cp + c) * st.tp + t)];
             tp_ranks.push_back(rank);
             ends.push_back(p.compute(rank, (backward ? "bwd mb" : "fwd mb") + mb,
                                      Seconds{seconds + w.ep_time / 2}, after));
-            ++k;
           }
           if (tp_bytes > 0) {
             std::size_t id =
@@ -162,30 +168,32 @@ StepProgramResult training_step_program(const TrainContext& cx,
           }
         }
         if (cp_bytes > 0) {
-          for (std::int64_t t = 0; t < l.tp; ++t) {
+          for (std::int64_t t = 0; t < st.tp; ++t) {
             std::vector<std::int64_t> ring;
-            for (std::int64_t c = 0; c < l.cp; ++c)
-              ring.push_back(r.rank(t, c, d, s));
+            for (std::int64_t c = 0; c < sh.cp; ++c)
+              ring.push_back(st.ranks[at((d * sh.cp + c) * st.tp + t)]);
             std::size_t id =
                 p.collective(ring, Collective::kAllGather, cp_bytes, "cp kv mb" + mb, "cp");
-            for (std::int64_t c = 0; c < l.cp; ++c)
-              ends[static_cast<std::size_t>((d * l.cp + c) * l.tp + t)] = id;
+            for (std::int64_t c = 0; c < sh.cp; ++c)
+              ends[at((d * sh.cp + c) * st.tp + t)] = id;
           }
         }
       }
-      done[{s, i, backward}] = ends;
       if (!backward)
-        last_forward[s] = ends;
+        last_forward[at(s)] = ends;
       // Activations forward to the next stage, their gradients back to the previous one.
       std::int64_t to = backward ? s - 1 : s + 1;
-      if (to >= 0 && to < l.pp) {
+      if (to >= 0 && to < pp) {
+        const StageSpec& next = stages[at(to)];
+        std::int64_t width = std::min(st.tp, next.tp);
         std::vector<std::size_t> sends;
-        k = 0;
-        for (std::int64_t d = 0; d < l.dp; ++d) {
-          for (std::int64_t c = 0; c < l.cp; ++c) {
-            for (std::int64_t t = 0; t < l.tp; ++t, ++k) {
-              sends.push_back(p.send(r.rank(t, c, d, s), r.rank(t, c, d, to), act,
-                                     (backward ? "grad mb" : "act mb") + mb, {ends[k]}));
+        for (std::int64_t d = 0; d < sh.dp; ++d) {
+          for (std::int64_t c = 0; c < sh.cp; ++c) {
+            for (std::int64_t t = 0; t < width; ++t) {
+              sends.push_back(p.send(
+                  st.ranks[at((d * sh.cp + c) * st.tp + t)],
+                  next.ranks[at((d * sh.cp + c) * next.tp + t)], sh.activation / f(width),
+                  (backward ? "grad mb" : "act mb") + mb, {ends[at((d * sh.cp + c) * st.tp + t)]}));
             }
           }
         }
@@ -194,46 +202,45 @@ StepProgramResult training_step_program(const TrainContext& cx,
     }
   }
   // Gradient synchronisation over the dp x cp ranks of each (stage, tp rank), overlapping
-  // the last micro-batch's backward as the bucketed all-reduce of the estimate does; then
-  // the optimizer.
-  if (l.dp * l.cp > 1) {
-    for (std::int64_t s = 0; s < l.pp; ++s) {
-      for (std::int64_t t = 0; t < l.tp; ++t) {
-        std::vector<std::int64_t> ranks;
-        std::vector<std::size_t> after;
-        for (std::int64_t d = 0; d < l.dp; ++d) {
-          for (std::int64_t c = 0; c < l.cp; ++c) {
-            ranks.push_back(r.rank(t, c, d, s));
-            after.push_back(last_forward[s][static_cast<std::size_t>((d * l.cp + c) * l.tp + t)]);
-          }
+  // the last micro-batch's backward as the bucketed all-reduce of the estimate does.
+  std::vector<std::vector<std::size_t>> sync_of(at(pp));  // per stage, per (d, c, t)
+  for (std::int64_t s = 0; s < pp; ++s) {
+    const StageSpec& st = stages[at(s)];
+    sync_of[at(s)].assign(st.ranks.size(), 0);
+    if (sh.dp * sh.cp <= 1)
+      continue;
+    for (std::int64_t t = 0; t < st.tp; ++t) {
+      std::vector<std::int64_t> ranks;
+      std::vector<std::size_t> after;
+      for (std::int64_t d = 0; d < sh.dp; ++d) {
+        for (std::int64_t c = 0; c < sh.cp; ++c) {
+          ranks.push_back(st.ranks[at((d * sh.cp + c) * st.tp + t)]);
+          after.push_back(last_forward[at(s)][at((d * sh.cp + c) * st.tp + t)]);
         }
-        p.collective(ranks, l.zero >= 3 ? Collective::kReduceScatter : Collective::kAllReduce,
-                     work[s].grad_bytes, "dp grad sync", "dp", after);
+      }
+      std::size_t id =
+          p.collective(ranks, sh.zero >= 3 ? Collective::kReduceScatter : Collective::kAllReduce,
+                       st.work.grad_bytes, "dp grad sync", "dp", after);
+      for (std::int64_t d = 0; d < sh.dp; ++d) {
+        for (std::int64_t c = 0; c < sh.cp; ++c)
+          sync_of[at(s)][at((d * sh.cp + c) * st.tp + t)] = id + 1;  // 0: none
       }
     }
   }
   // The end of the step on every rank: after its last computation (same stream) and its
   // gradient sync.
-  std::size_t issued = p.tasks.size();
-  for (std::int64_t s = 0; s < l.pp; ++s) {
-    for (std::int64_t d = 0; d < l.dp; ++d) {
-      for (std::int64_t c = 0; c < l.cp; ++c) {
-        for (std::int64_t t = 0; t < l.tp; ++t) {
-          std::int64_t rank = r.rank(t, c, d, s);
-          std::vector<std::size_t> after;
-          for (std::size_t i = issued; i-- > 0;) {
-            const costmodel::SimTask& x = p.tasks[i];
-            if (x.stream == "dp" &&
-                std::find(x.ranks.begin(), x.ranks.end(), rank) != x.ranks.end()) {
-              after.push_back(i);
-              break;
-            }
-          }
-          out.ends.push_back(p.compute(rank, "step end", Seconds{0}, after));
-        }
-      }
+  for (std::int64_t s = 0; s < pp; ++s) {
+    const StageSpec& st = stages[at(s)];
+    for (std::size_t k = 0; k < st.ranks.size(); ++k) {
+      std::vector<std::size_t> after;
+      if (sync_of[at(s)][k] > 0)
+        after.push_back(sync_of[at(s)][k] - 1);
+      out.ends.push_back(p.compute(st.ranks[k], "step end", Seconds{0}, after));
     }
   }
+}
+
+void add_notes(const Layout& l, StepProgram& out) {
   if (l.tp > 1 || l.cp > 1) {
     out.notes.push_back(
         "the tensor- and context-parallel collectives of a stage's layers are replayed as one "
@@ -244,6 +251,35 @@ StepProgramResult training_step_program(const TrainContext& cx,
   if (l.zero >= 3)
     out.notes.push_back("ZeRO-3's weight gathers are not replayed");
   out.notes.push_back("the optimizer step is not replayed (the estimate's is added)");
+}
+
+}  // namespace
+
+StepProgramResult training_step_program(const TrainContext& cx,
+                                        const Layout& l,
+                                        const std::vector<std::int64_t>* ranks) {
+  if (l.vpp > 1)
+    return {std::nullopt, "interleaved pipelines (vpp > 1) are not simulated yet"};
+  if (cx.cluster.groups.size() != 1)
+    return {std::nullopt, "pipelines across node groups are not simulated yet"};
+  Ranks r{l, ranks};
+  std::vector<StageSpec> stages;
+  for (std::int64_t s = 0; s < l.pp; ++s) {
+    StageSpec st{stage_work(cx, l, even_span(cx.task.model, l, s)), l.tp, {}};
+    for (std::int64_t d = 0; d < l.dp; ++d) {
+      for (std::int64_t c = 0; c < l.cp; ++c) {
+        for (std::int64_t t = 0; t < l.tp; ++t)
+          st.ranks.push_back(r.rank(t, c, d, s));
+      }
+    }
+    stages.push_back(std::move(st));
+  }
+  PipelineShape sh{l.dp, l.cp, cx.task.global_batch / (l.dp * l.micro_batch), l.zero,
+                   f(l.micro_batch * cx.task.sequence_length / l.cp * cx.task.model.hidden) *
+                       devices::dtype_bytes(cx.task.precision)};
+  StepProgram out;
+  build_1f1b(stages, sh, out);
+  add_notes(l, out);
   return {out, ""};
 }
 
@@ -305,6 +341,51 @@ StepProgramResult hetero_data_parallel_program(const devices::ClusterSpec& clust
     out.program.collective(ring, Collective::kAllReduce, bytes, "cross-group grad all_reduce", "dp",
                            all_ends);
   }
+  return {out, ""};
+}
+
+StepProgramResult hetero_pipeline_program(const devices::ClusterSpec& cluster,
+                                          const devices::TaskSpec& task,
+                                          const costmodel::CalibrationSet& calibrations,
+                                          const HeteroPipelinePlan& plan) {
+  std::int64_t stages = 0;
+  for (const PipelinePart& part : plan.parts)
+    stages += part.stages;
+  std::vector<StageSpec> specs;
+  std::int64_t index = 0;
+  std::int64_t layer = 0;
+  for (const PipelinePart& part : plan.parts) {
+    std::size_t gi = 0;
+    while (cluster.groups[gi].name != part.group)
+      ++gi;
+    const devices::NodeGroup& g = cluster.groups[gi];
+    devices::ClusterSpec sub = sub_cluster(cluster, {&g});
+    TrainContext cx{sub, task, calibrations};
+    Layout l{plan.dp, part.tp, part.stages, plan.micro_batch, plan.recompute, plan.zero};
+    for (std::int64_t j = 0; j < part.stages; ++j, ++index) {
+      std::int64_t n = part.layers / part.stages + (j < part.layers % part.stages ? 1 : 0);
+      StageSpec st{stage_work(cx, l, StageSpan{index, stages, layer, n}), part.tp, {}};
+      layer += n;
+      // Megatron-LM's order inside the group: tp fastest, then dp, then the group's stages.
+      for (std::int64_t d = 0; d < plan.dp; ++d) {
+        for (std::int64_t t = 0; t < part.tp; ++t) {
+          std::int64_t local = t + part.tp * (d + plan.dp * j);
+          st.ranks.push_back(costmodel::sim_rank_of(cluster, gi, local / g.devices_per_node,
+                                                    local % g.devices_per_node));
+        }
+      }
+      specs.push_back(std::move(st));
+    }
+  }
+  PipelineShape sh{plan.dp, 1, plan.micro_batches, plan.zero,
+                   f(plan.micro_batch * task.sequence_length * task.model.hidden) *
+                       devices::dtype_bytes(task.precision)};
+  StepProgram out;
+  build_1f1b(specs, sh, out);
+  Layout widest{plan.dp, 1, 1, plan.micro_batch, plan.recompute, plan.zero};
+  for (const PipelinePart& part : plan.parts)
+    widest.tp = std::max(widest.tp, part.tp);
+  add_notes(widest, out);
   return {out, ""};
 }
 

@@ -34,6 +34,13 @@ StepProgramResult training_step_program(const TrainContext& cx,
 /// Data parallelism across the node groups of a mixed cluster (a HeteroPlan): every group's
 /// own step on its ranks, then the gradient all-reduce across the groups, one ring per
 /// matching shard as the estimate prices it.
+/// One pipeline across the node groups (a HeteroPipelinePlan): its stages on their groups'
+/// ranks, the sends between groups over the network.
+StepProgramResult hetero_pipeline_program(const devices::ClusterSpec& cluster,
+                                          const devices::TaskSpec& task,
+                                          const costmodel::CalibrationSet& calibrations,
+                                          const HeteroPipelinePlan& plan);
+
 StepProgramResult hetero_data_parallel_program(const devices::ClusterSpec& cluster,
                                                const devices::TaskSpec& task,
                                                const costmodel::CalibrationSet& calibrations,
