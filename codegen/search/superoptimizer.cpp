@@ -11,9 +11,8 @@ namespace yirage::codegen {
 namespace {
 
 struct BranchResult {
-  std::vector<Found> verified;
+  std::vector<Found> found;
   EnumStats stats;
-  std::int64_t rejected = 0;
 };
 
 std::uint64_t mix(std::uint64_t a, std::uint64_t b) {
@@ -23,9 +22,33 @@ std::uint64_t mix(std::uint64_t a, std::uint64_t b) {
   return z ^ (z >> 31);
 }
 
-std::vector<BranchResult> run_branches(const Enumerator& en,
-                                       const FieldTest* test,
-                                       const SuperoptimizeOptions& o) {
+// The found graph with its last op, when graph-defined, at its schedule with the most thread
+// blocks (then the longest for-loop) that the device accepts: tier 1 evaluates `sampled_blocks`
+// blocks of it, and the smallest schedule (the one the generator builds with) has 2 blocks,
+// so sampling it costs as much as the whole output. Whether a µGraph computes the program does
+// not depend on its grid and for-loop sizes (the finalists are checked again at their own).
+KernelGraph sampling_schedule(const Found& f, const devices::DeviceSpec& d) {
+  if (f.graph.ops.empty() || f.graph.ops.back().kind != OpKind::kCustom)
+    return f.graph;
+  std::string why;
+  std::vector<Shape> shapes = kernel_shapes(f.graph, &why);
+  const KernelOp& op = f.graph.ops.back();
+  std::vector<Shape> in;
+  for (int t : op.in)
+    in.push_back(shapes[static_cast<std::size_t>(t)]);
+  std::vector<Schedule> all = schedules(in, f.maps.back(), d);
+  for (auto s = all.rbegin(); s != all.rend(); ++s) {
+    KernelGraph g = f.graph;
+    BlockGraph& b = g.blocks[static_cast<std::size_t>(op.block)];
+    b.grid = s->grid;
+    b.forloop = s->forloop;
+    if (check_graph(g, &d).empty())
+      return g;
+  }
+  return f.graph;
+}
+
+std::vector<BranchResult> run_branches(const Enumerator& en, const SuperoptimizeOptions& o) {
   std::vector<WorkItem> items = en.work_items();
   std::vector<BranchResult> results(items.size());
   std::atomic<std::size_t> next{0};
@@ -33,17 +56,8 @@ std::vector<BranchResult> run_branches(const Enumerator& en,
   auto work = [&] {
     for (std::size_t i = next++; i < items.size(); i = next++) {
       BranchResult& r = results[i];
-      std::uint64_t n = 0;
       en.run(
-          items[i],
-          [&](const Found& f) {
-            std::uint64_t sample = mix(o.seed, mix(i, n++));
-            if (test == nullptr || test->check_sampled(f.graph, sample, o.sampled_blocks))
-              r.verified.push_back(f);
-            else
-              ++r.rejected;
-          },
-          r.stats);
+          items[i], [&](const Found& f) { r.found.push_back(f); }, r.stats);
       if (o.progress)
         o.progress(++done, items.size());
     }
@@ -117,32 +131,54 @@ SuperoptimizeResult superoptimize(const KernelGraph& reference,
   std::unique_ptr<FieldTest> test;
   if (r.stats.field_tested)
     test = std::make_unique<FieldTest>(reference, mix(o.seed, 1));
-  std::vector<BranchResult> branches = run_branches(en, test.get(), o);
+  std::vector<BranchResult> branches = run_branches(en, o);
+  // Every complete graph is priced at every schedule before any is tested: the tests (whole
+  // kernel tensors over two fields, at the program's full shapes) cost far more than the
+  // generation, so they run lazily, in cost order, until a finalist passes.
+  std::vector<const Found*> found;
   std::vector<Ranked> ranked;
+  std::vector<std::size_t> origin;  // ranked -> found
   for (const BranchResult& b : branches) {
     ++r.stats.branches;
     r.stats.generated += b.stats.generated;
     r.stats.pruned += b.stats.pruned;
     r.stats.candidates += b.stats.complete;
-    r.stats.rejected += b.rejected;
-    r.stats.verified += static_cast<std::int64_t>(b.verified.size());
     r.stats.truncated = r.stats.truncated || b.stats.truncated;
-    for (const Found& f : b.verified) {
+    for (const Found& f : b.found) {
+      found.push_back(&f);
       for (KernelGraph& g : variants(f, device)) {
         UgraphCost c = price_ugraph(g, device, eff);
         ranked.push_back({std::move(g), c});
+        origin.push_back(found.size() - 1);
       }
     }
   }
   r.stats.priced = static_cast<std::int64_t>(ranked.size());
-  std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
-    return a.cost.time.value < b.cost.time.value;  // ties keep the generation order
+  std::vector<std::size_t> order(ranked.size());
+  for (std::size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return ranked[a].cost.time.value < ranked[b].cost.time.value;  // ties keep generation order
   });
+  // Tier 1 per found graph (once, on sampled blocks of its cheapest-to-sample schedule), then
+  // tier 1 and tier 2 on the schedule being chosen.
+  std::vector<int> tier1(found.size(), -1);  // -1 not tested yet, 0 failed, 1 passed
   r.best = r.reference;
   r.best_is_reference = true;
-  for (std::size_t i = 0; i < ranked.size() && r.stats.finalists_checked < o.finalists; ++i) {
+  for (std::size_t rank = 0; rank < order.size() && r.stats.finalists_checked < o.finalists;
+       ++rank) {
+    std::size_t i = order[rank];
     if (ranked[i].cost.time.value >= r.reference.cost.time.value)
       break;
+    std::size_t fi = origin[i];
+    if (tier1[fi] < 0) {
+      bool pass = test == nullptr || test->check_sampled(sampling_schedule(*found[fi], device),
+                                                         mix(o.seed, mix(fi, 0)), o.sampled_blocks);
+      tier1[fi] = pass ? 1 : 0;
+      ++(pass ? r.stats.verified : r.stats.rejected);
+    }
+    if (tier1[fi] == 0)
+      continue;
     ++r.stats.finalists_checked;
     bool sampled = test == nullptr ||
                    test->check_sampled(ranked[i].graph, mix(o.seed, 9 + i), o.sampled_blocks);
