@@ -193,10 +193,15 @@ void Enumerator::run(const WorkItem& item,
     s.exprs.push_back(expr::var(static_cast<int>(i)));
     s.uses.push_back(0);
   }
-  if (item.op.kind == OpKind::kCustom)
-    try_custom(s, item.op.in, item.map, sink, st);
-  else
+  if (item.op.kind == OpKind::kCustom) {
+    std::vector<Shape> shapes;
+    for (int t : item.op.in)
+      shapes.push_back(s.shapes[static_cast<std::size_t>(t)]);
+    try_custom(s, item.op.in, item.map, map_choices(shapes)[static_cast<std::size_t>(item.map)],
+               sink, st);
+  } else {
     try_library(s, item.op, sink, st);
+  }
 }
 
 }  // namespace yirage::codegen

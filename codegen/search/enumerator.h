@@ -70,6 +70,7 @@ class Enumerator {
   void try_custom(KState& s,
                   const std::vector<int>& in,
                   int map,
+                  const MapChoice& mc,
                   const std::function<void(const Found&)>& sink,
                   EnumStats& st) const;
   void block_dfs(KState& k,

@@ -96,9 +96,9 @@ void Enumerator::kernel_dfs(KState& s,
     }
     if (static_cast<int>(in.size()) > limits_.block_inputs)
       continue;
-    std::size_t maps = map_choices(shapes).size();
-    for (std::size_t m = 0; m < maps; ++m)
-      try_custom(s, in, static_cast<int>(m), sink, st);
+    std::vector<MapChoice> maps = map_choices(shapes);  // once: try_custom takes one of them
+    for (std::size_t m = 0; m < maps.size(); ++m)
+      try_custom(s, in, static_cast<int>(m), maps[m], sink, st);
   }
 }
 
@@ -143,6 +143,7 @@ void Enumerator::try_library(KState& s,
 void Enumerator::try_custom(KState& s,
                             const std::vector<int>& in,
                             int map,
+                            const MapChoice& mc,
                             const std::function<void(const Found&)>& sink,
                             EnumStats& st) const {
   std::vector<int> rank = rank_of(in, OpKind::kCustom, map);
@@ -151,7 +152,6 @@ void Enumerator::try_custom(KState& s,
   std::vector<Shape> shapes;
   for (int t : in)
     shapes.push_back(s.shapes[static_cast<std::size_t>(t)]);
-  MapChoice mc = map_choices(shapes)[static_cast<std::size_t>(map)];
   std::vector<Schedule> sched = schedules(shapes, mc, device_);
   if (sched.empty())
     return;
