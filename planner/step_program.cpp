@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <numeric>
 
 namespace yirage::planner {
 namespace {
@@ -104,7 +105,53 @@ struct PipelineShape {
   std::int64_t micro_batches = 1;
   int zero = 0;
   double activation = 0;  // bytes of one micro-batch's activations on one (dp, cp) slice
+  // Where the ranks sit; when given, gradient syncs over more than kExactRing ranks replay
+  // on a representative ring (representative_ring).
+  const std::vector<costmodel::SimRankPlace>* places = nullptr;
 };
+
+// A ring of n ranks moves 2(n - 1) steps of bytes / n (all-reduce); over a thousand ranks
+// that is two million flows, too many to simulate in seconds. Such a ring replays on the
+// ranks of a few whole nodes spread evenly over it (every node of the ring keeps the same
+// traffic pattern inside and out), its bytes scaled by (n - 1) / n x n' / (n' - 1) so that
+// each link of the smaller ring carries what it would in the whole one; the other ranks'
+// links stay idle in the replay, and the per-step latencies are those of n' ranks.
+constexpr std::size_t kExactRing = 64;
+
+struct Representative {
+  std::vector<std::size_t> positions;  // into the ring
+  double scale = 1;
+  std::size_t nodes = 0;
+  std::size_t of_nodes = 0;
+};
+
+Representative representative_ring(const std::vector<std::int64_t>& ring,
+                                   const std::vector<costmodel::SimRankPlace>& places) {
+  std::vector<std::int64_t> nodes;  // in order of first appearance
+  std::map<std::int64_t, std::vector<std::size_t>> on_node;
+  for (std::size_t i = 0; i < ring.size(); ++i) {
+    std::int64_t node = places[static_cast<std::size_t>(ring[i])].node;
+    if (on_node[node].empty())
+      nodes.push_back(node);
+    on_node[node].push_back(i);
+  }
+  std::size_t per_node = 1;
+  for (const auto& [node, pos] : on_node)
+    per_node = std::max(per_node, pos.size());
+  std::size_t keep = std::min(nodes.size(), std::max<std::size_t>(2, kExactRing / per_node));
+  Representative r;
+  r.nodes = keep;
+  r.of_nodes = nodes.size();
+  for (std::size_t k = 0; k < keep; ++k) {
+    const std::vector<std::size_t>& pos = on_node[nodes[k * nodes.size() / keep]];
+    r.positions.insert(r.positions.end(), pos.begin(), pos.end());
+  }
+  std::sort(r.positions.begin(), r.positions.end());
+  double n = static_cast<double>(ring.size());
+  double m = static_cast<double>(r.positions.size());
+  r.scale = m > 1 ? (n - 1) / n * m / (m - 1) : 1;
+  return r;
+}
 
 // 1F1B over `stages`: every micro-batch's forward and backward on every rank (with its TP
 // and CP collectives), the sends between neighbouring stages (split over the smaller tensor-
@@ -218,12 +265,35 @@ void build_1f1b(const std::vector<StageSpec>& stages, const PipelineShape& sh, S
           after.push_back(last_forward[at(s)][at((d * sh.cp + c) * st.tp + t)]);
         }
       }
-      std::size_t id =
-          p.collective(ranks, sh.zero >= 3 ? Collective::kReduceScatter : Collective::kAllReduce,
-                       st.work.grad_bytes, "dp grad sync", "dp", after);
-      for (std::int64_t d = 0; d < sh.dp; ++d) {
-        for (std::int64_t c = 0; c < sh.cp; ++c)
-          sync_of[at(s)][at((d * sh.cp + c) * st.tp + t)] = id + 1;  // 0: none
+      std::vector<std::size_t> keep(ranks.size());
+      std::iota(keep.begin(), keep.end(), 0);
+      double bytes = st.work.grad_bytes;
+      if (ranks.size() > kExactRing && sh.places != nullptr) {
+        Representative rep = representative_ring(ranks, *sh.places);
+        keep = rep.positions;
+        bytes *= rep.scale;
+        std::string note = "the gradient sync over " + std::to_string(ranks.size()) +
+                           " ranks is replayed on a representative ring of " +
+                           std::to_string(keep.size()) + " ranks on " + std::to_string(rep.nodes) +
+                           " of its " + std::to_string(rep.of_nodes) +
+                           " nodes, its bytes scaled so each link carries the whole ring's "
+                           "load (aggregated: the other ranks' links stay idle)";
+        if (std::find(out.notes.begin(), out.notes.end(), note) == out.notes.end())
+          out.notes.push_back(note);
+      }
+      std::vector<std::int64_t> kept_ranks;
+      std::vector<std::size_t> kept_after;
+      for (std::size_t k : keep) {
+        kept_ranks.push_back(ranks[k]);
+        kept_after.push_back(after[k]);
+      }
+      std::size_t id = p.collective(
+          kept_ranks, sh.zero >= 3 ? Collective::kReduceScatter : Collective::kAllReduce, bytes,
+          "dp grad sync", "dp", kept_after);
+      for (std::size_t k : keep) {
+        std::int64_t d = static_cast<std::int64_t>(k) / sh.cp;
+        std::int64_t c = static_cast<std::int64_t>(k) % sh.cp;
+        sync_of[at(s)][at((d * sh.cp + c) * st.tp + t)] = id + 1;  // 0: none
       }
     }
   }
@@ -274,9 +344,14 @@ StepProgramResult training_step_program(const TrainContext& cx,
     }
     stages.push_back(std::move(st));
   }
-  PipelineShape sh{l.dp, l.cp, cx.task.global_batch / (l.dp * l.micro_batch), l.zero,
+  std::vector<costmodel::SimRankPlace> places = costmodel::sim_rank_places(cx.cluster);
+  PipelineShape sh{l.dp,
+                   l.cp,
+                   cx.task.global_batch / (l.dp * l.micro_batch),
+                   l.zero,
                    f(l.micro_batch * cx.task.sequence_length / l.cp * cx.task.model.hidden) *
-                       devices::dtype_bytes(cx.task.precision)};
+                       devices::dtype_bytes(cx.task.precision),
+                   ranks == nullptr ? &places : nullptr};
   StepProgram out;
   build_1f1b(stages, sh, out);
   add_notes(l, out);
@@ -377,9 +452,14 @@ StepProgramResult hetero_pipeline_program(const devices::ClusterSpec& cluster,
       specs.push_back(std::move(st));
     }
   }
-  PipelineShape sh{plan.dp, 1, plan.micro_batches, plan.zero,
+  std::vector<costmodel::SimRankPlace> places = costmodel::sim_rank_places(cluster);
+  PipelineShape sh{plan.dp,
+                   1,
+                   plan.micro_batches,
+                   plan.zero,
                    f(plan.micro_batch * task.sequence_length * task.model.hidden) *
-                       devices::dtype_bytes(task.precision)};
+                       devices::dtype_bytes(task.precision),
+                   &places};
   StepProgram out;
   build_1f1b(specs, sh, out);
   Layout widest{plan.dp, 1, 1, plan.micro_batch, plan.recompute, plan.zero};
