@@ -36,12 +36,17 @@ std::optional<Shape> fail(std::string* why, std::string msg) {
 
 std::optional<Shape> matmul_shape(const Shape& a, const Shape& b, std::string* why) {
   if (a.size() < 2 || a.size() != b.size())
-    return fail(why, "matmul needs two tensors of the same rank >= 2");
+    return why == nullptr ? std::nullopt
+                          : fail(why, "matmul needs two tensors of the same rank >= 2");
   std::size_t r = a.size();
   if (!std::equal(a.begin(), a.end() - 2, b.begin()))
-    return fail(why, "matmul batch dims differ: " + shape_text(a) + " x " + shape_text(b));
+    return why == nullptr
+               ? std::nullopt
+               : fail(why, "matmul batch dims differ: " + shape_text(a) + " x " + shape_text(b));
   if (a[r - 1] != b[r - 2])
-    return fail(why, "matmul inner dims differ: " + shape_text(a) + " x " + shape_text(b));
+    return why == nullptr
+               ? std::nullopt
+               : fail(why, "matmul inner dims differ: " + shape_text(a) + " x " + shape_text(b));
   Shape out = a;
   out[r - 1] = b[r - 1];
   return out;
@@ -49,11 +54,15 @@ std::optional<Shape> matmul_shape(const Shape& a, const Shape& b, std::string* w
 
 std::optional<Shape> broadcast_shape(const Shape& a, const Shape& b, std::string* why) {
   if (a.size() != b.size())
-    return fail(why, "operands of different rank: " + shape_text(a) + " and " + shape_text(b));
+    return why == nullptr ? std::nullopt
+                          : fail(why, "operands of different rank: " + shape_text(a) + " and " +
+                                          shape_text(b));
   Shape out(a.size());
   for (std::size_t i = 0; i < a.size(); ++i) {
     if (a[i] != b[i] && a[i] != 1 && b[i] != 1)
-      return fail(why, "shapes do not broadcast: " + shape_text(a) + " and " + shape_text(b));
+      return why == nullptr
+                 ? std::nullopt
+                 : fail(why, "shapes do not broadcast: " + shape_text(a) + " and " + shape_text(b));
     out[i] = std::max(a[i], b[i]);
   }
   return out;
@@ -117,13 +126,16 @@ std::optional<Shape> infer_shape(OpKind k,
     return broadcast_shape(in[0], in[1], why);
   if (is_reduction(k) && in.size() == 1) {
     if (dim < 0 || dim >= static_cast<int>(in[0].size()))
-      return fail(why, op_name(k) + " over dim " + std::to_string(dim) + " of a rank-" +
-                           std::to_string(in[0].size()) + " tensor");
+      return why == nullptr
+                 ? std::nullopt
+                 : fail(why, op_name(k) + " over dim " + std::to_string(dim) + " of a rank-" +
+                                 std::to_string(in[0].size()) + " tensor");
     Shape out = in[0];
     out[static_cast<std::size_t>(dim)] = 1;
     return out;
   }
-  return fail(why, op_name(k) + " with " + std::to_string(in.size()) + " inputs");
+  return why == nullptr ? std::nullopt
+                        : fail(why, op_name(k) + " with " + std::to_string(in.size()) + " inputs");
 }
 
 Shape accum_shape(Accum a, const Shape& in) {

@@ -103,20 +103,41 @@ std::string verify_full(const KernelGraph& reference,
                         std::uint64_t seed,
                         int tests,
                         double tolerance,
-                        double* float_error) {
-  if (field_testable(reference)) {
-    for (int t = 0; t < tests; ++t) {
-      FieldTest test(reference, mix(seed, static_cast<std::uint64_t>(t) + 100));
+                        double* float_error,
+                        int threads) {
+  // Jobs 0..tests-1: the field tests; job `tests`: the float check. Independent, so they run
+  // on `threads` threads; the first failure in job order is reported, whatever the threads.
+  int fields = field_testable(reference) ? tests : 0;
+  std::vector<std::string> why(static_cast<std::size_t>(fields) + 1);
+  FloatCheck f;
+  std::atomic<int> next{0};
+  auto work = [&] {
+    for (int j = next++; j <= fields; j = next++) {
+      if (j == fields) {
+        f = float_check(reference, candidate, mix(seed, 7), tolerance);
+        if (!f.pass)
+          why[static_cast<std::size_t>(j)] =
+              "float error " + std::to_string(f.error) + " above " + std::to_string(tolerance);
+        continue;
+      }
+      FieldTest test(reference, mix(seed, static_cast<std::uint64_t>(j) + 100));
       if (!test.check_full(candidate))
-        return "finite-field test " + std::to_string(t + 1) + " of " + std::to_string(tests) +
-               " differs";
+        why[static_cast<std::size_t>(j)] = "finite-field test " + std::to_string(j + 1) + " of " +
+                                           std::to_string(tests) + " differs";
     }
-  }
-  FloatCheck f = float_check(reference, candidate, mix(seed, 7), tolerance);
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < std::min(std::max(1, threads), fields + 1); ++t)
+    pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool)
+    t.join();
   if (float_error != nullptr)
     *float_error = f.error;
-  if (!f.pass)
-    return "float error " + std::to_string(f.error) + " above " + std::to_string(tolerance);
+  for (const std::string& w : why) {
+    if (!w.empty())
+      return w;
+  }
   return {};
 }
 
@@ -184,7 +205,7 @@ SuperoptimizeResult superoptimize(const KernelGraph& reference,
                    test->check_sampled(ranked[i].graph, mix(o.seed, 9 + i), o.sampled_blocks);
     double err = 0;
     if (sampled && verify_full(reference, ranked[i].graph, mix(o.seed, 11 + i), o.full_tests,
-                               o.float_tolerance, &err)
+                               o.float_tolerance, &err, o.threads)
                        .empty()) {
       r.best = ranked[i];
       r.best_is_reference = false;

@@ -64,13 +64,15 @@ SuperoptimizeResult superoptimize(const KernelGraph& reference,
                                   const SuperoptimizeOptions& options);
 
 /// The full checks of tier 2 on one µGraph: `tests` field tests with fresh inputs and roots
-/// from `seed` (skipped when the program has no field meaning), then the float check.
-/// Returns an empty string when it passes, else what failed.
+/// from `seed` (skipped when the program has no field meaning), then the float check, spread
+/// over `threads` threads. Returns an empty string when it passes, else what failed (the
+/// first in that order).
 std::string verify_full(const KernelGraph& reference,
                         const KernelGraph& candidate,
                         std::uint64_t seed,
                         int tests,
                         double tolerance,
-                        double* float_error);
+                        double* float_error,
+                        int threads = 1);
 
 }  // namespace yirage::codegen
