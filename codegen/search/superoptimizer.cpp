@@ -22,6 +22,29 @@ std::uint64_t mix(std::uint64_t a, std::uint64_t b) {
   return z ^ (z >> 31);
 }
 
+// Whether `g`'s outputs have the shapes `want` (a schedule can change what a block saves).
+bool output_shapes(const KernelGraph& g, const std::vector<Shape>& want) {
+  std::string why;
+  std::vector<Shape> shapes = kernel_shapes(g, &why);
+  if (g.outputs.size() != want.size())
+    return false;
+  for (std::size_t o = 0; o < want.size(); ++o) {
+    auto t = static_cast<std::size_t>(g.outputs[o]);
+    if (t >= shapes.size() || shapes[t] != want[o])
+      return false;
+  }
+  return true;
+}
+
+std::vector<Shape> outputs_of(const KernelGraph& g) {
+  std::string why;
+  std::vector<Shape> shapes = kernel_shapes(g, &why);
+  std::vector<Shape> out;
+  for (int t : g.outputs)
+    out.push_back(shapes[static_cast<std::size_t>(t)]);
+  return out;
+}
+
 // The found graph with its last op, when graph-defined, at its schedule with the most thread
 // blocks (then the longest for-loop) that the device accepts: tier 1 evaluates `sampled_blocks`
 // blocks of it, and the smallest schedule (the one the generator builds with) has 2 blocks,
@@ -42,7 +65,7 @@ KernelGraph sampling_schedule(const Found& f, const devices::DeviceSpec& d) {
     BlockGraph& b = g.blocks[static_cast<std::size_t>(op.block)];
     b.grid = s->grid;
     b.forloop = s->forloop;
-    if (check_graph(g, &d).empty())
+    if (check_graph(g, &d).empty() && output_shapes(g, outputs_of(f.graph)))
       return g;
   }
   return f.graph;
@@ -83,12 +106,13 @@ std::vector<KernelGraph> variants(const Found& f, const devices::DeviceSpec& d) 
     std::vector<Shape> in;
     for (int t : op.in)
       in.push_back(shapes[static_cast<std::size_t>(t)]);
+    std::vector<Shape> want = outputs_of(f.graph);
     for (const Schedule& s : schedules(in, f.maps.front(), d)) {
       KernelGraph g = f.graph;
       BlockGraph& b = g.blocks[static_cast<std::size_t>(op.block)];
       b.grid = s.grid;
       b.forloop = s.forloop;
-      if (check_graph(g, &d).empty())
+      if (check_graph(g, &d).empty() && output_shapes(g, want))
         out.push_back(std::move(g));
     }
     return out;

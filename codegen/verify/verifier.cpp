@@ -139,8 +139,15 @@ std::vector<const Tensor<FieldValue>*> FieldTest::prefix(const KernelGraph& c) c
 }
 
 bool FieldTest::check_sampled(const KernelGraph& c, std::uint64_t sample_seed, int blocks) const {
-  if (c.ops.empty())
+  if (c.ops.empty() || c.outputs.size() != outputs_.size())
     return false;
+  std::string why;
+  std::vector<Shape> shapes = kernel_shapes(c, &why);
+  for (std::size_t o = 0; o < c.outputs.size(); ++o) {
+    auto t = static_cast<std::size_t>(c.outputs[o]);
+    if (t >= shapes.size() || shapes[t] != outputs_[o].shape)
+      return false;  // a schedule that saves a different shape: its tiles would not fit
+  }
   if (c.ops.back().kind == OpKind::kMatmul && c.outputs.size() == 1 &&
       c.outputs[0] == static_cast<int>(tensor_keys(c).size()) - 1)
     return check_rows(c, sample_seed, blocks);
