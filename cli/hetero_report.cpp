@@ -10,18 +10,6 @@ namespace {
 using devices::format_number;
 using devices::format_quantity;
 
-std::string secs(double s) {
-  return devices::format(devices::Seconds{s});
-}
-
-std::string bytes(double b) {
-  return format_quantity(b, devices::Dim::kBytes);
-}
-
-std::string pct(double v) {
-  return format_number(100 * v, 3) + "%";
-}
-
 void print_data_parallel(std::ostream& out, const planner::HeteroPlan& h) {
   out << "data parallelism across the node groups, uneven batch shares: step " << secs(h.step)
       << "\n";

@@ -7,24 +7,8 @@
 #include <array>
 
 namespace yirage::cli {
-namespace {
-
 using devices::format_number;
 using devices::format_quantity;
-
-std::string secs(double s) {
-  return devices::format(devices::Seconds{s});
-}
-
-std::string bytes(double b) {
-  return format_quantity(b, devices::Dim::kBytes);
-}
-
-std::string pct(double v) {
-  return format_number(100 * v, 3) + "%";
-}
-
-}  // namespace
 
 void print_plan_table(std::ostream& out,
                       const std::vector<planner::PlanEstimate>& plans,

@@ -1,16 +1,13 @@
 #include "cli/simulate_report.h"
 
 #include "cli/plan_report.h"
+#include "cli/summary.h"
 #include "cli/table.h"
 
 #include <cmath>
 
 namespace yirage::cli {
 namespace {
-
-std::string secs(double s) {
-  return devices::format(devices::Seconds{s});
-}
 
 // To a hundredth of a percent: "+1.23%", "-0.65%", "0%".
 std::string signed_pct(double v) {

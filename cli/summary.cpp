@@ -215,4 +215,16 @@ void check_fit(const ClusterSpec& c, const TaskSpec& t) {
     throw devices::InputError(problems);
 }
 
+std::string secs(double s) {
+  return devices::format(devices::Seconds{s});
+}
+
+std::string bytes(double b) {
+  return devices::format_quantity(b, devices::Dim::kBytes);
+}
+
+std::string pct(double v) {
+  return devices::format_number(100 * v, 3) + "%";
+}
+
 }  // namespace yirage::cli

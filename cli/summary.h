@@ -19,4 +19,11 @@ void check_fit(const devices::ClusterSpec& c, const devices::TaskSpec& t);
 /// "8.03 billion", "12.3 million", "512"
 std::string format_count(double n);
 
+/// "3.365 s", "704.7 us": seconds as the reports print them.
+std::string secs(double s);
+/// "49.8 GB": bytes as the reports print them.
+std::string bytes(double b);
+/// "59.2%": a fraction as a percentage to three figures.
+std::string pct(double v);
+
 }  // namespace yirage::cli
