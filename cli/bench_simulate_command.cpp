@@ -69,9 +69,11 @@ int bench(Context& cx, const BenchSimArgs& a) {
   cx.out << task.name << " on " << cluster.name << " (" << cluster.total_devices() << " devices), "
          << (a.layout.empty() ? "the best plan " : "the layout ") << l.str() << ": "
          << p.step->program.tasks.size() << " tasks, "
-         << format_count(static_cast<double>(r.transfers))
-         << " transfers simulated exactly (no aggregation); replayed step "
-         << devices::format(r.makespan) << "\n";
+         << format_count(static_cast<double>(r.transfers)) << " transfers simulated "
+         << (r.aggregation.empty() ? "exactly (no aggregation)" : "with aggregation")
+         << "; replayed step " << devices::format(r.makespan) << "\n";
+  if (!r.aggregation.empty())
+    cx.out << "aggregated: " << r.aggregation << "\n";
   Table t({"measure", ">yirage", ">target", ">ratio"});
   t.add_row({"simulation wall time", devices::format(devices::Seconds{r.wall_seconds}), "30 s",
              devices::format_number(r.wall_seconds / 30.0, 3)});

@@ -78,6 +78,8 @@ void print_simulation_detail(std::ostream& out, const SimulatedPlan& s) {
   }
   if (!any)
     out << "  no link was saturated while shared: the step is uncontended\n";
+  if (!r.aggregation.empty())
+    out << "  aggregated: " << r.aggregation << "\n";
   for (const std::string& n : s.step->notes)
     out << "  note: " << n << "\n";
   for (const std::string& n : r.notes)
@@ -97,6 +99,7 @@ nlohmann::ordered_json simulated_json(const SimulatedPlan& s) {
   j["replayed_s"] = s.result.makespan.value;
   j["tasks"] = s.step->program.tasks.size();
   j["transfers"] = s.result.transfers;
+  j["aggregation"] = s.result.aggregation;
   for (const costmodel::SimLinkUsage& l : s.result.most_contended) {
     j["most_contended"].push_back({{"link", l.name},
                                    {"contended_s", l.contended.value},

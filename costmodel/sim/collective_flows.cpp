@@ -20,15 +20,19 @@ void append(Ids& to, const Ids& from) {
 /// and `done[p]` collects the last ones.
 class Builder {
  public:
-  Builder(CollectiveFlows& out, const std::vector<std::int64_t>& ranks)
-      : out_(out), ranks_(ranks), ready_(ranks.size()) {
+  Builder(CollectiveFlows& out, const std::vector<std::int64_t>& ranks, std::int64_t max_steps)
+      : out_(out), ranks_(ranks), ready_(ranks.size()), max_steps_(max_steps) {
     out_.done.assign(ranks.size(), {});
   }
 
-  std::uint32_t add(std::size_t from, std::size_t to, double bytes, Ids deps) {
-    out_.flows.push_back({ranks_[from], ranks_[to], bytes, std::move(deps)});
+  std::uint32_t add(
+      std::size_t from, std::size_t to, double bytes, Ids deps, std::int64_t steps = 1) {
+    out_.flows.push_back({ranks_[from], ranks_[to], bytes, std::move(deps), steps});
     return static_cast<std::uint32_t>(out_.flows.size() - 1);
   }
+
+  /// The most steps a ring is replayed in; 0: every step.
+  std::int64_t max_ring_steps() const { return max_steps_; }
 
   /// The gate of a phase's first flow between `a` and `b`.
   Ids ready(std::size_t a, std::size_t b) const {
@@ -52,27 +56,31 @@ class Builder {
   CollectiveFlows& out_;
   const std::vector<std::int64_t>& ranks_;
   std::vector<Ids> ready_;
+  std::int64_t max_steps_ = 0;
 };
 
 // A ring over `order`: `steps` steps, each position sending `chunk` bytes to the next as
 // soon as it has received the previous step (NCCL ring primitives: recv, reduce or copy,
 // send). A send does not wait for the position's own previous send (NCCL keeps several
 // slots in flight), so a link's latency is paid once per hop the data travels, not once per
-// step, as in NCCL's model.
+// step, as in NCCL's model. Coarsened (Builder::max_ring_steps), consecutive steps merge
+// into super-steps of whole steps each, the first ones one step longer.
 void add_ring(Builder& b, const Order& order, std::int64_t steps, double chunk) {
   std::size_t n = order.size();
+  std::int64_t super = b.max_ring_steps() > 0 ? std::min(steps, b.max_ring_steps()) : steps;
   Ids prev(n);
   Ids cur(n);
-  for (std::int64_t s = 0; s < steps; ++s) {
+  for (std::int64_t s = 0; s < super; ++s) {
+    std::int64_t merged = steps / super + (s < steps % super ? 1 : 0);
     for (std::size_t i = 0; i < n; ++i) {
       std::size_t from = order[i];
       std::size_t to = order[(i + 1) % n];
       Ids deps = s == 0 ? b.ready(from, to) : Ids{prev[(i + n - 1) % n]};
-      cur[i] = b.add(from, to, chunk, std::move(deps));
+      cur[i] = b.add(from, to, chunk * static_cast<double>(merged), std::move(deps), merged);
     }
     std::swap(prev, cur);
   }
-  for (std::size_t i = 0; i < n && steps > 0; ++i) {
+  for (std::size_t i = 0; i < n && super > 0; ++i) {
     b.finish(order[i], prev[i]);
     b.finish(order[(i + 1) % n], prev[i]);
   }
@@ -249,10 +257,11 @@ void add_all_pairs(Builder& b, double bytes_per_pair) {
 
 CollectiveFlows collective_flows(const SimTask& t,
                                  const std::vector<SimRankPlace>& places,
-                                 std::int64_t chunks) {
+                                 std::int64_t chunks,
+                                 std::int64_t max_ring_steps) {
   CHECK(t.kind == SimTaskKind::kCollective) << "'" << t.name << "' is not a collective";
   CollectiveFlows out;
-  Builder b(out, t.ranks);
+  Builder b(out, t.ranks, max_ring_steps);
   auto n = static_cast<std::int64_t>(t.ranks.size());
   if (n == 1)
     return out;

@@ -16,6 +16,9 @@ struct SimFlow {
   std::int64_t dst = 0;
   double bytes = 0;
   std::vector<std::uint32_t> deps;
+  /// Ring steps this transfer stands for (more than one where a long ring is coarsened):
+  /// the replay adds the per-hop latency of the other steps before it.
+  std::int64_t steps = 1;
 };
 
 struct CollectiveFlows {
@@ -31,8 +34,13 @@ struct CollectiveFlows {
 /// rank of a node, each entering and leaving a node on one rail (NCCL's rings on
 /// rail-optimized clusters); trees are NCCL's two complementary binary trees over the nodes
 /// (a chain inside each node), each carrying half the bytes in `chunks` pipelined pieces.
+///
+/// `max_ring_steps` > 0 coarsens every ring of more steps into that many super-steps, each
+/// carrying the bytes of the steps it stands for (SimFlow::steps): the links carry the same
+/// load at the same time, with far fewer transfers.
 CollectiveFlows collective_flows(const SimTask& t,
                                  const std::vector<SimRankPlace>& places,
-                                 std::int64_t chunks);
+                                 std::int64_t chunks,
+                                 std::int64_t max_ring_steps = 0);
 
 }  // namespace yirage::costmodel

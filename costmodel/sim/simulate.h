@@ -31,6 +31,11 @@ struct SimOptions {
   /// NCCL's base latency per collective (ring, Simple protocol; tuning.cc baseLatencies),
   /// paid by every rank before its first transfer. Set false to simulate bare transfers.
   bool launch_latency = true;
+  /// Where replaying every transfer would cost more than this (transfers x transfers in
+  /// flight, summed over the step's concurrent collectives; about 3e7 a second on one core),
+  /// every ring runs as one super-step per hop (collective_flows' max_ring_steps = 1) and
+  /// SimResult::aggregation says so. 0: always exact.
+  double max_work = 3e8;
 };
 
 /// One interval of a device's timeline.
@@ -72,8 +77,8 @@ struct SimResult {
   std::vector<SimLinkUsage> links;           // every link a flow crossed, by name
   std::vector<SimLinkUsage> most_contended;  // up to 10, by contended time, then name
   std::size_t transfers = 0;                 // point-to-point flows simulated
-  // How flows were aggregated; empty when every flow is simulated exactly, which is always
-  // the case today (the 1,024-GPU step runs exactly well inside its time target).
+  // How flows were aggregated (SimOptions::max_work); empty when every transfer of
+  // every collective is simulated exactly.
   std::string aggregation;
   std::vector<std::string> notes;  // algorithms replayed as another, and similar caveats
   double wall_seconds = 0;         // wall time of the simulation itself

@@ -38,6 +38,10 @@ double analytical(const devices::ClusterSpec& c, double dp_bytes, double pp_byte
   return std::max(a, b);
 }
 
+std::vector<std::int64_t> first_node() {
+  return {0, 1, 2, 3, 4, 5, 6, 7};
+}
+
 bool names_link(const SimResult& r, const std::string& part) {
   return std::any_of(r.most_contended.begin(), r.most_contended.end(),
                      [&](const SimLinkUsage& u) { return u.name.find(part) != std::string::npos; });
@@ -65,6 +69,34 @@ TEST(SimContention, DataAndPipelineTrafficShareNics) {
   // Alone, the data-parallel rings are within 2% of the model: the excess is the sharing.
   SimResult alone = simulate(c, dp_with_pp(256 * kMiB, 0));
   EXPECT_NEAR(alone.makespan.value / model, 1.0, 0.02);
+}
+
+// Over the work budget, rings are coarsened into super-steps (SimOptions::max_work).
+// The links carry the same bytes and the contended step stays within 2% of the exact replay.
+TEST(SimContention, CoarsenedRingsKeepTheLoadAndTheTime) {
+  devices::ClusterSpec c = testing::example_cluster("h100-4x8-rail");
+  c.network->topology = devices::Topology::kFatTree;
+  c.network->oversubscription = 4;
+  SimProgram p = dp_with_pp(256 * kMiB, 256 * kMiB);
+  p.collective(first_node(), Collective::kAllGather, 512 * kMiB, "tp all-gather", "tp");
+  SimResult exact = simulate(c, p);
+  EXPECT_TRUE(exact.aggregation.empty()) << exact.aggregation;
+  SimOptions o;
+  o.max_work = 1;  // under any step's work: coarsened
+  SimResult coarse = simulate(c, p, o);
+  EXPECT_LT(coarse.transfers, exact.transfers);
+  EXPECT_NE(coarse.aggregation.find("transfers in place of " + std::to_string(exact.transfers)),
+            std::string::npos)
+      << coarse.aggregation;
+  EXPECT_NEAR(coarse.makespan.value / exact.makespan.value, 1.0, 0.02)
+      << "coarse " << coarse.makespan.value << " s, exact " << exact.makespan.value << " s";
+  ASSERT_EQ(coarse.links.size(), exact.links.size());
+  for (std::size_t i = 0; i < exact.links.size(); ++i) {
+    EXPECT_EQ(coarse.links[i].name, exact.links[i].name);
+    EXPECT_NEAR(coarse.links[i].bytes.value, exact.links[i].bytes.value,
+                1e-6 * exact.links[i].bytes.value + 8)
+        << exact.links[i].name;
+  }
 }
 
 TEST(SimContention, ConcurrentStreamsShareADevice) {
