@@ -1,0 +1,308 @@
+#include "planner/pipeline_replay.h"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <numeric>
+#include <tuple>
+
+namespace yirage::planner {
+namespace {
+
+using costmodel::Collective;
+using costmodel::SimProgram;
+using devices::Seconds;
+
+double f(std::int64_t v) {
+  return static_cast<double>(v);
+}
+
+// A ring of n ranks moves 2(n - 1) steps of bytes / n (all-reduce); over a thousand ranks
+// that is two million flows, too many to simulate in seconds. Such a ring replays on the
+// ranks of a few whole nodes spread evenly over it (every node of the ring keeps the same
+// traffic pattern inside and out), its bytes scaled by (n - 1) / n x n' / (n' - 1) so that
+// each link of the smaller ring carries what it would in the whole one; the other ranks'
+// links stay idle in the replay, and the per-step latencies are those of n' ranks.
+constexpr std::size_t kExactRing = 64;
+
+struct Representative {
+  std::vector<std::size_t> positions;  // into the ring
+  double scale = 1;
+  std::size_t nodes = 0;
+  std::size_t of_nodes = 0;
+};
+
+Representative representative_ring(const std::vector<std::int64_t>& ring,
+                                   const std::vector<costmodel::SimRankPlace>& places) {
+  std::vector<std::int64_t> nodes;  // in order of first appearance
+  std::map<std::int64_t, std::vector<std::size_t>> on_node;
+  for (std::size_t i = 0; i < ring.size(); ++i) {
+    std::int64_t node = places[static_cast<std::size_t>(ring[i])].node;
+    if (on_node[node].empty())
+      nodes.push_back(node);
+    on_node[node].push_back(i);
+  }
+  std::size_t per_node = 1;
+  for (const auto& [node, pos] : on_node)
+    per_node = std::max(per_node, pos.size());
+  std::size_t keep = std::min(nodes.size(), std::max<std::size_t>(2, kExactRing / per_node));
+  Representative r;
+  r.nodes = keep;
+  r.of_nodes = nodes.size();
+  for (std::size_t k = 0; k < keep; ++k) {
+    const std::vector<std::size_t>& pos = on_node[nodes[k * nodes.size() / keep]];
+    r.positions.insert(r.positions.end(), pos.begin(), pos.end());
+  }
+  std::sort(r.positions.begin(), r.positions.end());
+  double n = static_cast<double>(ring.size());
+  double m = static_cast<double>(r.positions.size());
+  r.scale = m > 1 ? (n - 1) / n * m / (m - 1) : 1;
+  return r;
+}
+
+// One operation of a stage: a model chunk's forward or backward of a micro-batch.
+struct PipeOp {
+  std::int64_t chunk = 0;
+  std::int64_t micro_batch = 0;
+  bool backward = false;
+};
+
+// Stage `s`'s order (Megatron-LM's schedules): warm-up forwards, then one forward and one
+// backward in turn, then the remaining backwards. Interleaved (vpp > 1), forwards run the
+// micro-batches in groups of pp, chunk by chunk (backwards take the chunks in reverse), and
+// the warm-up is 2 (pp - s - 1) + (vpp - 1) pp forwards (Narayanan et al. 2021, §2.2).
+std::deque<PipeOp> schedule(std::int64_t s, std::int64_t pp, std::int64_t vpp, std::int64_t m) {
+  std::vector<PipeOp> forwards;
+  std::vector<PipeOp> backwards;
+  for (std::int64_t g = 0; g < m; g += pp) {
+    for (std::int64_t c = 0; c < vpp; ++c) {
+      for (std::int64_t i = g; i < std::min(g + pp, m); ++i) {
+        forwards.push_back({c, i, false});
+        backwards.push_back({vpp - 1 - c, i, true});
+      }
+    }
+  }
+  auto total = static_cast<std::int64_t>(forwards.size());
+  std::int64_t warm =
+      vpp == 1 ? std::min(pp - s - 1, m) : std::min(2 * (pp - s - 1) + (vpp - 1) * pp, total);
+  auto at = [](std::int64_t v) {
+    return static_cast<std::size_t>(v);
+  };
+  std::deque<PipeOp> order;
+  for (std::int64_t k = 0; k < warm; ++k)
+    order.push_back(forwards[at(k)]);
+  for (std::int64_t k = 0; warm + k < total; ++k) {
+    order.push_back(forwards[at(warm + k)]);
+    order.push_back(backwards[at(k)]);
+  }
+  for (std::int64_t k = total - warm; k < total; ++k)
+    order.push_back(backwards[at(k)]);
+  return order;
+}
+
+}  // namespace
+
+StageWork stage_work(const TrainContext& cx, const Layout& l, const StageSpan& span) {
+  const devices::ModelSpec& m = cx.task.model;
+  DeviceContext dcx = device_context(cx, l);
+  StageWork w;
+  w.times = stage_times(cx, l, span, dcx, 0, 0);
+  double b = devices::dtype_bytes(cx.task.precision);
+  double tokens = f(l.micro_batch * cx.task.sequence_length / l.cp);
+  if (l.tp > 1) {
+    // Per layer, two all-reduces (or their reduce-scatter + all-gather halves with sequence
+    // parallelism) forward and two backward; full recomputation repeats the forward's.
+    double per_layer = 2 * tokens * f(m.hidden) * b;
+    w.tp_bytes_forward = f(span.layers) * per_layer;
+    w.tp_bytes_backward = f(span.layers) * per_layer * (l.recompute == Recompute::kFull ? 2 : 1);
+  }
+  if (l.cp > 1) {
+    double kv = 2 * f(l.micro_batch * cx.task.sequence_length) *
+                f(std::max<std::int64_t>(1, m.kv_heads / l.tp) * m.head_dim) * b;
+    w.cp_bytes_forward = f(span.layers) * kv;
+    w.cp_bytes_backward = f(span.layers) * 2 * kv;
+  }
+  if (l.ep > 1) {
+    // The analytical tp part less the TP collectives' own share is the all-to-all time.
+    Layout no_ep = l;
+    no_ep.ep = 1;
+    w.ep_time = w.times.tp - stage_times(cx, no_ep, span, dcx, 0, 0).tp;
+  }
+  double params = stage_parameters(m, span) - stage_routed_parameters(m, span) +
+                  stage_routed_parameters(m, span) / f(l.ep);
+  w.grad_bytes = params / f(l.tp) * std::max(2.0, b);
+  return w;
+}
+
+std::string build_pipeline(const std::vector<StageSpec>& stages,
+                           const PipelineShape& sh,
+                           StepProgram& out) {
+  SimProgram& p = out.program;
+  auto pp = static_cast<std::int64_t>(stages.size());
+  std::int64_t virtual_stages = pp * sh.vpp;
+  double share = 1 / f(sh.vpp);  // of a stage's work per chunk
+  auto at = [](std::int64_t v) {
+    return static_cast<std::size_t>(v);
+  };
+  // The sends a virtual stage's forward (or backward) of micro-batch i waits for, key
+  // (virtual stage, i, backward), indexed (d x cp + c) x width + t, width the smaller tp of
+  // the two stages.
+  std::map<std::tuple<std::int64_t, std::int64_t, bool>, std::vector<std::size_t>> sent;
+  std::vector<std::deque<PipeOp>> order;
+  for (std::int64_t s = 0; s < pp; ++s)
+    order.push_back(schedule(s, pp, sh.vpp, sh.micro_batches));
+  std::vector<std::vector<std::size_t>> last_forward(at(pp));
+  // Each round adds, for every stage, its next operation whose input has arrived; Megatron-
+  // LM's schedules never deadlock, so every round adds at least one (checked).
+  for (bool left = true; left;) {
+    left = false;
+    bool added = false;
+    for (std::int64_t s = 0; s < pp; ++s) {
+      if (order[at(s)].empty())
+        continue;
+      left = true;
+      PipeOp op = order[at(s)].front();
+      bool backward = op.backward;
+      std::int64_t i = op.micro_batch;
+      std::int64_t v = op.chunk * pp + s;
+      std::int64_t from = backward ? v + 1 : v - 1;
+      bool needs_input = from >= 0 && from < virtual_stages;
+      auto input = sent.find({v, i, backward});
+      if (needs_input && input == sent.end())
+        continue;
+      order[at(s)].pop_front();
+      added = true;
+      const StageSpec& st = stages[at(s)];
+      const StageWork& w = st.work;
+      std::int64_t width_in = needs_input ? std::min(st.tp, stages[at(from % pp)].tp) : 1;
+      std::string mb = std::to_string(i) + (sh.vpp > 1 ? " chunk" + std::to_string(op.chunk) : "");
+      double seconds = share * (backward ? w.times.compute - w.times.forward : w.times.forward);
+      double tp_bytes = share * (backward ? w.tp_bytes_backward : w.tp_bytes_forward);
+      double cp_bytes = share * (backward ? w.cp_bytes_backward : w.cp_bytes_forward);
+      std::vector<std::size_t> ends;
+      for (std::int64_t d = 0; d < sh.dp; ++d) {
+        for (std::int64_t c = 0; c < sh.cp; ++c) {
+          std::vector<std::int64_t> tp_ranks;
+          for (std::int64_t t = 0; t < st.tp; ++t) {
+            std::vector<std::size_t> after;
+            if (needs_input)
+              after.push_back(input->second[at((d * sh.cp + c) * width_in + t % width_in)]);
+            std::int64_t rank = st.ranks[at((d * sh.cp + c) * st.tp + t)];
+            tp_ranks.push_back(rank);
+            ends.push_back(p.compute(rank, (backward ? "bwd mb" : "fwd mb") + mb,
+                                     Seconds{seconds + share * w.ep_time / 2}, after));
+          }
+          if (tp_bytes > 0) {
+            std::size_t id =
+                p.collective(tp_ranks, Collective::kAllReduce, tp_bytes,
+                             "tp " + std::string(backward ? "bwd" : "fwd") + " mb" + mb, "compute");
+            for (std::size_t e = ends.size() - tp_ranks.size(); e < ends.size(); ++e)
+              ends[e] = id;
+          }
+        }
+        if (cp_bytes > 0) {
+          for (std::int64_t t = 0; t < st.tp; ++t) {
+            std::vector<std::int64_t> ring;
+            for (std::int64_t c = 0; c < sh.cp; ++c)
+              ring.push_back(st.ranks[at((d * sh.cp + c) * st.tp + t)]);
+            std::size_t id =
+                p.collective(ring, Collective::kAllGather, cp_bytes, "cp kv mb" + mb, "cp");
+            for (std::int64_t c = 0; c < sh.cp; ++c)
+              ends[at((d * sh.cp + c) * st.tp + t)] = id;
+          }
+        }
+      }
+      if (!backward)
+        last_forward[at(s)] = ends;
+      // Activations forward to the next stage, their gradients back to the previous one.
+      std::int64_t to = backward ? v - 1 : v + 1;
+      if (to >= 0 && to < virtual_stages) {
+        const StageSpec& next = stages[at(to % pp)];
+        std::int64_t width = std::min(st.tp, next.tp);
+        std::vector<std::size_t> sends;
+        // One stream per direction and pair of stages (Megatron-LM's batched isend/irecv):
+        // the transfers between two stages keep their order, and those with other stages or
+        // the other way do not wait for them.
+        std::string stream =
+            "pp " + std::to_string(s) + (backward ? "<" : ">") + std::to_string(to % pp);
+        for (std::int64_t d = 0; d < sh.dp; ++d) {
+          for (std::int64_t c = 0; c < sh.cp; ++c) {
+            for (std::int64_t t = 0; t < width; ++t) {
+              sends.push_back(p.send(st.ranks[at((d * sh.cp + c) * st.tp + t)],
+                                     next.ranks[at((d * sh.cp + c) * next.tp + t)],
+                                     sh.activation / f(width),
+                                     (backward ? "grad mb" : "act mb") + mb,
+                                     {ends[at((d * sh.cp + c) * st.tp + t)]}, stream));
+            }
+          }
+        }
+        sent[{to, i, backward}] = sends;
+      }
+    }
+    if (left && !added)
+      return "the pipeline schedule cannot proceed (every stage waits for another)";
+  }
+  // Gradient synchronisation over the dp x cp ranks of each (stage, tp rank), overlapping
+  // the last micro-batch's backward as the bucketed all-reduce of the estimate does.
+  std::vector<std::vector<std::size_t>> sync_of(at(pp));  // per stage, per (d, c, t)
+  for (std::int64_t s = 0; s < pp; ++s) {
+    const StageSpec& st = stages[at(s)];
+    sync_of[at(s)].assign(st.ranks.size(), 0);
+    if (sh.dp * sh.cp <= 1)
+      continue;
+    for (std::int64_t t = 0; t < st.tp; ++t) {
+      std::vector<std::int64_t> ranks;
+      std::vector<std::size_t> after;
+      for (std::int64_t d = 0; d < sh.dp; ++d) {
+        for (std::int64_t c = 0; c < sh.cp; ++c) {
+          ranks.push_back(st.ranks[at((d * sh.cp + c) * st.tp + t)]);
+          after.push_back(last_forward[at(s)][at((d * sh.cp + c) * st.tp + t)]);
+        }
+      }
+      std::vector<std::size_t> keep(ranks.size());
+      std::iota(keep.begin(), keep.end(), 0);
+      double bytes = st.work.grad_bytes;
+      if (ranks.size() > kExactRing && sh.places != nullptr) {
+        Representative rep = representative_ring(ranks, *sh.places);
+        keep = rep.positions;
+        bytes *= rep.scale;
+        std::string note = "the gradient sync over " + std::to_string(ranks.size()) +
+                           " ranks is replayed on a representative ring of " +
+                           std::to_string(keep.size()) + " ranks on " + std::to_string(rep.nodes) +
+                           " of its " + std::to_string(rep.of_nodes) +
+                           " nodes, its bytes scaled so each link carries the whole ring's "
+                           "load (aggregated: the other ranks' links stay idle)";
+        if (std::find(out.notes.begin(), out.notes.end(), note) == out.notes.end())
+          out.notes.push_back(note);
+      }
+      std::vector<std::int64_t> kept_ranks;
+      std::vector<std::size_t> kept_after;
+      for (std::size_t k : keep) {
+        kept_ranks.push_back(ranks[k]);
+        kept_after.push_back(after[k]);
+      }
+      std::size_t id = p.collective(
+          kept_ranks, sh.zero >= 3 ? Collective::kReduceScatter : Collective::kAllReduce, bytes,
+          "dp grad sync", "dp", kept_after);
+      for (std::size_t k : keep) {
+        std::int64_t d = static_cast<std::int64_t>(k) / sh.cp;
+        std::int64_t c = static_cast<std::int64_t>(k) % sh.cp;
+        sync_of[at(s)][at((d * sh.cp + c) * st.tp + t)] = id + 1;  // 0: none
+      }
+    }
+  }
+  // The end of the step on every rank: after its last computation (same stream) and its
+  // gradient sync.
+  for (std::int64_t s = 0; s < pp; ++s) {
+    const StageSpec& st = stages[at(s)];
+    for (std::size_t k = 0; k < st.ranks.size(); ++k) {
+      std::vector<std::size_t> after;
+      if (sync_of[at(s)][k] > 0)
+        after.push_back(sync_of[at(s)][k] - 1);
+      out.ends.push_back(p.compute(st.ranks[k], "step end", Seconds{0}, after));
+    }
+  }
+  return "";
+}
+
+}  // namespace yirage::planner
