@@ -52,7 +52,7 @@ std::vector<SimLinkUsage> link_usage(const SimPlatform& platform,
   std::vector<bool> used(info.size(), false);
   for (const FlowTimes& f : flows) {
     SimRoute r = platform.route(f.src, f.dst);
-    double begin = f.start + r.latency;
+    double begin = f.start;  // after the latency (replay.cpp)
     double rate = f.end > begin ? f.bytes / (f.end - begin) : 0;
     for (std::uint32_t id : r.links) {
       used[id] = true;

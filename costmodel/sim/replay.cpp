@@ -33,7 +33,8 @@ struct Op {
   double amount = 0;  // seconds (exec, delay) or bytes (flow)
   std::int64_t src = 0;
   std::int64_t dst = 0;
-  std::int64_t steps = 1;  // flows: ring steps it stands for (collective_flows)
+  std::int64_t steps = 1;                 // flows: ring steps it stands for (collective_flows)
+  Protocol protocol = Protocol::kSimple;  // flows
   double start = -1;
   double end = -1;
 };
@@ -76,6 +77,12 @@ struct Built {
   std::int64_t max_ring_steps = 0;  // 0: exact
 };
 
+// The share of the bytes on the wire that are data: LL sends an 8-byte flag with every 8
+// bytes, LL128 8 with every 120 (the ring bandwidths of collective.cpp).
+double wire_share(Protocol p) {
+  return p == Protocol::kLL ? 0.5 : p == Protocol::kLL128 ? 0.92 : 1.0;
+}
+
 // The rank's part of a collective: its transfers, after the launch latency.
 void add_collective(Built& b,
                     const SimTask& t,
@@ -86,7 +93,7 @@ void add_collective(Built& b,
   Graph& g = b.graph;
   std::vector<std::uint32_t> start = join;
   if (o.launch_latency) {
-    double lat = NcclConstants::base_latency_us(false, Protocol::kSimple) * 1e-6;
+    double lat = NcclConstants::base_latency_us(false, t.protocol) * 1e-6;
     for (std::size_t p = 0; p < join.size(); ++p) {
       start[p] = g.add(OpKind::kDelay, lat);
       g.edge(join[p], start[p]);
@@ -100,8 +107,9 @@ void add_collective(Built& b,
     position[t.ranks[p]] = p;
   auto first = static_cast<std::uint32_t>(g.ops().size());
   for (const SimFlow& f : cf.flows) {
-    std::uint32_t id = g.add(OpKind::kFlow, f.bytes, f.src, f.dst);
+    std::uint32_t id = g.add(OpKind::kFlow, f.bytes / wire_share(t.protocol), f.src, f.dst);
     g.ops()[id].steps = f.steps;
+    g.ops()[id].protocol = t.protocol;
     for (std::uint32_t d : f.deps)
       g.edge(first + d, id);
     if (f.deps.empty()) {
@@ -186,7 +194,9 @@ Built build(const SimProgram& program,
       g.edge(join[0], e);
       g.edge(e, done[0]);
     } else if (t.kind == SimTaskKind::kSend) {
-      std::uint32_t f = g.add(OpKind::kFlow, t.bytes, t.ranks[0], t.ranks[1]);
+      std::uint32_t f =
+          g.add(OpKind::kFlow, t.bytes / wire_share(t.protocol), t.ranks[0], t.ranks[1]);
+      g.ops()[f].protocol = t.protocol;
       g.edge(join[0], f);
       g.edge(join[1], f);
       g.edge(f, done[0]);
@@ -202,9 +212,10 @@ sg4::ActivityPtr execute(sg4::Host* host, double seconds) {
   return sg4::Exec::init()->set_flops_amount(seconds * kHostSpeed)->set_host(host)->start();
 }
 
-// Runs the op's activity to its end. A coarsened ring transfer first waits the route's
-// latency of the steps it stands for beyond the first.
-void perform(const Op& op, const SimPlatform& platform) {
+// Runs the op's activity to its end. A transfer first waits its protocol's latency over the
+// route (SimGrid's links have none: sim_platform.h), once more for every further ring step
+// it stands for (coarsened rings); its start is when its bytes leave (link accounting).
+void perform(Op& op, const SimPlatform& platform) {
   if (op.kind == OpKind::kExec) {
     execute(platform.compute_host(op.src), op.amount)->wait();
     return;
@@ -214,13 +225,13 @@ void perform(const Op& op, const SimPlatform& platform) {
     return;
   }
   SimRoute r = platform.route(op.src, op.dst);
-  if (op.steps > 1)
-    execute(platform.timer_host(), static_cast<double>(op.steps - 1) * r.latency)->wait();
+  double wait = static_cast<double>(op.steps) * r.latency_of(op.protocol);
+  if (wait > 0)
+    execute(platform.timer_host(), wait)->wait();
+  op.start = sg4::Engine::get_clock();
   auto bytes = static_cast<std::uint64_t>(std::llround(std::max(0.0, op.amount)));
-  if (bytes == 0) {  // SimGrid never completes an empty transfer: it costs the route's latency
-    execute(platform.timer_host(), r.latency)->wait();
+  if (bytes == 0)  // SimGrid never completes an empty transfer; its latency is waited
     return;
-  }
   sg4::Comm::sendto_async(r.from, r.to, bytes)->wait();
 }
 
@@ -318,8 +329,9 @@ SimResult replay(const devices::ClusterSpec& cluster,
   std::string arg2 = "--cfg=contexts/stack-size:128";  // KiB; workers need little stack
   std::vector<char*> argv = {arg0.data(), arg1.data(), arg2.data(), nullptr};
   sg4::Engine engine(&argc, argv.data());
-  // CM02 without cross-traffic: a flow's time is latency + bytes / its max-min share of
-  // bandwidth, the model that reproduces closed-form collective times (toolchain.md §3).
+  // CM02 without cross-traffic and without latency on the links: a flow's time is bytes / its
+  // max-min share of bandwidth (its latency is waited before), the model that reproduces
+  // closed-form collective times (toolchain.md §3).
   sg4::Engine::set_config("network/model:CM02");
   sg4::Engine::set_config("network/crosstraffic:0");
   SimPlatform platform(cluster);

@@ -17,11 +17,13 @@ namespace {
 constexpr double kHostSpeed = 1e9;  // flop/s: compute of d seconds executes d * 1e9 flop
 constexpr double kUs = 1e-6;
 
+using Latencies = std::array<double, 3>;  // seconds, by Protocol
+
 struct GroupLinks {
-  double fabric_bw = 0;   // bytes/s per device and direction
-  double fabric_lat = 0;  // seconds, per end
+  double fabric_bw = 0;    // bytes/s per device and direction
+  Latencies fabric_lat{};  // per end
   double nic_bw = 0;
-  double nic_lat = 0;
+  Latencies nic_lat{};
 };
 
 // The analytical model's view of one node group: the same bandwidths and step latencies.
@@ -34,14 +36,16 @@ GroupLinks group_links(const devices::ClusterSpec& cluster, std::size_t g) {
   const CommGroup& c = *r.group;
   GroupLinks l;
   l.fabric_bw = c.intra_bw.value;
-  l.fabric_lat = (NcclConstants::hop_latency_us(c.intra_hop, false, Protocol::kSimple) * kUs +
-                  c.intra_extra_latency.value) /
-                 2;
   l.nic_bw = cluster.nic_bandwidth(ng).value *
              (NcclConstants::kNetBwGbs / NcclConstants::kNet100GNominalGbs);
   double net_lat = cluster.network ? cluster.network->latency.value : 0;
-  l.nic_lat =
-      (NcclConstants::hop_latency_us(Hop::kNet, false, Protocol::kSimple) * kUs + 2 * net_lat) / 2;
+  for (Protocol p : kProtocols) {
+    auto i = static_cast<std::size_t>(p);
+    l.fabric_lat[i] =
+        (NcclConstants::hop_latency_us(c.intra_hop, false, p) * kUs + c.intra_extra_latency.value) /
+        2;
+    l.nic_lat[i] = (NcclConstants::hop_latency_us(Hop::kNet, false, p) * kUs + 2 * net_lat) / 2;
+  }
   return l;
 }
 
@@ -50,10 +54,13 @@ class Builder {
   Builder(sg4::NetZone* zone, std::vector<SimLinkInfo>& links) : zone_(zone), links_(links) {}
 
   // A split-duplex link; returns the indices of its UP and DOWN directions.
-  std::pair<std::uint32_t, std::uint32_t> link(const std::string& name, double bw, double lat) {
+  // The latencies are the replay's to wait (replay.cpp); SimGrid's link has none.
+  std::pair<std::uint32_t, std::uint32_t> link(const std::string& name,
+                                               double bw,
+                                               const Latencies& lat = {}) {
     CHECK(bw > 0) << "link " << name << " has no bandwidth";
     sg4::SplitDuplexLink* l = zone_->create_split_duplex_link(name, bw);
-    l->set_latency(lat)->seal();
+    l->set_latency(0)->seal();
     sg4_links_.push_back(l);
     links_.push_back({name + "_UP", bw, lat});
     links_.push_back({name + "_DOWN", bw, lat});
@@ -106,7 +113,7 @@ SimPlatform::SimPlatform(const devices::ClusterSpec& cluster) {
   }
   std::map<std::int64_t, std::uint32_t> rail_up;
   for (const auto& [j, bw] : rail_bw)
-    rail_up[j] = b.link("rail" + std::to_string(j) + "-spine", bw / over, 0).first;
+    rail_up[j] = b.link("rail" + std::to_string(j) + "-spine", bw / over).first;
   std::int64_t node = 0;
   for (std::size_t g = 0; g < cluster.groups.size(); ++g) {
     const devices::NodeGroup& ng = cluster.groups[g];
@@ -116,7 +123,7 @@ SimPlatform::SimPlatform(const devices::ClusterSpec& cluster) {
       std::uint32_t uplink = 0;
       if (has_network_ && !rail_optimized_) {
         double bw = gl.nic_bw * static_cast<double>(ng.devices_per_node) / over;
-        uplink = b.link(node_name + "-uplink", bw, 0).first;
+        uplink = b.link(node_name + "-uplink", bw).first;
       }
       for (std::int64_t d = 0; d < ng.devices_per_node; ++d) {
         Place p;
@@ -176,8 +183,10 @@ SimRoute SimPlatform::route(std::int64_t from, std::int64_t to) const {
   r.to = dst->host;
   r.links = src->up;
   r.links.insert(r.links.end(), dst->down.begin(), dst->down.end());
-  for (std::uint32_t id : r.links)
-    r.latency += links_[id].latency;
+  for (std::uint32_t id : r.links) {
+    for (std::size_t p = 0; p < r.protocol_latency.size(); ++p)
+      r.protocol_latency[p] += links_[id].protocol_latency[p];
+  }
   return r;
 }
 

@@ -12,9 +12,11 @@
 //  - rail-optimized: "rail<j>-spine", rail j's uplinks into the spine, of the rail's NICs'
 //    bandwidth over the oversubscription; crossed only by traffic between different rails.
 // Bandwidths and per-step latencies are the analytical model's (make_comm_group, NCCL's
-// tuning constants): a transfer inside a node pays NCCL's ring/Simple hop latency of the
-// fabric, a transfer between nodes NCCL's network hop latency plus twice the network's
-// latency (Simple's flush), split evenly over the two ends.
+// tuning constants): a transfer inside a node pays NCCL's ring hop latency of the fabric for
+// its protocol, a transfer between nodes NCCL's network hop latency plus twice the network's
+// latency, split evenly over the two ends. SimGrid's links have no latency: the replay waits
+// it before each transfer (replay.cpp), so that flows share links max-min fairly (CM02
+// weighs a flow's share by its route's latency, TCP's RTT bias, which NCCL does not have).
 //
 // Routes are built in one SimGrid star zone rather than an XML file: the cluster is a value
 // in memory, and every device gets three endpoints (hosts) whose routes to the star's centre
@@ -24,8 +26,10 @@
 // topology without SimGrid computing routes between 3,000 hosts.
 #pragma once
 
+#include "costmodel/nccl_constants.h"
 #include "devices/cluster_spec.h"
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -37,17 +41,19 @@ class Host;
 namespace yirage::costmodel {
 
 struct SimLinkInfo {
-  std::string name;     // with its direction, "<link>_UP" or "<link>_DOWN"
-  double capacity = 0;  // bytes/s
-  double latency = 0;   // seconds
+  std::string name;                          // with its direction, "<link>_UP" or "<link>_DOWN"
+  double capacity = 0;                       // bytes/s
+  std::array<double, 3> protocol_latency{};  // seconds, NCCL's per-hop share, by Protocol
 };
 
 /// The hosts and links of a transfer from one device to another.
 struct SimRoute {
   simgrid::s4u::Host* from = nullptr;
   simgrid::s4u::Host* to = nullptr;
-  std::vector<std::uint32_t> links;  // indices into SimPlatform::links()
-  double latency = 0;
+  std::vector<std::uint32_t> links;          // indices into SimPlatform::links()
+  std::array<double, 3> protocol_latency{};  // NCCL's per-step latency over it, by Protocol
+
+  double latency_of(Protocol p) const { return protocol_latency[static_cast<std::size_t>(p)]; }
 };
 
 class SimPlatform {

@@ -41,6 +41,9 @@ struct SimTask {
   Algorithm algorithm = Algorithm::kRing;  // collective only: ring, tree or hierarchical
                                            // (nvls is replayed as ring, direct as all-pairs)
   double bytes = 0;  // collective: the buffer per rank as nccl-tests counts it; send: bytes
+  // Collective and send: NCCL's protocol, which sets the per-step latency and the share of
+  // the wire that carries data (LL: half, its flags the other half; LL128: 120 of 128 B).
+  Protocol protocol = Protocol::kSimple;
   std::vector<std::size_t> after;  // ids of tasks that must finish first (all their ranks)
 
   bool operator==(const SimTask&) const = default;
