@@ -10,10 +10,12 @@
 #include "cli/summary.h"
 #include "costmodel/sim/chrome_trace.h"
 #include "planner/hetero.h"
+#include "planner/node_groups.h"
 #include "planner/search.h"
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <sstream>
 
 namespace yirage::cli {
@@ -82,25 +84,13 @@ int simulate_mixed(Context& cx,
   return kExitOk;
 }
 
-int simulate(Context& cx, const SimulateArgs& a) {
-  devices::DeviceRegistry registry = cx.load_registry();
-  devices::ClusterSpec cluster = cx.load_cluster(a.files[0], registry);
-  devices::TaskSpec task = cx.load_task(a.files[1]);
-  check_fit(cluster, task);
-  if (task.mode != devices::Mode::kTrain) {
-    cx.err << "yirage-plan: simulating inference plans is not available yet; training steps "
-              "are simulated\n";
-    return kExitUnavailable;
-  }
-  costmodel::CalibrationSet calibrations =
-      costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
-  if (!planner::unsupported_reason(cluster, task).empty()) {
-    if (!a.layout.empty() || !a.trace.empty()) {
-      cx.err << "yirage-plan: on a mixed cluster simulate takes no --layout or --trace yet\n";
-      return kExitUnavailable;
-    }
-    return simulate_mixed(cx, cluster, task, calibrations);
-  }
+// The best plans (or --layout) of a training task, replayed.
+int simulate_training(Context& cx,
+                      const SimulateArgs& a,
+                      const devices::ClusterSpec& cluster,
+                      const devices::TaskSpec& task,
+                      const costmodel::CalibrationSet& calibrations,
+                      std::vector<SimulatedPlan>& simulated) {
   planner::TrainContext tc{cluster, task, calibrations};
   std::vector<planner::PlanEstimate> plans;
   if (!a.layout.empty()) {
@@ -124,10 +114,76 @@ int simulate(Context& cx, const SimulateArgs& a) {
     for (std::size_t i = 0; i < r.plans.size() && i < a.top; ++i)
       plans.push_back(r.plans[i]);
   }
-  std::vector<SimulatedPlan> simulated;
   for (const planner::PlanEstimate& p : plans)
     simulated.push_back(simulate_plan(tc, p));
-  // The trace is written whole or not at all.
+  return kExitOk;
+}
+
+// The best plans (or --layout) of an inference task: one forward pass of each, replayed.
+int simulate_inference(Context& cx,
+                       const SimulateArgs& a,
+                       const devices::ClusterSpec& cluster,
+                       const devices::TaskSpec& task,
+                       const costmodel::CalibrationSet& calibrations,
+                       std::vector<SimulatedPlan>& simulated) {
+  if (cluster.groups.size() > 1) {
+    // Every node group serves its share with its own plan; the groups exchange nothing, so
+    // each is replayed on its own nodes.
+    if (!a.layout.empty()) {
+      cx.err << "yirage-plan: on a mixed cluster simulate takes no --layout yet\n";
+      return kExitUnavailable;
+    }
+    planner::HeteroInferResult r = planner::search_hetero_inference(cluster, task, calibrations);
+    if (!r.plan) {
+      cx.out << "no plan for " << task.name << " on " << cluster.name << ": " << r.why << "\n";
+      return kExitCheckFailed;
+    }
+    for (const planner::InferShare& share : r.plan->groups) {
+      auto g = std::find_if(cluster.groups.begin(), cluster.groups.end(),
+                            [&](const devices::NodeGroup& n) { return n.name == share.group; });
+      devices::ClusterSpec sub = planner::sub_cluster(cluster, {&*g});
+      planner::InferContext gc{sub, task, calibrations};
+      simulated.push_back(simulate_plan(gc, share.plan));
+      simulated.back().layout = share.group + ": " + simulated.back().layout;
+    }
+    return kExitOk;
+  }
+  planner::InferContext ic{cluster, task, calibrations};
+  std::vector<planner::InferEstimate> plans;
+  if (!a.layout.empty()) {
+    planner::InferLayout l;
+    if (std::string err = planner::parse_infer_layout(a.layout, &l); !err.empty()) {
+      cx.err << "error: --layout: " << err << "\n";
+      return kExitBadInput;
+    }
+    if (l.replicas == 0)
+      l.replicas = std::max<std::int64_t>(1, cluster.total_devices() / (l.tp * l.pp));
+    auto e = planner::estimate_inference(ic, l);
+    if (auto* r = std::get_if<planner::InferRejected>(&e)) {
+      cx.out << "layout " << l.str() << " cannot run: " << r->reason << "\n";
+      return kExitCheckFailed;
+    }
+    plans.push_back(std::get<planner::InferEstimate>(e));
+  } else {
+    planner::InferSearchResult r = planner::search_inference(ic);
+    if (r.plans.empty()) {
+      cx.out << "no plan fits: `yirage-plan " << a.files[0] << " " << a.files[1] << "` says why\n";
+      return kExitCheckFailed;
+    }
+    for (std::size_t i = 0; i < r.plans.size() && i < a.top; ++i)
+      plans.push_back(r.plans[i]);
+  }
+  for (const planner::InferEstimate& p : plans)
+    simulated.push_back(simulate_plan(ic, p));
+  return kExitOk;
+}
+
+// The table, the first simulated plan's detail and its trace (written whole or not at all).
+int report(Context& cx,
+           const SimulateArgs& a,
+           const devices::ClusterSpec& cluster,
+           const devices::TaskSpec& task,
+           const std::vector<SimulatedPlan>& simulated) {
   if (!a.trace.empty()) {
     const SimulatedPlan* first = nullptr;
     for (const SimulatedPlan& s : simulated) {
@@ -156,7 +212,11 @@ int simulate(Context& cx, const SimulateArgs& a) {
   }
   cx.out << task.name << " on " << cluster.name << " (" << cluster.total_devices()
          << " devices): " << simulated.size() << (simulated.size() == 1 ? " plan" : " plans")
-         << " replayed in SimGrid\n";
+         << " replayed in SimGrid"
+         << (task.mode == devices::Mode::kTrain     ? ""
+             : task.mode == devices::Mode::kPrefill ? " (one prefill: the TTFT)"
+                                                    : " (one decode step)")
+         << "\n";
   print_simulated(cx.out, simulated);
   for (const SimulatedPlan& s : simulated) {
     if (s.step) {
@@ -170,16 +230,42 @@ int simulate(Context& cx, const SimulateArgs& a) {
   return kExitOk;
 }
 
+int simulate(Context& cx, const SimulateArgs& a) {
+  devices::DeviceRegistry registry = cx.load_registry();
+  devices::ClusterSpec cluster = cx.load_cluster(a.files[0], registry);
+  devices::TaskSpec task = cx.load_task(a.files[1]);
+  check_fit(cluster, task);
+  costmodel::CalibrationSet calibrations =
+      costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
+  if (task.mode == devices::Mode::kTrain && !planner::unsupported_reason(cluster, task).empty()) {
+    if (!a.layout.empty() || !a.trace.empty()) {
+      cx.err << "yirage-plan: on a mixed cluster simulate takes no --layout or --trace yet\n";
+      return kExitUnavailable;
+    }
+    return simulate_mixed(cx, cluster, task, calibrations);
+  }
+  std::vector<SimulatedPlan> simulated;
+  if (task.mode != devices::Mode::kTrain) {
+    if (int code = simulate_inference(cx, a, cluster, task, calibrations, simulated);
+        code != kExitOk) {
+      return code;
+    }
+  } else if (int code = simulate_training(cx, a, cluster, task, calibrations, simulated);
+             code != kExitOk) {
+    return code;
+  }
+  return report(cx, a, cluster, task, simulated);
+}
+
 }  // namespace
 
 void add_simulate_command(CLI::App& app, Context& cx) {
-  CLI::App* cmd = app.add_subcommand(
-      "simulate", "Replay the best plans' training step in SimGrid next to the estimate");
+  CLI::App* cmd =
+      app.add_subcommand("simulate", "Replay the best plans' step in SimGrid next to the estimate");
   auto a = std::make_shared<SimulateArgs>();
   cmd->add_option("CLUSTER TASK", a->files, "Cluster and task files")->expected(2)->required();
   cmd->add_option("--top", a->top, "How many of the best plans to simulate")->capture_default_str();
-  cmd->add_option("--layout", a->layout, "Simulate this training layout instead")
-      ->type_name("LAYOUT");
+  cmd->add_option("--layout", a->layout, "Simulate this layout instead")->type_name("LAYOUT");
   cmd->add_option("--trace", a->trace, "Write the first plan's step as Chrome trace JSON")
       ->type_name("FILE");
   cmd->callback([&cx, a] {

@@ -26,17 +26,34 @@ std::string contended(const costmodel::SimResult& r) {
 
 }  // namespace
 
-SimulatedPlan simulate_plan(const planner::TrainContext& cx, const planner::PlanEstimate& plan) {
-  SimulatedPlan s;
-  s.plan = plan;
-  planner::StepProgramResult p = planner::training_step_program(cx, plan.layout);
+namespace {
+
+void replay(const devices::ClusterSpec& cluster, planner::StepProgramResult p, SimulatedPlan& s) {
   if (!p.step) {
     s.why = p.why;
-    return s;
+    return;
   }
   s.step = std::move(p.step);
-  s.result = costmodel::simulate(cx.cluster, s.step->program);
-  s.simulated = s.result.makespan.value + plan.step.optimizer;
+  s.result = costmodel::simulate(cluster, s.step->program);
+  s.simulated = s.result.makespan.value + s.added;
+}
+
+}  // namespace
+
+SimulatedPlan simulate_plan(const planner::TrainContext& cx, const planner::PlanEstimate& plan) {
+  SimulatedPlan s;
+  s.layout = plan.layout.str();
+  s.estimate = plan.step.total;
+  s.added = plan.step.optimizer;
+  replay(cx.cluster, planner::training_step_program(cx, plan.layout), s);
+  return s;
+}
+
+SimulatedPlan simulate_plan(const planner::InferContext& cx, const planner::InferEstimate& plan) {
+  SimulatedPlan s;
+  s.layout = plan.layout.str();
+  s.estimate = planner::step_pass(cx, plan.layout).total;
+  replay(cx.cluster, planner::inference_step_program(cx, plan.layout), s);
   return s;
 }
 
@@ -45,13 +62,12 @@ void print_simulated(std::ostream& out, const std::vector<SimulatedPlan>& plans)
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const SimulatedPlan& s = plans[i];
     if (!s.step) {
-      t.add_row({std::to_string(i + 1), s.plan.layout.str(), secs(s.plan.step.total), "-", "-",
-                 "not simulated: " + s.why});
+      t.add_row(
+          {std::to_string(i + 1), s.layout, secs(s.estimate), "-", "-", "not simulated: " + s.why});
       continue;
     }
-    t.add_row({std::to_string(i + 1), s.plan.layout.str(), secs(s.plan.step.total),
-               secs(s.simulated), signed_pct(s.simulated / s.plan.step.total - 1),
-               contended(s.result)});
+    t.add_row({std::to_string(i + 1), s.layout, secs(s.estimate), secs(s.simulated),
+               signed_pct(s.simulated / s.estimate - 1), contended(s.result)});
   }
   t.print(out);
 }
@@ -60,11 +76,13 @@ void print_simulation_detail(std::ostream& out, const SimulatedPlan& s) {
   if (!s.step)
     return;
   const costmodel::SimResult& r = s.result;
-  out << "simulation of " << s.plan.layout.str() << ": " << s.step->program.tasks.size()
-      << " tasks, " << r.transfers << " transfers, " << r.devices.size() << " devices\n";
-  out << "  step " << secs(s.simulated) << " = replayed " << secs(r.makespan.value)
-      << " + optimizer " << secs(s.plan.step.optimizer) << " (estimate " << secs(s.plan.step.total)
-      << ", " << signed_pct(s.simulated / s.plan.step.total - 1) << ")\n";
+  out << "simulation of " << s.layout << ": " << s.step->program.tasks.size() << " tasks, "
+      << r.transfers << " transfers, " << r.devices.size() << " devices\n";
+  out << "  step " << secs(s.simulated) << " = replayed " << secs(r.makespan.value);
+  if (s.added > 0)
+    out << " + optimizer " << secs(s.added);
+  out << " (estimate " << secs(s.estimate) << ", " << signed_pct(s.simulated / s.estimate - 1)
+      << ")\n";
   bool any = false;
   for (const costmodel::SimLinkUsage& l : r.most_contended) {
     if (l.contended.value <= 0)
@@ -88,8 +106,8 @@ void print_simulation_detail(std::ostream& out, const SimulatedPlan& s) {
 
 nlohmann::ordered_json simulated_json(const SimulatedPlan& s) {
   nlohmann::ordered_json j;
-  j["layout"] = s.plan.layout.str();
-  j["estimate_s"] = s.plan.step.total;
+  j["layout"] = s.layout;
+  j["estimate_s"] = s.estimate;
   if (!s.step) {
     j["simulated_s"] = nullptr;
     j["not_simulated"] = s.why;

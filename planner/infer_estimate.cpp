@@ -48,44 +48,68 @@ std::int64_t stage_layers(const ModelSpec& m, std::int64_t pp, std::int64_t stag
   return m.layers / pp + (stage < m.layers % pp ? 1 : 0);
 }
 
-// Seconds for one forward pass of `batch` sequences of `q` new tokens attending to `keys`
-// keys, through every stage of one replica in turn (no micro-batching: latency).
-double forward_pass(const InferContext& cx,
-                    const InferLayout& l,
-                    std::int64_t batch,
-                    std::int64_t q,
-                    std::int64_t keys,
-                    const DeviceContext& dcx) {
+// One forward pass through every stage of one replica in turn (no micro-batching: latency).
+ForwardPass forward_pass(const InferContext& cx,
+                         const InferLayout& l,
+                         std::int64_t batch,
+                         std::int64_t q,
+                         std::int64_t keys,
+                         const DeviceContext& dcx) {
   const ModelSpec& m = cx.task.model;
   // Serving frameworks (vLLM, TensorRT-LLM, SGLang) replay decode steps from CUDA graphs:
   // each kernel pays the graph's launch gap, not a lone launch (data/calibration/).
   DeviceContext step = dcx;
   step.efficiency.in_graph = q == 1;
-  double t = 0;
+  ForwardPass p;
+  p.dense_layers = m.moe ? std::min<std::int64_t>(m.moe->dense_layers, m.layers) : m.layers;
+  double b = devices::dtype_bytes(cx.task.precision);
+  p.tp_bytes = l.tp > 1 ? f(batch * q * m.hidden) * b : 0;
+  if (p.tp_bytes > 0 && dcx.tp_group) {
+    costmodel::CollectiveEstimate e = costmodel::estimate_collective(
+        *dcx.tp_group, costmodel::Collective::kAllReduce, p.tp_bytes);
+    p.tp_algorithm = e.best.algorithm;
+    p.tp_protocol = e.best.protocol;
+    p.tp_calibration = dcx.tp_group->calibration;
+  }
   for (int kind = 0; kind < 2; ++kind) {
-    std::int64_t dense = m.moe ? std::min<std::int64_t>(m.moe->dense_layers, m.layers) : m.layers;
-    std::int64_t count = kind == 0 ? dense : m.layers - dense;
+    std::int64_t count = kind == 0 ? p.dense_layers : m.layers - p.dense_layers;
     if (count == 0)
       continue;
     LayerShape s{
         batch, q,   l.tp, kind == 1, cx.task.attention == devices::AttentionKernel::kUnfused,
         keys,  true};
     LayerCost c = layer_cost(m, s, step);
-    t += f(count) * (c.forward + c.tp_comm);
+    (kind == 0 ? p.dense : p.moe) = c;
+    p.total += f(count) * (c.forward + c.tp_comm);
   }
   // Logits of the last position of each sequence only.
-  t += head_cost(m, LayerShape{batch, 1, l.tp, false, false, 0, true}, step).forward;
+  p.head = head_cost(m, LayerShape{batch, 1, l.tp, false, false, 0, true}, step).forward;
+  p.total += p.head;
   if (l.pp > 1) {
     bool same_node = l.tp * l.pp <= group(cx).devices_per_node;
     costmodel::CommGroupResult g = costmodel::make_comm_group(cx.cluster, 2, same_node ? 2 : 1);
     CHECK(g.group.has_value()) << g.reason;
-    double bytes = f(batch * q * m.hidden) * devices::dtype_bytes(cx.task.precision);
-    t += f(l.pp - 1) *
-         costmodel::estimate_collective(*g.group, costmodel::Collective::kSendRecv, bytes)
-             .latency()
-             .value;
+    p.send_bytes = f(batch * q * m.hidden) * b;
+    p.send =
+        costmodel::estimate_collective(*g.group, costmodel::Collective::kSendRecv, p.send_bytes)
+            .latency()
+            .value;
+    p.total += f(l.pp - 1) * p.send;
   }
-  return t;
+  return p;
+}
+
+DeviceContext infer_device_context(const InferContext& cx, const InferLayout& l) {
+  DeviceContext dcx{device(cx), {}, cx.task.precision, std::nullopt};
+  if (const costmodel::GpuEfficiency* e = cx.calibrations.find_gpu(device(cx).name))
+    dcx.efficiency = *e;
+  if (l.tp > 1) {
+    costmodel::CommGroupResult g = costmodel::make_comm_group(cx.cluster, l.tp, l.tp);
+    CHECK(g.group.has_value()) << g.reason;
+    costmodel::apply_calibration(*g.group, cx.calibrations);
+    dcx.tp_group = *g.group;
+  }
+  return dcx;
 }
 
 std::string check_shape(const InferContext& cx, const InferLayout& l) {
@@ -149,13 +173,13 @@ void serve(const InferContext& cx,
            std::string* why) {
   const devices::ServeSpec& s = *cx.task.serve;
   double rate = s.request_rate.value / f(l.replicas);
-  double prefill = forward_pass(cx, l, 1, s.prompt_length, s.prompt_length, dcx);
+  double prefill = forward_pass(cx, l, 1, s.prompt_length, s.prompt_length, dcx).total;
   double share = rate * prefill;
   if (share >= 1) {
     *why = "prefill alone needs " + devices::format_number(100 * share, 3) + "% of a replica";
     return;
   }
-  double step = forward_pass(cx, l, l.batch, 1, s.prompt_length + s.output_length / 2, dcx);
+  double step = forward_pass(cx, l, l.batch, 1, s.prompt_length + s.output_length / 2, dcx).total;
   double capacity = f(l.batch) * (1 - share) / (f(s.output_length) * step);
   if (capacity < rate) {
     *why = "a batch of " + std::to_string(l.batch) + " serves " +
@@ -187,15 +211,7 @@ std::variant<InferEstimate, InferRejected> estimate_inference(const InferContext
                              devices::format_quantity(capacity, devices::Dim::kBytes) + " usable",
                          total - capacity};
   }
-  DeviceContext dcx{d, {}, cx.task.precision, std::nullopt};
-  if (const costmodel::GpuEfficiency* e = cx.calibrations.find_gpu(d.name))
-    dcx.efficiency = *e;
-  if (l.tp > 1) {
-    costmodel::CommGroupResult g = costmodel::make_comm_group(cx.cluster, l.tp, l.tp);
-    CHECK(g.group.has_value()) << g.reason;
-    costmodel::apply_calibration(*g.group, cx.calibrations);
-    dcx.tp_group = *g.group;
-  }
+  DeviceContext dcx = infer_device_context(cx, l);
   InferEstimate e;
   e.layout = l;
   e.weights = mem.weights;
@@ -205,10 +221,10 @@ std::variant<InferEstimate, InferRejected> estimate_inference(const InferContext
   const devices::TaskSpec& t = cx.task;
   std::string why;
   if (t.mode == devices::Mode::kPrefill) {
-    e.ttft = forward_pass(cx, l, l.batch, t.sequence_length, t.sequence_length, dcx);
+    e.ttft = forward_pass(cx, l, l.batch, t.sequence_length, t.sequence_length, dcx).total;
     e.tokens_per_s = f(std::min(l.replicas * l.batch, t.global_batch) * t.sequence_length) / e.ttft;
   } else if (t.mode == devices::Mode::kDecode) {
-    e.tpot = forward_pass(cx, l, l.batch, 1, t.sequence_length, dcx);
+    e.tpot = forward_pass(cx, l, l.batch, 1, t.sequence_length, dcx).total;
     e.tokens_per_s = f(std::min(l.replicas * l.batch, t.global_batch)) / e.tpot;
   } else {
     serve(cx, l, dcx, e, &why);
@@ -226,6 +242,17 @@ std::variant<InferEstimate, InferRejected> estimate_inference(const InferContext
     e.usd_per_million_tokens = d.price->value.value * n / 3600 / e.tokens_per_s * 1e6;
   e.binding = mem.kv > mem.weights ? "the KV cache dominates memory" : "weights dominate memory";
   return e;
+}
+
+ForwardPass step_pass(const InferContext& cx, const InferLayout& l) {
+  const devices::TaskSpec& t = cx.task;
+  DeviceContext dcx = infer_device_context(cx, l);
+  if (t.mode == devices::Mode::kPrefill)
+    return forward_pass(cx, l, l.batch, t.sequence_length, t.sequence_length, dcx);
+  std::int64_t keys = t.mode == devices::Mode::kServe
+                          ? t.serve->prompt_length + t.serve->output_length / 2
+                          : t.sequence_length;
+  return forward_pass(cx, l, l.batch, 1, keys, dcx);
 }
 
 InferSearchResult search_inference(const InferContext& cx) {

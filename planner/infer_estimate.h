@@ -6,8 +6,10 @@
 #pragma once
 
 #include "costmodel/calibration.h"
+#include "costmodel/collective.h"
 #include "devices/cluster_spec.h"
 #include "devices/task_spec.h"
+#include "planner/workload/layer_cost.h"
 
 #include <optional>
 #include <string>
@@ -55,6 +57,27 @@ struct InferContext {
 
 std::variant<InferEstimate, InferRejected> estimate_inference(const InferContext& cx,
                                                               const InferLayout& l);
+
+/// One forward pass of a replica, piece by piece, as the estimate prices it: every layer,
+/// the output head and pp - 1 sends between stages, in turn (no micro-batching: latency).
+struct ForwardPass {
+  LayerCost dense;                // one dense layer (forward, exposed tp_comm)
+  LayerCost moe;                  // one mixture-of-experts layer, if the model has them
+  std::int64_t dense_layers = 0;  // the first layers are dense
+  double head = 0;                // logits of the last position of each sequence
+  double tp_bytes = 0;            // one tensor-parallel all-reduce (two per layer); 0: tp = 1
+  costmodel::Algorithm tp_algorithm = costmodel::Algorithm::kRing;  // the estimate's pick
+  costmodel::Protocol tp_protocol = costmodel::Protocol::kSimple;
+  std::string tp_calibration;  // where the tp group's calibration came from, or empty
+  double send = 0;             // seconds for one send between stages
+  double send_bytes = 0;
+  double total = 0;
+};
+
+/// The pass the step of the task's mode runs: the batch's prompts (prefill; its time is the
+/// TTFT), or one token per sequence (decode, its time the TPOT; serve, its decode step at
+/// the mean context, prompt + output / 2).
+ForwardPass step_pass(const InferContext& cx, const InferLayout& l);
 
 struct InferSearchResult {
   std::vector<InferEstimate> plans;  // best first: meeting the objective, then fastest
