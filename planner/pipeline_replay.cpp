@@ -123,14 +123,20 @@ StageWork stage_work(const TrainContext& cx, const Layout& l, const StageSpan& s
     w.cp_bytes_backward = f(span.layers) * 2 * kv;
   }
   if (l.ep > 1) {
-    // The analytical tp part less the TP collectives' own share is the all-to-all time.
-    Layout no_ep = l;
-    no_ep.ep = 1;
-    w.ep_time = w.times.tp - stage_times(cx, no_ep, span, dcx, 0, 0).tp;
+    // Per MoE layer, the tokens' top-k copies go to their experts and back, all-to-all over
+    // the ep group, forward and again backward (and once more when fully recomputed), as
+    // stage_times prices them.
+    std::int64_t dense =
+        std::clamp<std::int64_t>(m.moe->dense_layers - span.first_layer, 0, span.layers);
+    double per_layer = 2 * f(l.micro_batch * cx.task.sequence_length / l.cp / l.tp) *
+                       f(m.moe->top_k) * f(m.hidden) * b;
+    w.ep_bytes_forward = f(span.layers - dense) * per_layer;
+    w.ep_bytes_backward = w.ep_bytes_forward * (l.recompute == Recompute::kFull ? 2 : 1);
   }
   double params = stage_parameters(m, span) - stage_routed_parameters(m, span) +
                   stage_routed_parameters(m, span) / f(l.ep);
   w.grad_bytes = params / f(l.tp) * std::max(2.0, b);
+  w.zero3_bytes = params / f(l.tp) * b;
   return w;
 }
 
@@ -179,6 +185,17 @@ std::string build_pipeline(const std::vector<StageSpec>& stages,
       double seconds = share * (backward ? w.times.compute - w.times.forward : w.times.forward);
       double tp_bytes = share * (backward ? w.tp_bytes_backward : w.tp_bytes_forward);
       double cp_bytes = share * (backward ? w.cp_bytes_backward : w.cp_bytes_forward);
+      // ZeRO-3: the weights are gathered over the dp x cp ranks of each tp rank before the
+      // forward and again before the backward, on a stream of their own: prefetched as far
+      // as the previous gathers allow (the estimate's zero3_exposed).
+      std::vector<std::size_t> gathers;
+      for (std::int64_t t = 0; sh.zero >= 3 && sh.dp * sh.cp > 1 && t < st.tp; ++t) {
+        std::vector<std::int64_t> group;
+        for (std::int64_t k = 0; k < sh.dp * sh.cp; ++k)
+          group.push_back(st.ranks[at(k * st.tp + t)]);
+        gathers.push_back(p.collective(group, Collective::kAllGather, share * w.zero3_bytes,
+                                       "zero3 gather mb" + mb, "zero"));
+      }
       std::vector<std::size_t> ends;
       for (std::int64_t d = 0; d < sh.dp; ++d) {
         for (std::int64_t c = 0; c < sh.cp; ++c) {
@@ -187,10 +204,12 @@ std::string build_pipeline(const std::vector<StageSpec>& stages,
             std::vector<std::size_t> after;
             if (needs_input)
               after.push_back(input->second[at((d * sh.cp + c) * width_in + t % width_in)]);
+            if (!gathers.empty())
+              after.push_back(gathers[at(t)]);
             std::int64_t rank = st.ranks[at((d * sh.cp + c) * st.tp + t)];
             tp_ranks.push_back(rank);
-            ends.push_back(p.compute(rank, (backward ? "bwd mb" : "fwd mb") + mb,
-                                     Seconds{seconds + share * w.ep_time / 2}, after));
+            ends.push_back(
+                p.compute(rank, (backward ? "bwd mb" : "fwd mb") + mb, Seconds{seconds}, after));
           }
           if (tp_bytes > 0) {
             std::size_t id =
@@ -201,6 +220,7 @@ std::string build_pipeline(const std::vector<StageSpec>& stages,
           }
         }
         if (cp_bytes > 0) {
+          // (the ring overlaps the attention: its own stream)
           for (std::int64_t t = 0; t < st.tp; ++t) {
             std::vector<std::int64_t> ring;
             for (std::int64_t c = 0; c < sh.cp; ++c)
@@ -208,6 +228,25 @@ std::string build_pipeline(const std::vector<StageSpec>& stages,
             std::size_t id =
                 p.collective(ring, Collective::kAllGather, cp_bytes, "cp kv mb" + mb, "cp");
             for (std::int64_t c = 0; c < sh.cp; ++c)
+              ends[at((d * sh.cp + c) * st.tp + t)] = id;
+          }
+        }
+      }
+      // Expert parallelism: each group of ep consecutive data-parallel ranks (per cp and tp
+      // rank) exchanges its tokens all-to-all after the micro-batch's layers.
+      double ep_bytes = share * (backward ? w.ep_bytes_backward : w.ep_bytes_forward);
+      for (std::int64_t k = 0; ep_bytes > 0 && k < sh.dp / sh.ep; ++k) {
+        for (std::int64_t c = 0; c < sh.cp; ++c) {
+          for (std::int64_t t = 0; t < st.tp; ++t) {
+            std::vector<std::int64_t> group;
+            std::vector<std::size_t> after;
+            for (std::int64_t d = k * sh.ep; d < (k + 1) * sh.ep; ++d) {
+              group.push_back(st.ranks[at((d * sh.cp + c) * st.tp + t)]);
+              after.push_back(ends[at((d * sh.cp + c) * st.tp + t)]);
+            }
+            std::size_t id = p.collective(group, Collective::kAllToAll, ep_bytes, "ep a2a mb" + mb,
+                                          "compute", after);
+            for (std::int64_t d = k * sh.ep; d < (k + 1) * sh.ep; ++d)
               ends[at((d * sh.cp + c) * st.tp + t)] = id;
           }
         }

@@ -20,8 +20,10 @@ struct StageWork {
   double tp_bytes_backward = 0;
   double cp_bytes_forward = 0;  // the keys and values gathered around the cp ring
   double cp_bytes_backward = 0;
-  double ep_time = 0;     // expert all-to-alls, kept as time (see the notes)
-  double grad_bytes = 0;  // this stage's gradients per device
+  double ep_bytes_forward = 0;  // the expert all-to-alls' volume (dispatch and combine)
+  double ep_bytes_backward = 0;
+  double grad_bytes = 0;   // this stage's gradients per device
+  double zero3_bytes = 0;  // this stage's weights per tp rank, gathered under ZeRO-3
 };
 
 StageWork stage_work(const TrainContext& cx, const Layout& l, const StageSpan& span);
@@ -39,6 +41,7 @@ struct PipelineShape {
   std::int64_t cp = 1;
   std::int64_t micro_batches = 1;
   std::int64_t vpp = 1;  // model chunks per stage (interleaved 1F1B)
+  std::int64_t ep = 1;   // expert parallelism: groups of ep consecutive dp ranks
   int zero = 0;
   double activation = 0;  // bytes of one micro-batch's activations on one (dp, cp) slice
   /// Where the ranks sit; when given, gradient syncs over more than 64 ranks replay on a

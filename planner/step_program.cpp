@@ -28,15 +28,16 @@ struct Ranks {
 };
 
 void add_notes(const Layout& l, StepProgram& out) {
-  if (l.tp > 1 || l.cp > 1) {
+  if (l.tp > 1 || l.cp > 1 || l.ep > 1) {
     out.notes.push_back(
-        "the tensor- and context-parallel collectives of a stage's layers are replayed as one "
-        "per micro-batch and direction (their per-layer latencies are not)");
+        "the tensor-, context- and expert-parallel collectives of a stage's layers are "
+        "replayed as one per micro-batch and direction (their per-layer latencies are not)");
   }
-  if (l.ep > 1)
-    out.notes.push_back("expert all-to-alls are replayed as their analytical time on the device");
-  if (l.zero >= 3)
-    out.notes.push_back("ZeRO-3's weight gathers are not replayed");
+  if (l.zero >= 3) {
+    out.notes.push_back(
+        "ZeRO-3's weight gathers run ahead on a stream of their own, as far as the previous "
+        "gathers allow (no limit on the memory prefetching takes)");
+  }
   out.notes.push_back("the optimizer step is not replayed (the estimate's is added)");
 }
 
@@ -64,6 +65,7 @@ StepProgramResult training_step_program(const TrainContext& cx,
                    l.cp,
                    cx.task.global_batch / (l.dp * l.micro_batch),
                    l.vpp,
+                   l.ep,
                    l.zero,
                    f(l.micro_batch * cx.task.sequence_length / l.cp * cx.task.model.hidden) *
                        devices::dtype_bytes(cx.task.precision),
@@ -173,6 +175,7 @@ StepProgramResult hetero_pipeline_program(const devices::ClusterSpec& cluster,
   PipelineShape sh{plan.dp,
                    1,
                    plan.micro_batches,
+                   1,
                    1,
                    plan.zero,
                    f(plan.micro_batch * task.sequence_length * task.model.hidden) *
