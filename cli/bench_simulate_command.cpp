@@ -1,99 +1,135 @@
-// `yirage-plan bench-simulate [CLUSTER TASK] [--layout L]`: how fast SimGrid replays one
-// training step of a plan, and how much memory it takes, next to the target (30 s for the
-// best plan on the 1,024-GPU example, on a 2-core machine). The step is the one `simulate`
-// replays: the planner's program for the best plan (or the given layout).
+// `yirage-plan bench-simulate [CLUSTER TASK] [--layout L]`: how fast SimGrid replays the
+// step of a plan, and how much memory it takes, next to the target (30 s for the best plan
+// on the 1,024-GPU example, on a 2-core machine). The step is the one `simulate` replays:
+// the best plan's (or the given layout's). Without files: every bundled task on the
+// 1,024-GPU example, one row each.
 #include "cli/context.h"
+#include "cli/layout_arg.h"
 #include "cli/run.h"
+#include "cli/simulate_report.h"
 #include "cli/summary.h"
 #include "cli/table.h"
-#include "costmodel/sim/simulate.h"
 #include "planner/search.h"
-#include "planner/step_program.h"
 
 #include <CLI/CLI.hpp>
 
-#include <chrono>
+#include <algorithm>
+#include <filesystem>
 
 namespace yirage::cli {
 namespace {
 
+constexpr double kTargetSeconds = 30;
+
 struct BenchSimArgs {
-  std::vector<std::string> files = {
-      (devices::data_dir() / "clusters" / "h100-128x8.yaml").string(),
-      (devices::data_dir() / "tasks" / "llama3-70b-train.yaml").string()};
+  std::vector<std::string> files;
   std::string layout;
 };
 
+// The best plan of `task` (or --layout) replayed, or the exit code after printing why not.
+std::variant<SimulatedPlan, int> replay_best(Context& cx,
+                                             const devices::ClusterSpec& cluster,
+                                             const devices::TaskSpec& task,
+                                             const costmodel::CalibrationSet& calibrations,
+                                             const std::string& layout) {
+  if (task.mode == devices::Mode::kTrain) {
+    planner::TrainContext tc{cluster, task, calibrations};
+    if (!layout.empty()) {
+      auto e = estimate_layout_arg(cx, tc, layout);
+      if (const int* code = std::get_if<int>(&e))
+        return *code;
+      return simulate_plan(tc, std::get<planner::PlanEstimate>(e));
+    }
+    planner::SearchResult r = planner::search_training(tc);
+    if (r.plans.empty())
+      return kExitCheckFailed;
+    return simulate_plan(tc, r.plans.front());
+  }
+  planner::InferContext ic{cluster, task, calibrations};
+  if (!layout.empty()) {
+    auto e = estimate_infer_layout_arg(cx, ic, layout);
+    if (const int* code = std::get_if<int>(&e))
+      return *code;
+    return simulate_plan(ic, std::get<planner::InferEstimate>(e));
+  }
+  planner::InferSearchResult r = planner::search_inference(ic);
+  if (r.plans.empty())
+    return kExitCheckFailed;
+  return simulate_plan(ic, r.plans.front());
+}
+
 int bench(Context& cx, const BenchSimArgs& a) {
+  std::filesystem::path data = devices::data_dir();
+  std::string cluster_file =
+      a.files.empty() ? (data / "clusters" / "h100-128x8.yaml").string() : a.files[0];
+  std::vector<std::string> task_files;
+  if (a.files.empty()) {
+    for (const auto& e : std::filesystem::directory_iterator(data / "tasks")) {
+      if (e.path().extension() == ".yaml")
+        task_files.push_back(e.path().string());
+    }
+    std::sort(task_files.begin(), task_files.end());
+  } else {
+    task_files.push_back(a.files[1]);
+  }
   devices::DeviceRegistry registry = cx.load_registry();
-  devices::ClusterSpec cluster = cx.load_cluster(a.files[0], registry);
-  devices::TaskSpec task = cx.load_task(a.files[1]);
-  check_fit(cluster, task);
-  std::string why = planner::unsupported_reason(cluster, task);
-  if (why.empty() && task.mode != devices::Mode::kTrain)
-    why = "bench-simulate times training steps";
-  if (!why.empty()) {
-    cx.err << "yirage-plan: " << why << "\n";
+  devices::ClusterSpec cluster = cx.load_cluster(cluster_file, registry);
+  if (cluster.groups.size() != 1) {
+    cx.err << "yirage-plan: bench-simulate times plans of homogeneous clusters\n";
     return kExitUnavailable;
   }
   costmodel::CalibrationSet calibrations =
-      costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
-  planner::TrainContext tc{cluster, task, calibrations};
-  planner::Layout l;
-  if (!a.layout.empty()) {
-    if (std::string err = planner::parse_layout(a.layout, &l); !err.empty()) {
-      cx.err << "error: --layout: " << err << "\n";
-      return kExitBadInput;
+      costmodel::CalibrationSet::load_dir(data / "calibration");
+  Table t({"task", "layout", ">tasks", ">transfers", "aggregated", ">replayed step", ">simulation",
+           ">peak memory", ">of 30 s"});
+  std::vector<std::string> aggregations;
+  for (const std::string& file : task_files) {
+    devices::TaskSpec task = cx.load_task(file);
+    check_fit(cluster, task);
+    auto r = replay_best(cx, cluster, task, calibrations, a.layout);
+    if (const int* code = std::get_if<int>(&r)) {
+      if (!a.files.empty())
+        return *code;
+      t.add_row({task.name, "no plan fits", "-", "-", "-", "-", "-", "-", "-"});
+      continue;
     }
-    auto e = planner::estimate_training(tc, l);
-    if (auto* r = std::get_if<planner::Rejected>(&e)) {
-      cx.out << "layout " << l.str() << " cannot run: " << r->reason << "\n";
-      return kExitCheckFailed;
+    const SimulatedPlan& s = std::get<SimulatedPlan>(r);
+    if (!s.step) {
+      t.add_row({task.name, s.layout, "-", "-", "-", "not simulated: " + s.why, "-", "-", "-"});
+      continue;
     }
-  } else {
-    planner::SearchResult r = planner::search_training(tc);
-    if (r.plans.empty()) {
-      cx.out << "no plan fits\n";
-      return kExitCheckFailed;
-    }
-    l = r.plans.front().layout;
+    const costmodel::SimResult& res = s.result;
+    if (!res.aggregation.empty())
+      aggregations.push_back(task.name + ": " + res.aggregation);
+    t.add_row({task.name, s.layout, format_count(static_cast<double>(s.step->program.tasks.size())),
+               format_count(static_cast<double>(res.transfers)),
+               res.aggregation.empty() ? "no" : "yes", secs(res.makespan.value),
+               secs(res.wall_seconds),
+               devices::format_quantity(res.peak_memory_bytes, devices::Dim::kBytes),
+               devices::format_number(res.wall_seconds / kTargetSeconds, 3)});
   }
-  auto start = std::chrono::steady_clock::now();
-  planner::StepProgramResult p = planner::training_step_program(tc, l);
-  double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!p.step) {
-    cx.err << "yirage-plan: " << l.str() << ": " << p.why << "\n";
-    return kExitUnavailable;
-  }
-  costmodel::SimResult r = costmodel::simulate(cluster, p.step->program);
-  cx.out << task.name << " on " << cluster.name << " (" << cluster.total_devices() << " devices), "
-         << (a.layout.empty() ? "the best plan " : "the layout ") << l.str() << ": "
-         << p.step->program.tasks.size() << " tasks, "
-         << format_count(static_cast<double>(r.transfers)) << " transfers simulated "
-         << (r.aggregation.empty() ? "exactly (no aggregation)" : "with aggregation")
-         << "; replayed step " << devices::format(r.makespan) << "\n";
-  if (!r.aggregation.empty())
-    cx.out << "aggregated: " << r.aggregation << "\n";
-  Table t({"measure", ">yirage", ">target", ">ratio"});
-  t.add_row({"simulation wall time", devices::format(devices::Seconds{r.wall_seconds}), "30 s",
-             devices::format_number(r.wall_seconds / 30.0, 3)});
-  t.add_row({"program build time", devices::format(devices::Seconds{build_s}), "-", "-"});
-  t.add_row({"peak memory (simulating process)",
-             devices::format_quantity(r.peak_memory_bytes, devices::Dim::kBytes), "-", "-"});
+  cx.out << "SimGrid replay of the best plan's step on " << cluster.name << " ("
+         << cluster.total_devices() << " devices); simulation: the simulator's wall time, "
+         << "peak memory: the simulating process's\n";
   t.print(cx.out);
+  for (const std::string& n : aggregations)
+    cx.out << "aggregated, " << n << "\n";
   return kExitOk;
 }
 
 }  // namespace
 
 void add_bench_simulate_command(CLI::App& app, Context& cx) {
-  CLI::App* cmd = app.add_subcommand(
-      "bench-simulate", "Time the SimGrid simulation of a plan's training step (the best plan)");
+  CLI::App* cmd =
+      app.add_subcommand("bench-simulate",
+                         "Time the SimGrid simulation of the best plans' step (every bundled task "
+                         "on the 1,024-GPU example by default)");
   auto a = std::make_shared<BenchSimArgs>();
   cmd->add_option("CLUSTER TASK", a->files,
-                  "Cluster and task files (default: Llama 3 70B on the 1,024-GPU example)")
+                  "Cluster and task files (default: every bundled task "
+                  "on the 1,024-GPU example)")
       ->expected(2);
-  cmd->add_option("--layout", a->layout, "Simulate this training layout instead of the best")
+  cmd->add_option("--layout", a->layout, "Simulate this layout instead of the best")
       ->type_name("LAYOUT");
   cmd->callback([&cx, a] {
     cx.action = [&cx, a] {

@@ -5,6 +5,7 @@
 #include "cli/atomic_write.h"
 #include "cli/context.h"
 #include "cli/hetero_report.h"
+#include "cli/layout_arg.h"
 #include "cli/plan_file.h"
 #include "cli/plan_report.h"
 #include "cli/run.h"
@@ -106,16 +107,9 @@ int evaluate_layout(Context& cx,
                     const planner::TrainContext& tc,
                     const PlanArgs& a,
                     const std::string& note) {
-  planner::Layout l;
-  if (std::string err = planner::parse_layout(a.layout, &l); !err.empty()) {
-    cx.err << "error: --layout: " << err << "\n";
-    return kExitBadInput;
-  }
-  auto e = planner::estimate_training(tc, l);
-  if (auto* r = std::get_if<planner::Rejected>(&e)) {
-    cx.out << "layout " << l.str() << " cannot run: " << r->reason << "\n";
-    return kExitCheckFailed;
-  }
+  auto e = estimate_layout_arg(cx, tc, a.layout);
+  if (const int* code = std::get_if<int>(&e))
+    return *code;
   const auto& p = std::get<planner::PlanEstimate>(e);
   if (cx.json || cx.yaml) {
     write_structured(cx.out, cx.yaml, plan_json(p));
@@ -127,18 +121,9 @@ int evaluate_layout(Context& cx,
 
 // `--layout tp=..,pp=..,replicas=..,batch=..` for an inference task: that layout alone.
 int evaluate_infer_layout(Context& cx, const planner::InferContext& ic, const PlanArgs& a) {
-  planner::InferLayout l;
-  if (std::string err = planner::parse_infer_layout(a.layout, &l); !err.empty()) {
-    cx.err << "error: --layout: " << err << "\n";
-    return kExitBadInput;
-  }
-  if (l.replicas == 0)
-    l.replicas = std::max<std::int64_t>(1, ic.cluster.total_devices() / (l.tp * l.pp));
-  auto e = planner::estimate_inference(ic, l);
-  if (auto* r = std::get_if<planner::InferRejected>(&e)) {
-    cx.out << "layout " << l.str() << " cannot run: " << r->reason << "\n";
-    return kExitCheckFailed;
-  }
+  auto e = estimate_infer_layout_arg(cx, ic, a.layout);
+  if (const int* code = std::get_if<int>(&e))
+    return *code;
   const auto& p = std::get<planner::InferEstimate>(e);
   if (cx.json || cx.yaml) {
     write_structured(cx.out, cx.yaml, infer_json(p));

@@ -4,6 +4,7 @@
 #include "cli/atomic_write.h"
 #include "cli/context.h"
 #include "cli/hetero_report.h"
+#include "cli/layout_arg.h"
 #include "cli/run.h"
 #include "cli/simulate_report.h"
 #include "cli/structured_output.h"
@@ -94,16 +95,9 @@ int simulate_training(Context& cx,
   planner::TrainContext tc{cluster, task, calibrations};
   std::vector<planner::PlanEstimate> plans;
   if (!a.layout.empty()) {
-    planner::Layout l;
-    if (std::string err = planner::parse_layout(a.layout, &l); !err.empty()) {
-      cx.err << "error: --layout: " << err << "\n";
-      return kExitBadInput;
-    }
-    auto e = planner::estimate_training(tc, l);
-    if (auto* r = std::get_if<planner::Rejected>(&e)) {
-      cx.out << "layout " << l.str() << " cannot run: " << r->reason << "\n";
-      return kExitCheckFailed;
-    }
+    auto e = estimate_layout_arg(cx, tc, a.layout);
+    if (const int* code = std::get_if<int>(&e))
+      return *code;
     plans.push_back(std::get<planner::PlanEstimate>(e));
   } else {
     planner::SearchResult r = planner::search_training(tc);
@@ -151,18 +145,9 @@ int simulate_inference(Context& cx,
   planner::InferContext ic{cluster, task, calibrations};
   std::vector<planner::InferEstimate> plans;
   if (!a.layout.empty()) {
-    planner::InferLayout l;
-    if (std::string err = planner::parse_infer_layout(a.layout, &l); !err.empty()) {
-      cx.err << "error: --layout: " << err << "\n";
-      return kExitBadInput;
-    }
-    if (l.replicas == 0)
-      l.replicas = std::max<std::int64_t>(1, cluster.total_devices() / (l.tp * l.pp));
-    auto e = planner::estimate_inference(ic, l);
-    if (auto* r = std::get_if<planner::InferRejected>(&e)) {
-      cx.out << "layout " << l.str() << " cannot run: " << r->reason << "\n";
-      return kExitCheckFailed;
-    }
+    auto e = estimate_infer_layout_arg(cx, ic, a.layout);
+    if (const int* code = std::get_if<int>(&e))
+      return *code;
     plans.push_back(std::get<planner::InferEstimate>(e));
   } else {
     planner::InferSearchResult r = planner::search_inference(ic);

@@ -1,0 +1,43 @@
+#include "cli/layout_arg.h"
+
+#include "cli/run.h"
+
+#include <algorithm>
+
+namespace yirage::cli {
+
+std::variant<planner::PlanEstimate, int> estimate_layout_arg(Context& cx,
+                                                             const planner::TrainContext& tc,
+                                                             const std::string& text) {
+  planner::Layout l;
+  if (std::string err = planner::parse_layout(text, &l); !err.empty()) {
+    cx.err << "error: --layout: " << err << "\n";
+    return kExitBadInput;
+  }
+  auto e = planner::estimate_training(tc, l);
+  if (auto* r = std::get_if<planner::Rejected>(&e)) {
+    cx.out << "layout " << l.str() << " cannot run: " << r->reason << "\n";
+    return kExitCheckFailed;
+  }
+  return std::get<planner::PlanEstimate>(e);
+}
+
+std::variant<planner::InferEstimate, int> estimate_infer_layout_arg(Context& cx,
+                                                                    const planner::InferContext& ic,
+                                                                    const std::string& text) {
+  planner::InferLayout l;
+  if (std::string err = planner::parse_infer_layout(text, &l); !err.empty()) {
+    cx.err << "error: --layout: " << err << "\n";
+    return kExitBadInput;
+  }
+  if (l.replicas == 0)
+    l.replicas = std::max<std::int64_t>(1, ic.cluster.total_devices() / (l.tp * l.pp));
+  auto e = planner::estimate_inference(ic, l);
+  if (auto* r = std::get_if<planner::InferRejected>(&e)) {
+    cx.out << "layout " << l.str() << " cannot run: " << r->reason << "\n";
+    return kExitCheckFailed;
+  }
+  return std::get<planner::InferEstimate>(e);
+}
+
+}  // namespace yirage::cli
