@@ -60,6 +60,40 @@ Representative representative_ring(const std::vector<std::int64_t>& ring,
   return r;
 }
 
+// A collective over `ranks`, `after[k]` (when given) gating rank k; over more than
+// kExactRing ranks (with places known) it replays on their representative ring, and every
+// rank that waits for it waits for that. Returns its id.
+std::size_t wide_collective(SimProgram& p,
+                            const PipelineShape& sh,
+                            std::vector<std::string>& notes,
+                            const std::string& what,
+                            const std::vector<std::int64_t>& ranks,
+                            const std::vector<std::size_t>& after,
+                            Collective op,
+                            double bytes,
+                            const std::string& name,
+                            const std::string& stream) {
+  if (ranks.size() <= kExactRing || sh.places == nullptr)
+    return p.collective(ranks, op, bytes, name, stream, after);
+  Representative rep = representative_ring(ranks, *sh.places);
+  std::string note = what + " over " + std::to_string(ranks.size()) +
+                     " ranks is replayed on a representative ring of " +
+                     std::to_string(rep.positions.size()) + " ranks on " +
+                     std::to_string(rep.nodes) + " of its " + std::to_string(rep.of_nodes) +
+                     " nodes, its bytes scaled so each link carries the whole ring's load "
+                     "(aggregated: the other ranks' links stay idle)";
+  if (std::find(notes.begin(), notes.end(), note) == notes.end())
+    notes.push_back(note);
+  std::vector<std::int64_t> kept_ranks;
+  std::vector<std::size_t> kept_after;
+  for (std::size_t k : rep.positions) {
+    kept_ranks.push_back(ranks[k]);
+    if (!after.empty())
+      kept_after.push_back(after[k]);
+  }
+  return p.collective(kept_ranks, op, bytes * rep.scale, name, stream, kept_after);
+}
+
 // One operation of a stage: a model chunk's forward or backward of a micro-batch.
 struct PipeOp {
   std::int64_t chunk = 0;
@@ -193,8 +227,9 @@ std::string build_pipeline(const std::vector<StageSpec>& stages,
         std::vector<std::int64_t> group;
         for (std::int64_t k = 0; k < sh.dp * sh.cp; ++k)
           group.push_back(st.ranks[at(k * st.tp + t)]);
-        gathers.push_back(p.collective(group, Collective::kAllGather, share * w.zero3_bytes,
-                                       "zero3 gather mb" + mb, "zero"));
+        gathers.push_back(wide_collective(p, sh, out.notes, "each ZeRO-3 weight gather", group, {},
+                                          Collective::kAllGather, share * w.zero3_bytes,
+                                          "zero3 gather mb" + mb, "zero"));
       }
       std::vector<std::size_t> ends;
       for (std::int64_t d = 0; d < sh.dp; ++d) {
@@ -298,36 +333,12 @@ std::string build_pipeline(const std::vector<StageSpec>& stages,
           after.push_back(last_forward[at(s)][at((d * sh.cp + c) * st.tp + t)]);
         }
       }
-      std::vector<std::size_t> keep(ranks.size());
-      std::iota(keep.begin(), keep.end(), 0);
-      double bytes = st.work.grad_bytes;
-      if (ranks.size() > kExactRing && sh.places != nullptr) {
-        Representative rep = representative_ring(ranks, *sh.places);
-        keep = rep.positions;
-        bytes *= rep.scale;
-        std::string note = "the gradient sync over " + std::to_string(ranks.size()) +
-                           " ranks is replayed on a representative ring of " +
-                           std::to_string(keep.size()) + " ranks on " + std::to_string(rep.nodes) +
-                           " of its " + std::to_string(rep.of_nodes) +
-                           " nodes, its bytes scaled so each link carries the whole ring's "
-                           "load (aggregated: the other ranks' links stay idle)";
-        if (std::find(out.notes.begin(), out.notes.end(), note) == out.notes.end())
-          out.notes.push_back(note);
-      }
-      std::vector<std::int64_t> kept_ranks;
-      std::vector<std::size_t> kept_after;
-      for (std::size_t k : keep) {
-        kept_ranks.push_back(ranks[k]);
-        kept_after.push_back(after[k]);
-      }
-      std::size_t id = p.collective(
-          kept_ranks, sh.zero >= 3 ? Collective::kReduceScatter : Collective::kAllReduce, bytes,
-          "dp grad sync", "dp", kept_after);
-      for (std::size_t k : keep) {
-        std::int64_t d = static_cast<std::int64_t>(k) / sh.cp;
-        std::int64_t c = static_cast<std::int64_t>(k) % sh.cp;
-        sync_of[at(s)][at((d * sh.cp + c) * st.tp + t)] = id + 1;  // 0: none
-      }
+      std::size_t id =
+          wide_collective(p, sh, out.notes, "the gradient sync", ranks, after,
+                          sh.zero >= 3 ? Collective::kReduceScatter : Collective::kAllReduce,
+                          st.work.grad_bytes, "dp grad sync", "dp");
+      for (std::int64_t k = 0; k < sh.dp * sh.cp; ++k)
+        sync_of[at(s)][at(k * st.tp + t)] = id + 1;  // 0: none
     }
   }
   // The end of the step on every rank: after its last computation (same stream) and its

@@ -139,6 +139,9 @@ TransferCount count_transfers(const SimProgram& program,
                               const SimOptions& o,
                               std::int64_t max_ring_steps) {
   std::map<std::string, std::pair<double, double>> by_name;  // transfers, in flight
+  // A collective's transfers depend on its kind and on how many of its ranks sit on each
+  // node in turn, not on which ranks: count each shape once.
+  std::map<std::vector<std::int64_t>, std::pair<double, double>> by_shape;
   TransferCount c;
   for (const SimTask& t : program.tasks) {
     if (t.kind == SimTaskKind::kCompute)
@@ -149,10 +152,23 @@ TransferCount count_transfers(const SimProgram& program,
       width += 1;
       continue;
     }
-    CollectiveFlows cf = collective_flows(t, places, o.pipeline_chunks, max_ring_steps);
-    flows += static_cast<double>(cf.flows.size());
-    width += static_cast<double>(std::count_if(cf.flows.begin(), cf.flows.end(),
-                                               [](const SimFlow& f) { return f.deps.empty(); }));
+    std::vector<std::int64_t> shape = {static_cast<std::int64_t>(t.op),
+                                       static_cast<std::int64_t>(t.algorithm)};
+    for (std::size_t i = 0; i < t.ranks.size(); ++i) {
+      std::int64_t node = places[static_cast<std::size_t>(t.ranks[i])].node;
+      if (i == 0 || node != places[static_cast<std::size_t>(t.ranks[i - 1])].node)
+        shape.push_back(0);
+      ++shape.back();
+    }
+    auto [it, added] = by_shape.try_emplace(shape);
+    if (added) {
+      CollectiveFlows cf = collective_flows(t, places, o.pipeline_chunks, max_ring_steps);
+      it->second.first = static_cast<double>(cf.flows.size());
+      it->second.second = static_cast<double>(std::count_if(
+          cf.flows.begin(), cf.flows.end(), [](const SimFlow& f) { return f.deps.empty(); }));
+    }
+    flows += it->second.first;
+    width += it->second.second;
   }
   for (const auto& [name, fw] : by_name) {
     c.transfers += static_cast<std::size_t>(fw.first);
