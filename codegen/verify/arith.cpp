@@ -2,6 +2,7 @@
 
 #include "devices/support/check.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace yirage::codegen {
@@ -9,6 +10,25 @@ namespace {
 
 std::uint64_t mulmod(std::uint64_t a, std::uint64_t b, std::uint64_t m) {
   return (a * b) % m;  // a, b < 2^29
+}
+
+// Barrett reduction of any 64-bit x by m < 2^32 with r = floor(2^64 / m) (Barrett 1986;
+// Hacker's Delight §10-15): x - floor(x r / 2^64) m lies in [0, 2m), so one conditional
+// subtraction finishes it. Replaces the division in the evaluator's inner loops.
+std::uint64_t reduce(std::uint64_t x, std::uint64_t m, std::uint64_t r) {
+  auto est = static_cast<std::uint64_t>((static_cast<unsigned __int128>(x) * r) >> 64);
+  std::uint64_t y = x - est * m;
+  return y >= m ? y - m : y;
+}
+
+std::uint64_t reciprocal(std::uint64_t m) {
+  return static_cast<std::uint64_t>((static_cast<unsigned __int128>(1) << 64) / m);
+}
+
+// A uniform draw in [0, m) from 64 random bits by multiply-high (Lemire 2019), no division;
+// the bias is below m / 2^64.
+std::uint32_t draw(std::uint64_t bits, std::uint64_t m) {
+  return static_cast<std::uint32_t>((static_cast<unsigned __int128>(bits) * m) >> 64);
 }
 
 std::uint64_t powmod(std::uint64_t b, std::uint64_t e, std::uint64_t m) {
@@ -48,7 +68,11 @@ const FieldPrimes& field_primes() {
   return primes;
 }
 
-FieldArith::FieldArith(std::uint64_t seed) : p_(field_primes().p), q_(field_primes().q) {
+FieldArith::FieldArith(std::uint64_t seed)
+    : p_(field_primes().p),
+      q_(field_primes().q),
+      rp_(reciprocal(field_primes().p)),
+      rq_(reciprocal(field_primes().q)) {
   // The squares of Z_p* form its subgroup of order q = (p - 1) / 2: g^2 for a random g other
   // than +-1 has order exactly q.
   std::mt19937_64 rng(seed);
@@ -57,18 +81,20 @@ FieldArith::FieldArith(std::uint64_t seed) : p_(field_primes().p), q_(field_prim
 }
 
 FieldValue FieldArith::add(Value a, Value b) const {
-  return {static_cast<std::uint32_t>((a.p + b.p) % p_),
-          static_cast<std::uint32_t>((a.q + b.q) % q_)};
+  std::uint32_t x = a.p + b.p;  // residues below 2^29: no overflow
+  std::uint32_t y = a.q + b.q;
+  return {x >= p_ ? static_cast<std::uint32_t>(x - p_) : x,
+          y >= q_ ? static_cast<std::uint32_t>(y - q_) : y};
 }
 
 FieldValue FieldArith::sub(Value a, Value b) const {
-  return {static_cast<std::uint32_t>((a.p + p_ - b.p) % p_),
-          static_cast<std::uint32_t>((a.q + q_ - b.q) % q_)};
+  return add(a, {static_cast<std::uint32_t>(b.p == 0 ? 0 : p_ - b.p),
+                 static_cast<std::uint32_t>(b.q == 0 ? 0 : q_ - b.q)});
 }
 
 FieldValue FieldArith::mul(Value a, Value b) const {
-  return {static_cast<std::uint32_t>(mulmod(a.p, b.p, p_)),
-          static_cast<std::uint32_t>(mulmod(a.q, b.q, q_))};
+  return {static_cast<std::uint32_t>(reduce(std::uint64_t{a.p} * b.p, p_, rp_)),
+          static_cast<std::uint32_t>(reduce(std::uint64_t{a.q} * b.q, q_, rq_))};
 }
 
 FieldValue FieldArith::div(Value a, Value b) const {
@@ -97,8 +123,9 @@ FieldValue FieldArith::count(std::int64_t n) const {
   return {static_cast<std::uint32_t>(u % p_), static_cast<std::uint32_t>(u % q_)};
 }
 
-FieldValue FieldArith::random(std::mt19937_64& rng) const {
-  return {static_cast<std::uint32_t>(rng() % p_), static_cast<std::uint32_t>(rng() % q_)};
+FieldValue FieldArith::random(SplitMix64& rng) const {
+  std::uint64_t a = rng();
+  return {draw(a, p_), draw(rng(), q_)};
 }
 
 void FieldArith::matmul(const Value* a,
@@ -107,29 +134,48 @@ void FieldArith::matmul(const Value* a,
                         std::int64_t m,
                         std::int64_t k,
                         std::int64_t n) const {
-  std::vector<std::uint64_t> ap(static_cast<std::size_t>(n));
-  std::vector<std::uint64_t> aq(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < m; ++i) {
-    std::fill(ap.begin(), ap.end(), 0);
-    std::fill(aq.begin(), aq.end(), 0);
-    for (std::int64_t kk = 0; kk < k; ++kk) {
-      std::uint64_t xp = a[i * k + kk].p;
-      std::uint64_t xq = a[i * k + kk].q;
-      const Value* row = b + kk * n;
-      for (std::int64_t j = 0; j < n; ++j) {
-        ap[static_cast<std::size_t>(j)] += xp * row[j].p;
-        aq[static_cast<std::size_t>(j)] += xq * row[j].q;
-      }
-      if (kk % 32 == 31) {  // 32 products below 2^58 each, plus a residue: below 2^64
-        for (std::size_t j = 0; j < ap.size(); ++j) {
-          ap[j] %= p_;
-          aq[j] %= q_;
+  // Blocked so that each row of b is read once per block of kRows rows of a (not once per
+  // row) while the block's sums stay in cache; every sum is reduced after 32 products.
+  constexpr std::int64_t kRows = 16;
+  constexpr std::int64_t kCols = 128;
+  std::int64_t cols = std::min(kCols, n);       // row stride of the sums
+  thread_local std::vector<std::uint64_t> acc;  // reused: block loops call this per tile
+  acc.resize(static_cast<std::size_t>(2 * std::min(kRows, m) * cols));
+  for (std::int64_t i0 = 0; i0 < m; i0 += kRows) {
+    std::int64_t mb = std::min(kRows, m - i0);
+    for (std::int64_t j0 = 0; j0 < n; j0 += kCols) {
+      std::int64_t nb = std::min(kCols, n - j0);
+      std::fill(acc.begin(), acc.begin() + 2 * mb * cols, 0);
+      for (std::int64_t kk = 0; kk < k; ++kk) {
+        const Value* row = b + kk * n + j0;
+        for (std::int64_t i = 0; i < mb; ++i) {
+          std::uint64_t xp = a[(i0 + i) * k + kk].p;
+          std::uint64_t xq = a[(i0 + i) * k + kk].q;
+          std::uint64_t* ap = acc.data() + 2 * i * cols;
+          std::uint64_t* aq = ap + cols;
+          for (std::int64_t j = 0; j < nb; ++j) {
+            ap[j] += xp * row[j].p;
+            aq[j] += xq * row[j].q;
+          }
+        }
+        if (kk % 32 == 31) {  // 32 products below 2^58 each, plus a residue: below 2^64
+          for (std::int64_t i = 0; i < mb; ++i) {
+            std::uint64_t* ap = acc.data() + 2 * i * cols;
+            for (std::int64_t j = 0; j < nb; ++j) {
+              ap[j] = reduce(ap[j], p_, rp_);
+              ap[cols + j] = reduce(ap[cols + j], q_, rq_);
+            }
+          }
         }
       }
+      for (std::int64_t i = 0; i < mb; ++i) {
+        const std::uint64_t* ap = acc.data() + 2 * i * cols;
+        Value* out = c + (i0 + i) * n + j0;
+        for (std::int64_t j = 0; j < nb; ++j)
+          out[j] = {static_cast<std::uint32_t>(reduce(ap[j], p_, rp_)),
+                    static_cast<std::uint32_t>(reduce(ap[cols + j], q_, rq_))};
+      }
     }
-    for (std::int64_t j = 0; j < n; ++j)
-      c[i * n + j] = {static_cast<std::uint32_t>(ap[static_cast<std::size_t>(j)] % p_),
-                      static_cast<std::uint32_t>(aq[static_cast<std::size_t>(j)] % q_)};
   }
 }
 

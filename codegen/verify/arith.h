@@ -3,11 +3,36 @@
 // of unity), and float / double for the floating-point check.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
 
 namespace yirage::codegen {
+
+/// The random bits behind test inputs: SplitMix64 (Steele, Lea and Flood, OOPSLA 2014), a
+/// UniformRandomBitGenerator several times faster than mt19937_64, which matters at the
+/// programs' full shapes (two W[4096, 14336] are 117 M values per test).
+class SplitMix64 {
+ public:
+  using result_type = std::uint64_t;
+
+  explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
+
+  static constexpr result_type min() { return 0; }
+
+  static constexpr result_type max() { return ~result_type{0}; }
+
+  result_type operator()() {
+    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+
+ private:
+  std::uint64_t state_;
+};
 
 /// A value of Z_p x Z_q.
 struct FieldValue {
@@ -51,7 +76,7 @@ class FieldArith {
 
   Value max(Value a, Value) const { return a; }
 
-  Value random(std::mt19937_64& rng) const;
+  Value random(SplitMix64& rng) const;
 
   /// c[i][j] = sum_k a[i][k] b[k][j], with delayed reduction.
   void matmul(const Value* a,
@@ -66,6 +91,8 @@ class FieldArith {
  private:
   std::uint64_t p_;
   std::uint64_t q_;
+  std::uint64_t rp_;  // floor(2^64 / p), for Barrett reduction
+  std::uint64_t rq_;
   std::uint64_t omega_;
 };
 
@@ -98,25 +125,34 @@ class RealArith {
   Value max(Value a, Value b) const { return a > b ? a : b; }
 
   /// Uniform in [-1, 1): small enough that exp of a dot product stays finite.
-  Value random(std::mt19937_64& rng) const {
-    return static_cast<T>(std::uniform_real_distribution<double>(-1.0, 1.0)(rng));
+  Value random(SplitMix64& rng) const {
+    return static_cast<T>(static_cast<double>(rng() >> 11) * 0x1p-52 - 1.0);  // 53 bits
   }
 
+  /// Blocked like FieldArith::matmul: each row of b is read once per block of rows of a.
   void matmul(const Value* a,
               const Value* b,
               Value* c,
               std::int64_t m,
               std::int64_t k,
               std::int64_t n) const {
-    for (std::int64_t i = 0; i < m; ++i) {
-      Value* row = c + i * n;
-      for (std::int64_t j = 0; j < n; ++j)
-        row[j] = T(0);
-      for (std::int64_t kk = 0; kk < k; ++kk) {
-        Value x = a[i * k + kk];
-        const Value* brow = b + kk * n;
-        for (std::int64_t j = 0; j < n; ++j)
-          row[j] += x * brow[j];
+    constexpr std::int64_t kRows = 16;
+    constexpr std::int64_t kCols = 256;
+    for (std::int64_t i = 0; i < m * n; ++i)
+      c[i] = T(0);
+    for (std::int64_t i0 = 0; i0 < m; i0 += kRows) {
+      std::int64_t mb = std::min(kRows, m - i0);
+      for (std::int64_t j0 = 0; j0 < n; j0 += kCols) {
+        std::int64_t nb = std::min(kCols, n - j0);
+        for (std::int64_t kk = 0; kk < k; ++kk) {
+          const Value* brow = b + kk * n + j0;
+          for (std::int64_t i = i0; i < i0 + mb; ++i) {
+            Value x = a[i * k + kk];
+            Value* row = c + i * n + j0;
+            for (std::int64_t j = 0; j < nb; ++j)
+              row[j] += x * brow[j];
+          }
+        }
       }
     }
   }

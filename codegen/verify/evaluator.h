@@ -69,20 +69,67 @@ class Evaluator {
   explicit Evaluator(const A& a) : a_(a) {}
 
   T unary(OpKind k, const T& x) const {
-    T r = x;
-    for (V& v : r.data)
-      v = k == OpKind::kExp      ? a_.exp(v)
-          : k == OpKind::kSquare ? a_.mul(v, v)
-          : k == OpKind::kSqrt   ? a_.sqrt(v)
-                                 : a_.silu(v);
+    T r;
+    unary_into(k, x, r);
     return r;
   }
 
   T binary(OpKind k, const T& x, const T& y) const {
     T r;
+    binary_into(k, x, y, r);
+    return r;
+  }
+
+  /// sum / mean / rms / max over `dim`, kept with size 1. `count` is the divisor of mean and
+  /// rms (the dim's size, or the whole dim's for a tile).
+  T reduce(OpKind k, int dim, const T& x, std::int64_t count = 0) const {
+    T r;
+    reduce_into(k, dim, x, r, count);
+    return r;
+  }
+
+  T matmul(const T& x, const T& y) const {
+    T r;
+    matmul_into(x, y, r);
+    return r;
+  }
+
+  T op(OpKind k, int dim, const std::vector<const T*>& in) const {
+    T r;
+    op_into(k, dim, in, r);
+    return r;
+  }
+
+  /// op() into `r`, reusing its storage (the block loop evaluates the same ops every
+  /// iteration). `r` must not alias an input.
+  void op_into(OpKind k, int dim, const std::vector<const T*>& in, T& r) const {
+    if (k == OpKind::kMatmul)
+      return matmul_into(*in[0], *in[1], r);
+    if (is_unary(k))
+      return unary_into(k, *in[0], r);
+    if (is_binary(k))
+      return binary_into(k, *in[0], *in[1], r);
+    CHECK(is_reduction(k)) << "cannot evaluate " << op_name(k) << " as a library op";
+    reduce_into(k, dim, *in[0], r);
+  }
+
+  void unary_into(OpKind k, const T& x, T& r) const {
+    r.shape = x.shape;
+    r.data.resize(x.data.size());
+    for (std::size_t i = 0; i < x.data.size(); ++i) {
+      V v = x.data[i];
+      r.data[i] = k == OpKind::kExp      ? a_.exp(v)
+                  : k == OpKind::kSquare ? a_.mul(v, v)
+                  : k == OpKind::kSqrt   ? a_.sqrt(v)
+                                         : a_.silu(v);
+    }
+  }
+
+  void binary_into(OpKind k, const T& x, const T& y, T& r) const {
     auto s = infer_shape(k, {x.shape, y.shape}, -1, nullptr);
     CHECK(s.has_value()) << "binary op on mismatched shapes";
     r.shape = *s;
+    r.data.clear();
     r.data.reserve(static_cast<std::size_t>(elements(r.shape)));
     detail::for_each_index(r.shape, detail::strides(x.shape, true), detail::strides(y.shape, true),
                            0, 0, [&](std::int64_t i, std::int64_t j) {
@@ -93,19 +140,15 @@ class Evaluator {
                                               : k == OpKind::kMul ? a_.mul(u, w)
                                                                   : a_.div(u, w));
                            });
-    return r;
   }
 
-  /// sum / mean / rms / max over `dim`, kept with size 1. `count` is the divisor of mean and
-  /// rms (the dim's size, or the whole dim's for a tile).
-  T reduce(OpKind k, int dim, const T& x, std::int64_t count = 0) const {
+  void reduce_into(OpKind k, int dim, const T& x, T& r, std::int64_t count = 0) const {
     auto d = static_cast<std::size_t>(dim);
     std::int64_t len = x.shape[d];
     std::int64_t inner = 1;
     for (std::size_t i = d + 1; i < x.shape.size(); ++i)
       inner *= x.shape[i];
     std::int64_t outer = elements(x.shape) / (len * inner);
-    T r;
     r.shape = x.shape;
     r.shape[d] = 1;
     r.data.resize(static_cast<std::size_t>(outer * inner));
@@ -127,15 +170,13 @@ class Evaluator {
         r.data[static_cast<std::size_t>(o * inner + i)] = acc;
       }
     }
-    return r;
   }
 
-  T matmul(const T& x, const T& y) const {
+  void matmul_into(const T& x, const T& y, T& r) const {
     std::size_t rank = x.shape.size();
     std::int64_t m = x.shape[rank - 2];
     std::int64_t k = x.shape[rank - 1];
     std::int64_t n = y.shape[rank - 1];
-    T r;
     r.shape = x.shape;
     r.shape[rank - 1] = n;
     r.data.resize(static_cast<std::size_t>(elements(r.shape)));
@@ -143,18 +184,6 @@ class Evaluator {
     for (std::int64_t b = 0; b < batch; ++b)
       a_.matmul(x.data.data() + b * m * k, y.data.data() + b * k * n, r.data.data() + b * m * n, m,
                 k, n);
-    return r;
-  }
-
-  T op(OpKind k, int dim, const std::vector<const T*>& in) const {
-    if (k == OpKind::kMatmul)
-      return matmul(*in[0], *in[1]);
-    if (is_unary(k))
-      return unary(k, *in[0]);
-    if (is_binary(k))
-      return binary(k, *in[0], *in[1]);
-    CHECK(is_reduction(k)) << "cannot evaluate " << op_name(k) << " as a library op";
-    return reduce(k, dim, *in[0]);
   }
 
   /// The output tiles of block `coord` of a block graph.

@@ -3,6 +3,7 @@
 
 #include "codegen/verify/evaluator.h"
 
+#include <algorithm>
 #include <deque>
 
 namespace yirage::codegen {
@@ -31,14 +32,41 @@ inline std::int64_t linear(const std::vector<std::int64_t>& idx, const Shape& s)
   return off;
 }
 
+// The tile of `src` of shape `tile` at offset `at` into `t` (its storage reused), copied a
+// row of the last dim at a time.
+template <class V>
+void copy_tile_into(const Tensor<V>& src,
+                    const Shape& tile,
+                    const std::vector<std::int64_t>& at,
+                    Tensor<V>& t) {
+  t.shape = tile;
+  t.data.resize(static_cast<std::size_t>(elements(tile)));
+  if (tile.empty()) {
+    t.data[0] = src.data[0];
+    return;
+  }
+  std::size_t r = tile.size();
+  std::vector<std::int64_t> st = strides(src.shape, false);
+  std::vector<std::int64_t> idx(r, 0);
+  std::int64_t row = tile[r - 1];
+  std::int64_t base = linear(at, src.shape);
+  for (std::int64_t out = 0; out < static_cast<std::int64_t>(t.data.size()); out += row) {
+    std::int64_t off = base;
+    for (std::size_t d = 0; d + 1 < r; ++d)
+      off += idx[d] * st[d];
+    std::copy_n(src.data.begin() + off, row, t.data.begin() + out);
+    for (std::size_t d = r - 1; d-- > 0;) {
+      if (++idx[d] < tile[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+}
+
 template <class V>
 Tensor<V> copy_tile(const Tensor<V>& src, const Shape& tile, const std::vector<std::int64_t>& at) {
-  Tensor<V> t{tile, {}};
-  t.data.reserve(static_cast<std::size_t>(elements(tile)));
-  for_each_index(tile, strides(src.shape, false), strides(tile, false), linear(at, src.shape), 0,
-                 [&](std::int64_t i, std::int64_t) {
-                   t.data.push_back(src.data[static_cast<std::size_t>(i)]);
-                 });
+  Tensor<V> t;
+  copy_tile_into(src, tile, at, t);
   return t;
 }
 
@@ -61,11 +89,17 @@ std::vector<typename Evaluator<A>::T> Evaluator<A>::block(
   std::vector<bool> post = after_accum(g);
   std::vector<T> t(g.tensor_count());
   std::vector<bool> started(g.tensor_count(), false);
+  std::vector<Shape> tiles;
+  for (std::size_t i = 0; i < ni; ++i)
+    tiles.push_back(tile_shape(in[static_cast<std::size_t>(g.inputs[i].input)]->shape, g.inputs[i],
+                               g.grid, g.forloop));
+  T step;
+  std::vector<const T*> args;
   for (std::int64_t it = 0; it < g.forloop; ++it) {
     for (std::size_t i = 0; i < ni; ++i) {
       const T& src = *in[static_cast<std::size_t>(g.inputs[i].input)];
-      Shape tile = tile_shape(src.shape, g.inputs[i], g.grid, g.forloop);
-      t[i] = detail::copy_tile(src, tile, detail::tile_origin(g.inputs[i], tile, coord, it));
+      detail::copy_tile_into(src, tiles[i], detail::tile_origin(g.inputs[i], tiles[i], coord, it),
+                             t[i]);
     }
     for (std::size_t o = 0; o < g.ops.size(); ++o) {
       const BlockOp& op = g.ops[o];
@@ -74,23 +108,26 @@ std::vector<typename Evaluator<A>::T> Evaluator<A>::block(
         continue;
       const T& x = t[static_cast<std::size_t>(op.in[0])];
       if (op.kind != OpKind::kAccum) {
-        std::vector<const T*> args;
+        args.clear();
         for (int u : op.in)
           args.push_back(&t[static_cast<std::size_t>(u)]);
-        t[id] = this->op(op.kind, op.dim, args);
+        this->op_into(op.kind, op.dim, args, t[id]);
         continue;
       }
       int last = static_cast<int>(x.shape.size()) - 1;
-      T step = op.accum == Accum::kSum       ? x
-               : op.accum == Accum::kMaxLast ? reduce(OpKind::kMax, last, x)
-               : op.accum == Accum::kRmsLast ? reduce(OpKind::kSum, last, unary(OpKind::kSquare, x))
-                                             : reduce(OpKind::kSum, last, x);
+      if (op.accum == Accum::kMaxLast)
+        reduce_into(OpKind::kMax, last, x, step);
+      else if (op.accum == Accum::kRmsLast)
+        reduce_into(OpKind::kSum, last, unary(OpKind::kSquare, x), step);
+      else if (op.accum == Accum::kSumLast)
+        reduce_into(OpKind::kSum, last, x, step);
+      const T& s = op.accum == Accum::kSum ? x : step;
       if (!started[id])
-        t[id] = step;
+        t[id] = s;
       else
-        for (std::size_t e = 0; e < step.data.size(); ++e)
-          t[id].data[e] = op.accum == Accum::kMaxLast ? a_.max(t[id].data[e], step.data[e])
-                                                      : a_.add(t[id].data[e], step.data[e]);
+        for (std::size_t e = 0; e < s.data.size(); ++e)
+          t[id].data[e] = op.accum == Accum::kMaxLast ? a_.max(t[id].data[e], s.data[e])
+                                                      : a_.add(t[id].data[e], s.data[e]);
       started[id] = true;
     }
   }

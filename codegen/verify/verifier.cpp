@@ -12,7 +12,7 @@ template <class A>
 std::vector<Tensor<typename A::Value>> random_inputs(const KernelGraph& g,
                                                      const A& a,
                                                      std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
+  SplitMix64 rng(seed);
   std::vector<Tensor<typename A::Value>> in;
   for (const KernelInput& i : g.inputs) {
     Tensor<typename A::Value> t{i.shape, {}};
