@@ -5,6 +5,7 @@
 #include "cli/context.h"
 #include "cli/hetero_report.h"
 #include "cli/layout_arg.h"
+#include "cli/plan_file.h"
 #include "cli/run.h"
 #include "cli/simulate_report.h"
 #include "cli/structured_output.h"
@@ -26,62 +27,66 @@ struct SimulateArgs {
   std::vector<std::string> files;
   std::size_t top = 3;
   std::string layout;
+  std::string plan_file;
   std::string trace;
 };
 
-// A mixed cluster: its best training plan, one pipeline across the node groups or data
-// parallelism across them, replayed whole.
+// A mixed cluster's training plan (the best, or the pipeline --layout gives: one pipeline
+// across the node groups, or data parallelism across them) replayed whole.
 int simulate_mixed(Context& cx,
+                   const SimulateArgs& a,
                    const devices::ClusterSpec& cluster,
                    const devices::TaskSpec& task,
-                   const costmodel::CalibrationSet& calibrations) {
-  planner::HeteroResult r = planner::search_hetero_training(cluster, task, calibrations);
-  if (!r.plan && !r.pipeline) {
-    cx.out << "no plan for " << task.name << " on " << cluster.name << ": " << r.why << "\n";
-    return kExitCheckFailed;
-  }
-  bool pipeline = pipeline_is_best(r);
-  planner::StepProgramResult p =
-      pipeline ? planner::hetero_pipeline_program(cluster, task, calibrations, *r.pipeline)
-               : planner::hetero_data_parallel_program(cluster, task, calibrations, *r.plan);
-  if (!p.step) {
-    cx.err << "yirage-plan: " << p.why << "\n";
-    return kExitUnavailable;
-  }
-  costmodel::SimResult s = costmodel::simulate(cluster, p.step->program);
-  double optimizer = 0;
-  double estimate = 0;
-  if (pipeline) {
-    optimizer = r.pipeline->step.optimizer;
-    estimate = r.pipeline->step.total;
+                   const costmodel::CalibrationSet& calibrations,
+                   std::vector<SimulatedPlan>& simulated) {
+  SimulatedPlan s;
+  planner::StepProgramResult p;
+  if (!a.layout.empty()) {
+    planner::HeteroPipelineResult r =
+        planner::evaluate_hetero_pipeline(cluster, task, calibrations, a.layout);
+    if (r.malformed) {
+      cx.err << "error: --layout: " << r.why << "\n";
+      return kExitBadInput;
+    }
+    if (!r.plan) {
+      cx.out << "layout " << a.layout << " cannot run: " << r.why << "\n";
+      return kExitCheckFailed;
+    }
+    s.layout = r.plan->str();
+    s.estimate = r.plan->step.total;
+    s.added = r.plan->step.optimizer;
+    p = planner::hetero_pipeline_program(cluster, task, calibrations, *r.plan);
   } else {
-    for (const planner::GroupShare& g : r.plan->groups)
-      optimizer = std::max(optimizer, g.plan.step.optimizer);
-    estimate = r.plan->step;
-  }
-  double simulated = s.makespan.value + optimizer;
-  cx.out << task.name << " on " << cluster.name << " (" << cluster.total_devices() << " devices in "
-         << cluster.groups.size() << " node groups): the best plan, "
-         << (pipeline ? "one pipeline across the groups (" + r.pipeline->str() + ")"
-                      : std::string("data parallelism across the groups"))
-         << ", replayed in SimGrid\n";
-  cx.out << "  estimate " << devices::format(devices::Seconds{estimate}) << ", simulated "
-         << devices::format(devices::Seconds{simulated}) << " (replayed "
-         << devices::format(s.makespan) << " + the optimizer), " << p.step->program.tasks.size()
-         << " tasks, " << s.transfers << " transfers\n";
-  bool any = false;
-  for (const costmodel::SimLinkUsage& l : s.most_contended) {
-    if (l.contended.value > 0 && !any) {
-      cx.out << "  most contended link " << l.name << ": "
-             << devices::format(devices::Seconds{l.contended.value})
-             << " saturated while shared, up to " << l.max_flows << " flows\n";
-      any = true;
+    planner::HeteroResult r = planner::search_hetero_training(cluster, task, calibrations);
+    if (!r.plan && !r.pipeline) {
+      cx.out << "no plan for " << task.name << " on " << cluster.name << ": " << r.why << "\n";
+      return kExitCheckFailed;
+    }
+    if (pipeline_is_best(r)) {
+      s.layout = r.pipeline->str();
+      s.estimate = r.pipeline->step.total;
+      s.added = r.pipeline->step.optimizer;
+      p = planner::hetero_pipeline_program(cluster, task, calibrations, *r.pipeline);
+    } else {
+      s.layout = "data parallelism across the groups (";
+      for (const planner::GroupShare& g : r.plan->groups) {
+        s.layout += (&g == &r.plan->groups.front() ? "" : " | ") + g.group + ": " +
+                    g.plan.layout.str() + ", batch " + std::to_string(g.batch);
+        s.added = std::max(s.added, g.plan.step.optimizer);
+      }
+      s.layout += ")";
+      s.estimate = r.plan->step;
+      p = planner::hetero_data_parallel_program(cluster, task, calibrations, *r.plan);
     }
   }
-  if (!any)
-    cx.out << "  no link was saturated while shared: the step is uncontended\n";
-  for (const std::string& n : p.step->notes)
-    cx.out << "  note: " << n << "\n";
+  if (!p.step) {
+    s.why = p.why;
+  } else {
+    s.step = std::move(p.step);
+    s.result = costmodel::simulate(cluster, s.step->program);
+    s.simulated = s.result.makespan.value + s.added;
+  }
+  simulated.push_back(std::move(s));
   return kExitOk;
 }
 
@@ -215,22 +220,27 @@ int report(Context& cx,
   return kExitOk;
 }
 
-int simulate(Context& cx, const SimulateArgs& a) {
+int simulate(Context& cx, const SimulateArgs& given) {
+  SimulateArgs a = given;
   devices::DeviceRegistry registry = cx.load_registry();
   devices::ClusterSpec cluster = cx.load_cluster(a.files[0], registry);
   devices::TaskSpec task = cx.load_task(a.files[1]);
   check_fit(cluster, task);
+  if (!a.plan_file.empty()) {
+    if (!a.layout.empty()) {
+      cx.err << "error: give --plan or --layout, not both\n";
+      return kExitBadInput;
+    }
+    a.layout = read_plan_file(a.plan_file, cluster, task).layout;
+  }
   costmodel::CalibrationSet calibrations =
       costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
-  if (task.mode == devices::Mode::kTrain && !planner::unsupported_reason(cluster, task).empty()) {
-    if (!a.layout.empty() || !a.trace.empty()) {
-      cx.err << "yirage-plan: on a mixed cluster simulate takes no --layout or --trace yet\n";
-      return kExitUnavailable;
-    }
-    return simulate_mixed(cx, cluster, task, calibrations);
-  }
   std::vector<SimulatedPlan> simulated;
-  if (task.mode != devices::Mode::kTrain) {
+  if (task.mode == devices::Mode::kTrain && !planner::unsupported_reason(cluster, task).empty()) {
+    if (int code = simulate_mixed(cx, a, cluster, task, calibrations, simulated); code != kExitOk) {
+      return code;
+    }
+  } else if (task.mode != devices::Mode::kTrain) {
     if (int code = simulate_inference(cx, a, cluster, task, calibrations, simulated);
         code != kExitOk) {
       return code;
@@ -251,6 +261,8 @@ void add_simulate_command(CLI::App& app, Context& cx) {
   cmd->add_option("CLUSTER TASK", a->files, "Cluster and task files")->expected(2)->required();
   cmd->add_option("--top", a->top, "How many of the best plans to simulate")->capture_default_str();
   cmd->add_option("--layout", a->layout, "Simulate this layout instead")->type_name("LAYOUT");
+  cmd->add_option("--plan", a->plan_file, "Simulate the layout of this plan file (--save-plan)")
+      ->type_name("FILE");
   cmd->add_option("--trace", a->trace, "Write the first plan's step as Chrome trace JSON")
       ->type_name("FILE");
   cmd->callback([&cx, a] {
