@@ -105,7 +105,8 @@ int bench(Context& cx, const BenchSimArgs& a) {
                format_count(static_cast<double>(res.transfers)),
                res.aggregation.empty() ? "no" : "yes", secs(res.makespan.value),
                secs(res.wall_seconds),
-               devices::format_quantity(res.peak_memory_bytes, devices::Dim::kBytes),
+               // (resident memory is whole pages: always decimal units, never "297.375 MiB")
+               devices::format_number(res.peak_memory_bytes / 1e6, 4) + " MB",
                devices::format_number(res.wall_seconds / kTargetSeconds, 3)});
   }
   cx.out << "SimGrid replay of the best plan's step on " << cluster.name << " ("
