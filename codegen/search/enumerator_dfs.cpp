@@ -1,6 +1,7 @@
 // The depth-first half of enumerator.h: kernel ops, graph-defined ops, block ops.
 #include "codegen/search/enumerator.h"
 #include "codegen/search/enumerator_state.h"
+#include "devices/support/check.h"
 
 #include <algorithm>
 
@@ -8,11 +9,14 @@ namespace yirage::codegen {
 
 namespace {
 
-std::vector<int> rank_of(const std::vector<int>& in, OpKind k, int variant) {
-  std::vector<int> r = {*std::max_element(in.begin(), in.end())};
-  r.insert(r.end(), in.begin(), in.end());
-  r.push_back(static_cast<int>(k));
-  r.push_back(variant);
+Rank rank_of(const std::vector<int>& in, OpKind k, int variant) {
+  CHECK(in.size() + 3 <= Rank{}.v.size()) << "an op with " << in.size() << " inputs";
+  Rank r;
+  r.v[r.n++] = *std::max_element(in.begin(), in.end());
+  for (int t : in)
+    r.v[r.n++] = t;
+  r.v[r.n++] = static_cast<int>(k);
+  r.v[r.n++] = variant;
   return r;
 }
 
@@ -106,8 +110,8 @@ void Enumerator::try_library(KState& s,
                              const KernelOp& op,
                              const std::function<void(const Found&)>& sink,
                              EnumStats& st) const {
-  std::vector<int> rank = rank_of(op.in, op.kind, op.dim);
-  if (!s.g.ops.empty() && rank <= s.last)
+  Rank rank = rank_of(op.in, op.kind, op.dim);
+  if (!s.g.ops.empty() && !(s.last < rank))
     return;
   std::vector<Shape> in;
   std::vector<Expr> ex;
@@ -126,18 +130,25 @@ void Enumerator::try_library(KState& s,
     ++st.pruned;
     return;
   }
-  KState c = s;
-  c.g.ops.push_back(op);
+  // The op is pushed onto the state, explored from, and popped again (no copy of the state).
+  Rank saved = s.last;
+  s.g.ops.push_back(op);
   for (int t : op.in)
-    ++c.uses[static_cast<std::size_t>(t)];
-  c.shapes.push_back(*shape);
-  c.exprs.push_back(e);
-  c.uses.push_back(0);
-  c.last = rank;
-  int left = limits_.kernel_ops - static_cast<int>(c.g.ops.size());
-  if (dangling(c.uses) > static_cast<int>(target_.size()) + 3 * left)
-    return;
-  kernel_dfs(c, sink, st);
+    ++s.uses[static_cast<std::size_t>(t)];
+  s.shapes.push_back(std::move(*shape));
+  s.exprs.push_back(std::move(e));
+  s.uses.push_back(0);
+  s.last = rank;
+  int left = limits_.kernel_ops - static_cast<int>(s.g.ops.size());
+  if (dangling(s.uses) <= static_cast<int>(target_.size()) + 3 * left)
+    kernel_dfs(s, sink, st);
+  s.last = saved;
+  s.uses.pop_back();
+  s.exprs.pop_back();
+  s.shapes.pop_back();
+  for (int t : op.in)
+    --s.uses[static_cast<std::size_t>(t)];
+  s.g.ops.pop_back();
 }
 
 void Enumerator::try_custom(KState& s,
@@ -146,8 +157,8 @@ void Enumerator::try_custom(KState& s,
                             const MapChoice& mc,
                             const std::function<void(const Found&)>& sink,
                             EnumStats& st) const {
-  std::vector<int> rank = rank_of(in, OpKind::kCustom, map);
-  if (!s.g.ops.empty() && rank <= s.last)
+  Rank rank = rank_of(in, OpKind::kCustom, map);
+  if (!s.g.ops.empty() && !(s.last < rank))
     return;
   std::vector<Shape> shapes;
   for (int t : in)
@@ -170,9 +181,10 @@ void Enumerator::try_custom(KState& s,
     b.post.push_back(false);
     b.uses.push_back(0);
   }
-  KState k = s;
-  k.last = rank;
-  block_dfs(k, b, sink, st);
+  Rank saved = s.last;
+  s.last = rank;
+  block_dfs(s, b, sink, st);
+  s.last = saved;
 }
 
 void Enumerator::block_dfs(KState& k,
@@ -212,8 +224,8 @@ void Enumerator::try_block_op(KState& k,
                               const BlockOp& op,
                               const std::function<void(const Found&)>& sink,
                               EnumStats& st) const {
-  std::vector<int> rank = rank_of(op.in, op.kind, static_cast<int>(op.accum));
-  if (!b.b.ops.empty() && rank <= b.last)
+  Rank rank = rank_of(op.in, op.kind, static_cast<int>(op.accum));
+  if (!b.b.ops.empty() && !(b.last < rank))
     return;
   std::vector<Shape> in;
   std::vector<Expr> ex;
@@ -235,19 +247,26 @@ void Enumerator::try_block_op(KState& k,
     ++st.pruned;
     return;
   }
-  BState c = b;
-  c.b.ops.push_back(op);
+  Rank saved = b.last;  // pushed, explored from, popped
+  b.b.ops.push_back(op);
   for (int t : op.in)
-    ++c.uses[static_cast<std::size_t>(t)];
-  c.shapes.push_back(*shape);
-  c.exprs.push_back(e);
-  c.post.push_back(post);
-  c.uses.push_back(0);
-  c.last = rank;
-  int left = limits_.block_ops - static_cast<int>(c.b.ops.size());
-  if (dangling(c.uses) > limits_.block_outputs + left)
-    return;
-  block_dfs(k, c, sink, st);
+    ++b.uses[static_cast<std::size_t>(t)];
+  b.shapes.push_back(std::move(*shape));
+  b.exprs.push_back(std::move(e));
+  b.post.push_back(post);
+  b.uses.push_back(0);
+  b.last = rank;
+  int left = limits_.block_ops - static_cast<int>(b.b.ops.size());
+  if (dangling(b.uses) <= limits_.block_outputs + left)
+    block_dfs(k, b, sink, st);
+  b.last = saved;
+  b.uses.pop_back();
+  b.post.pop_back();
+  b.exprs.pop_back();
+  b.shapes.pop_back();
+  for (int t : op.in)
+    --b.uses[static_cast<std::size_t>(t)];
+  b.b.ops.pop_back();
 }
 
 void Enumerator::close_block(KState& k,
@@ -269,24 +288,35 @@ void Enumerator::close_block(KState& k,
   for (std::size_t i = 0; i < outs.size(); ++i)
     combos *= maps.size();
   for (std::size_t c = 0; c < combos; ++c) {
-    KState child = k;
+    // The graph-defined op is pushed onto the kernel state, explored from, and popped.
     BlockGraph g = b.b;
     std::size_t code = c;
     for (int t : outs) {
       g.outputs.push_back({t, maps[code % maps.size()]});
       code /= maps.size();
-      child.shapes.push_back(
+      k.shapes.push_back(
           saved_shape(b.shapes[static_cast<std::size_t>(t)], g.outputs.back().omap, g.grid));
-      child.exprs.push_back(b.exprs[static_cast<std::size_t>(t)]);
-      child.uses.push_back(0);
+      k.exprs.push_back(b.exprs[static_cast<std::size_t>(t)]);
+      k.uses.push_back(0);
     }
-    child.g.ops.push_back({OpKind::kCustom, b.kin, -1, static_cast<int>(child.g.blocks.size())});
-    child.g.blocks.push_back(g);
+    k.g.ops.push_back({OpKind::kCustom, b.kin, -1, static_cast<int>(k.g.blocks.size())});
+    k.g.blocks.push_back(std::move(g));
     for (int t : b.kin)
-      ++child.uses[static_cast<std::size_t>(t)];
-    child.maps.push_back(b.map);
-    ++child.customs;
-    kernel_dfs(child, sink, st);
+      ++k.uses[static_cast<std::size_t>(t)];
+    k.maps.push_back(b.map);
+    ++k.customs;
+    kernel_dfs(k, sink, st);
+    --k.customs;
+    k.maps.pop_back();
+    for (int t : b.kin)
+      --k.uses[static_cast<std::size_t>(t)];
+    k.g.blocks.pop_back();
+    k.g.ops.pop_back();
+    for (std::size_t i = 0; i < outs.size(); ++i) {
+      k.uses.pop_back();
+      k.exprs.pop_back();
+      k.shapes.pop_back();
+    }
   }
 }
 

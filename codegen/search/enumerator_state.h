@@ -5,7 +5,23 @@
 
 #include "codegen/search/enumerator.h"
 
+#include <algorithm>
+#include <array>
+
 namespace yirage::codegen {
+
+/// An op's canonical rank (Mirage §4.1): its largest input, its inputs, its kind and variant,
+/// compared lexicographically; a fixed array because it is built for every op tried.
+struct Rank {
+  std::array<int, 8> v{};
+  std::size_t n = 0;
+
+  bool operator<(const Rank& o) const {
+    return std::lexicographical_compare(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n),
+                                        o.v.begin(),
+                                        o.v.begin() + static_cast<std::ptrdiff_t>(o.n));
+  }
+};
 
 struct Enumerator::KState {
   KernelGraph g;
@@ -13,7 +29,7 @@ struct Enumerator::KState {
   std::vector<Expr> exprs;
   std::vector<int> uses;
   std::vector<MapChoice> maps;
-  std::vector<int> last;
+  Rank last;
   int customs = 0;
 };
 
@@ -25,7 +41,7 @@ struct Enumerator::BState {
   std::vector<Expr> exprs;
   std::vector<bool> post;
   std::vector<int> uses;
-  std::vector<int> last;
+  Rank last;
 };
 
 }  // namespace yirage::codegen
