@@ -1,10 +1,13 @@
 #include "codegen/program/program_loader.h"
 
+#include "codegen/ir/ugraph_json.h"
 #include "devices/registry.h"
 #include "devices/support/text.h"
 #include "devices/support/yaml_reader.h"
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 
 namespace yirage::codegen {
 namespace {
@@ -226,6 +229,17 @@ std::vector<std::filesystem::path> bundled_programs() {
   }
   std::sort(files.begin(), files.end());
   return files;
+}
+
+std::optional<KernelGraph> load_reference_ugraph(const std::string& program_name) {
+  std::filesystem::path p =
+      devices::data_dir() / "programs" / "reference" / (program_name + ".ugraph.json");
+  std::ifstream in(p);
+  if (!in)
+    return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  return ugraph_from_json(text.str(), p.string());
 }
 
 }  // namespace yirage::codegen

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,5 +33,10 @@ Program resize_inputs(const Program& p, const std::map<std::string, Shape>& shap
 
 /// The bundled programs, data_dir()/programs/*.yaml, in name order.
 std::vector<std::filesystem::path> bundled_programs();
+
+/// The best known µGraph of a bundled program (mugraph.md; data/programs/reference/
+/// NAME.ugraph.json, README.md there gives each one's source), or nullopt when none is
+/// bundled. Throws devices::InputError when the file is malformed or its graph invalid.
+std::optional<KernelGraph> load_reference_ugraph(const std::string& program_name);
 
 }  // namespace yirage::codegen

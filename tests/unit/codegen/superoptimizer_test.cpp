@@ -5,12 +5,15 @@
 
 #include "tests/unit/test_data.h"
 
+#include "codegen/cost/ugraph_cost.h"
 #include "codegen/ir/ugraph_json.h"
 #include "codegen/program/program_loader.h"
+#include "codegen/verify/verifier.h"
 #include "costmodel/calibration.h"
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
 #include <string>
 
@@ -98,6 +101,84 @@ TEST(Superoptimizer, SameChoiceWithOneOrTwoThreads) {
     EXPECT_EQ(a.stats.generated, b.stats.generated);
     EXPECT_EQ(a.stats.candidates, b.stats.candidates);
     EXPECT_EQ(a.best.cost.time.value, b.best.cost.time.value);
+  }
+}
+
+// The programs with a best known µGraph in data/programs/reference/ (mugraph.md).
+const std::vector<std::string>& known_programs() {
+  static const std::vector<std::string> names = {"gated_mlp", "lora_linear", "rmsnorm_linear"};
+  return names;
+}
+
+// A known µGraph (one graph-defined op) moved to the inputs of `p`: the same maps and block
+// ops, at the schedule of those maps that the cost model prices lowest on the device.
+Ranked known_at(const KernelGraph& known, const Program& p) {
+  KernelGraph g = known;
+  g.inputs = p.graph.inputs;
+  const KernelOp& op = g.ops.front();
+  EXPECT_EQ(op.kind, OpKind::kCustom);
+  BlockGraph& b = g.blocks[static_cast<std::size_t>(op.block)];
+  std::vector<Shape> in;
+  for (int t : op.in)
+    in.push_back(g.inputs[static_cast<std::size_t>(t)].shape);
+  MapChoice maps{b.inputs, b.grid[1] > 1 ? 2 : 1};
+  Ranked best{g, {}};
+  best.cost.time.value = std::numeric_limits<double>::infinity();
+  for (const Schedule& s : schedules(in, maps, *h100().device)) {
+    b.grid = s.grid;
+    b.forloop = s.forloop;
+    if (!check_graph(g, h100().device).empty())
+      continue;
+    UgraphCost c = price_ugraph(g, *h100().device, h100().eff);
+    if (c.time.value < best.cost.time.value)
+      best = {g, c};
+  }
+  return best;
+}
+
+TEST(KnownUgraph, EachLoadsAndPassesTheFingerprintCheckAtFullShape) {
+  std::size_t files = 0;
+  for (const auto& e :
+       std::filesystem::directory_iterator(devices::data_dir() / "programs" / "reference"))
+    files += e.path().extension() == ".json" ? 1 : 0;
+  EXPECT_EQ(files, known_programs().size());
+  for (const std::string& name : known_programs()) {
+    SCOPED_TRACE(name);
+    std::optional<KernelGraph> g = load_reference_ugraph(name);
+    ASSERT_TRUE(g.has_value());
+    EXPECT_EQ(check_graph(*g, h100().device), "");
+    Program p = load_program(devices::data_dir() / "programs" / (name + ".yaml"));
+    EXPECT_TRUE(FieldTest(p.graph, 77).check_full(*g));
+  }
+  EXPECT_FALSE(load_reference_ugraph("no_such_program").has_value());
+}
+
+TEST(KnownUgraph, AWrongKnownUgraphFailsTheCheck) {
+  // Gated MLP's known µGraph with silu on the other accumulator: silu(X W2) * (X W1).
+  Program p = small(devices::data_dir() / "programs" / "gated_mlp.yaml");
+  Ranked known = known_at(*load_reference_ugraph("gated_mlp"), p);
+  ASSERT_TRUE(FieldTest(p.graph, 78).check_full(known.graph));
+  KernelGraph wrong = known.graph;
+  for (BlockOp& op : wrong.blocks[0].ops) {
+    if (op.kind == OpKind::kMatmul)
+      op.in[1] = op.in[1] == 1 ? 2 : 1;
+  }
+  EXPECT_EQ(check_graph(wrong, h100().device), "");
+  EXPECT_FALSE(FieldTest(p.graph, 78).check_full(wrong));
+}
+
+TEST(KnownUgraph, SearchChoosesAtMostTheKnownCostAtSmallShapes) {
+  for (const std::string& name : known_programs()) {
+    SCOPED_TRACE(name);
+    Program p = small(devices::data_dir() / "programs" / (name + ".yaml"));
+    Ranked known = known_at(*load_reference_ugraph(name), p);
+    ASSERT_LT(known.cost.time.value, std::numeric_limits<double>::infinity());
+    EXPECT_TRUE(FieldTest(p.graph, 79).check_full(known.graph));
+    SuperoptimizeResult r = superoptimize(p.graph, *h100().device, h100().eff, options(2));
+    EXPECT_LE(r.best.cost.time.value, known.cost.time.value)
+        << "known µGraph:\n"
+        << ugraph_text(known.graph) << "chosen:\n"
+        << ugraph_text(r.best.graph);
   }
 }
 
