@@ -68,41 +68,6 @@ int save_plan(Context& cx,
   return kExitOk;
 }
 
-std::string model_note(const devices::ClusterSpec& c,
-                       const costmodel::CalibrationSet& calibrations) {
-  std::string calibrated;
-  std::string peak;
-  std::string nccl;
-  std::vector<const devices::NodeGroup*> groups;
-  for (const devices::NodeGroup& g : c.groups)
-    groups.push_back(&g);
-  std::sort(groups.begin(), groups.end(), [](const auto* a, const auto* b) {
-    return std::tie(a->device, a->name) < std::tie(b->device, b->name);
-  });  // deterministic whatever the order of the file
-  for (const devices::NodeGroup* gp : groups) {
-    const devices::NodeGroup& g = *gp;
-    std::string& list = calibrations.find_gpu(g.device) ? calibrated : peak;
-    if (list.find(g.device) == std::string::npos)
-      list += (list.empty() ? "" : ", ") + g.device;
-    if (!calibrations.find(g.device, devices::fabric_name(g.fabric.kind)) &&
-        nccl.find(g.device) == std::string::npos) {
-      nccl += (nccl.empty() ? "" : ", ") + g.device;
-    }
-  }
-  std::string note;
-  if (!calibrated.empty())
-    note += "operations calibrated for " + calibrated;
-  if (!peak.empty()) {
-    note += std::string(note.empty() ? "" : "; ") + "operations at peak rates (uncalibrated) for " +
-            peak;
-  }
-  note += nccl.empty() ? "; collectives calibrated"
-                       : "; collectives from NCCL's constants (uncalibrated) for " + nccl;
-  return note +
-         " (data/calibration/); `yirage-plan validate-training` measures the step "
-         "model against recorded runs";
-}
-
 int evaluate_layout(Context& cx,
                     const planner::TrainContext& tc,
                     const PlanArgs& a,

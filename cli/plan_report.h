@@ -1,6 +1,7 @@
 // Printing plans: the ranked table, the best plan's breakdown and what binds it, and JSON.
 #pragma once
 
+#include "costmodel/calibration.h"
 #include "devices/cluster_spec.h"
 #include "devices/task_spec.h"
 #include "planner/hetero.h"
@@ -30,6 +31,11 @@ nlohmann::ordered_json infer_json(const planner::InferEstimate& p);
 void print_hetero_infer(std::ostream& out,
                         const devices::TaskSpec& task,
                         const planner::HeteroInferPlan& h);
+
+/// What the estimates rest on: which device types run at calibrated rates and which
+/// collectives are calibrated (data/calibration/).
+std::string model_note(const devices::ClusterSpec& c,
+                       const costmodel::CalibrationSet& calibrations);
 
 /// One sentence on what limits the step; `inner` names the parallelism whose collectives
 /// run inside the layers ("tensor", "TP and EP", ...).

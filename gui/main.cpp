@@ -1,23 +1,71 @@
-// yirage-gui: interactive what-if analysis. `yirage-gui [CLUSTER]` opens a cluster file.
+// yirage-gui: interactive what-if analysis.
+//   yirage-gui [CLUSTER [TASK]]                      opens the files
+//   yirage-gui --screenshot FILE [CLUSTER TASK]      renders the window with the best plan
+//                                                    selected to a PNG and exits
+#include "devices/registry.h"
 #include "devices/support/diagnostics.h"
 #include "gui/main_window.h"
 
 #include <QApplication>
 #include <QMessageBox>
 
+#include <cstdio>
+
 int main(int argc, char** argv) {
+  bool screenshot = false;
+  for (int i = 1; i < argc; ++i)
+    screenshot = screenshot || std::string(argv[i]) == "--screenshot";
+  if (screenshot && qEnvironmentVariableIsEmpty("DISPLAY") &&
+      qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) {
+    qputenv("QT_QPA_PLATFORM", "offscreen");  // no display needed to render a PNG
+  }
   QApplication app(argc, argv);
   QApplication::setApplicationName("yirage-gui");
+  QStringList args = QApplication::arguments();
+  args.removeFirst();
+  QString shot;
+  if (int at = static_cast<int>(args.indexOf("--screenshot")); at >= 0) {
+    if (at + 1 >= args.size()) {
+      std::fprintf(stderr, "error: --screenshot needs a FILE\n");
+      return 2;
+    }
+    shot = args[at + 1];
+    args.remove(at, 2);
+    if (args.isEmpty()) {
+      QString data = QString::fromStdString(yirage::devices::data_dir().string());
+      args = {data + "/clusters/h100-4x8-rail.yaml", data + "/tasks/llama3-70b-train.yaml"};
+    }
+  }
   try {
     yirage::gui::MainWindow window;
-    QStringList args = QApplication::arguments();
+    window.set_auto_recompute(shot.isEmpty());
+    bool ok = true;
+    if (!args.isEmpty())
+      ok = window.open_cluster(args[0]) && ok;
     if (args.size() > 1)
-      window.open_cluster(args[1]);
+      ok = window.open_task(args[1]) && ok;
+    if (shot.isEmpty()) {
+      window.show();
+      return QApplication::exec();
+    }
+    if (!ok) {
+      std::fprintf(stderr, "%s\n", window.message().toStdString().c_str());
+      return 2;
+    }
+    window.recompute_now();
     window.show();
-    return QApplication::exec();
+    QApplication::processEvents();
+    if (!window.grab().save(shot, "PNG")) {
+      std::fprintf(stderr, "error: --screenshot: cannot write %s\n", shot.toStdString().c_str());
+      return 2;
+    }
+    std::printf("%s\n", window.message().toStdString().c_str());
+    return 0;
   } catch (const yirage::devices::InputError& e) {
     // The bundled device registry itself is broken: nothing can be shown.
-    QMessageBox::critical(nullptr, "yirage-gui", QString::fromStdString(e.what()));
+    std::fprintf(stderr, "%s\n", e.what());
+    if (shot.isEmpty())
+      QMessageBox::critical(nullptr, "yirage-gui", QString::fromStdString(e.what()));
     return 2;
   }
 }

@@ -1,11 +1,26 @@
-// The main window of yirage-gui: opens a cluster file and shows its devices.
+// The main window of yirage-gui: a cluster and a task file, the what-if controls, the
+// ranked plans of the scenario, and for the selected plan its step breakdown, its memory
+// against capacity and the CLI's report. Plans are recomputed on a worker thread after
+// every change; a newer change or Cancel discards the result in flight.
 #pragma once
 
+#include "costmodel/calibration.h"
 #include "devices/registry.h"
 #include "gui/cluster_view.h"
+#include "gui/plan_charts.h"
+#include "gui/plans_model.h"
+#include "gui/whatif_panel.h"
 
 #include <QLabel>
 #include <QMainWindow>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QTabWidget>
+#include <QTableView>
+
+#include <cstdint>
+#include <optional>
 
 namespace yirage::gui {
 
@@ -14,20 +29,65 @@ class MainWindow : public QMainWindow {
 
  public:
   explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
   /// Loads a cluster file; problems are shown in the window as `file:line:col` messages.
   /// Returns whether it loaded.
   bool open_cluster(const QString& path);
+  /// Loads a task file, likewise.
+  bool open_task(const QString& path);
+
+  /// Whether opening a file or changing a control recomputes (default: yes).
+  void set_auto_recompute(bool on) { auto_ = on; }
+
+  /// Plans the current scenario on a worker thread (plans_updated() when done).
+  void recompute();
+  /// Plans the current scenario on this thread (for --screenshot).
+  void recompute_now();
+  /// Selects a row of the plans table (its charts and report follow).
+  void select_plan(int row);
 
   const ClusterView* cluster_view() const { return view_; }
 
+  const PlansModel* plans() const { return model_; }
+
+  QTableView* table() const { return table_; }
+
+  WhatIfPanel* what_if() const { return what_if_; }
+
+  const PlanCharts* charts() const { return charts_; }
+
   QString message() const { return status_->text(); }
+
+  bool busy() const { return !progress_->isHidden(); }
+
+ signals:
+  void plans_updated();
 
  private:
   void choose_cluster();
+  void choose_task();
+  void export_plan();
+  void show_result(const ScenarioResult& r);
+  void show_selected();
 
   devices::DeviceRegistry registry_;
+  costmodel::CalibrationSet calibrations_;
+  std::optional<devices::ClusterSpec> cluster_;
+  std::optional<devices::TaskSpec> task_;
+  std::uint64_t generation_ = 0;  // of the latest request; older results are dropped
+  bool auto_ = true;
+
   ClusterView* view_;
+  WhatIfPanel* what_if_;
+  PlansModel* model_;
+  QTableView* table_;
+  PlanCharts* charts_;
+  QPlainTextEdit* report_;
+  QTabWidget* tabs_;
   QLabel* status_;
+  QProgressBar* progress_;
+  QPushButton* cancel_;
 };
 
 }  // namespace yirage::gui

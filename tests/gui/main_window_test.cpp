@@ -1,8 +1,43 @@
-// The first view of yirage-gui: opening a cluster file shows its node groups; a broken file
-// shows the same `file:line:col` message as the CLI.
+// yirage-gui, offscreen: opening files shows the cluster and the ranked plans; a what-if
+// change replans on the worker thread and updates the table; Cancel drops the result in
+// flight; a broken file shows the CLI's `file:line:col` message; the window with a plan
+// selected renders a screenshot that is not blank and shows the table and the charts.
 #include "gui/main_window.h"
 
+#include <QSignalSpy>
 #include <QTest>
+#include <QtCharts/QAbstractBarSeries>
+
+#include <set>
+
+namespace {
+
+const QString kData = YIRAGE_SOURCE_DATA_DIR;
+
+// Opens an example and waits for its plans.
+bool open_example(yirage::gui::MainWindow& w, const QString& cluster, const QString& task) {
+  QSignalSpy updated(&w, &yirage::gui::MainWindow::plans_updated);
+  if (!w.open_cluster(kData + "/clusters/" + cluster + ".yaml") ||
+      !w.open_task(kData + "/tasks/" + task + ".yaml")) {
+    return false;
+  }
+  return updated.wait(20000);
+}
+
+QString cell(const yirage::gui::MainWindow& w, int row, int col) {
+  return w.plans()->data(w.plans()->index(row, col), Qt::DisplayRole).toString();
+}
+
+int bar_sets(const QChartView* v) {
+  int n = 0;
+  for (QAbstractSeries* s : v->chart()->series()) {
+    if (auto* bars = qobject_cast<QAbstractBarSeries*>(s))
+      n += bars->count();
+  }
+  return n;
+}
+
+}  // namespace
 
 class MainWindowTest : public QObject {
   Q_OBJECT
@@ -11,7 +46,7 @@ class MainWindowTest : public QObject {
 
   void opens_a_cluster_and_lists_its_devices() {
     yirage::gui::MainWindow w;
-    QVERIFY(w.open_cluster(YIRAGE_SOURCE_DATA_DIR "/clusters/mixed-h100-mi300x-910b.yaml"));
+    QVERIFY(w.open_cluster(kData + "/clusters/mixed-h100-mi300x-910b.yaml"));
     const QTableWidget* t = w.cluster_view();
     QCOMPARE(t->rowCount(), 3);
     QStringList devices;
@@ -20,10 +55,6 @@ class MainWindowTest : public QObject {
     QVERIFY(devices.contains("H100-SXM"));
     QVERIFY(devices.contains("MI300X"));
     QVERIFY(devices.contains("Ascend-910B"));
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
-    QImage shot = w.grab().toImage();
-    QVERIFY(!shot.isNull());
   }
 
   void a_broken_file_shows_the_cli_message() {
@@ -32,6 +63,70 @@ class MainWindowTest : public QObject {
     QVERIFY(!w.open_cluster(path));
     QCOMPARE(w.cluster_view()->rowCount(), 0);
     QVERIFY(w.message().contains("bad_unit_cluster.yaml:8:18: error: bad 'bandwidth'"));
+  }
+
+  void opening_an_example_lists_its_plans_best_first() {
+    yirage::gui::MainWindow w;
+    QVERIFY(open_example(w, "h100-4x8-rail", "llama3-70b-train"));
+    QVERIFY(w.plans()->rowCount() > 10);
+    QCOMPARE(w.plans()->result().train.front().layout.str(),
+             std::string("tp=4,pp=1,dp=8,mb=1,recompute=none,zero=3,offload=on"));
+    QCOMPARE(cell(w, 0, 1), QString("108.6 s"));  // as the CLI prints it
+    QVERIFY(bar_sets(w.charts()->breakdown()) >= 6);
+    QVERIFY(bar_sets(w.charts()->memory()) >= 5);
+  }
+
+  void a_what_if_change_replans_and_updates_the_table() {
+    yirage::gui::MainWindow w;
+    QVERIFY(open_example(w, "h100-4x8-rail", "llama3-70b-train"));
+    QString before = cell(w, 0, 1);
+    QSignalSpy updated(&w, &yirage::gui::MainWindow::plans_updated);
+    w.what_if()->global_batch()->setValue(256);  // half the batch: about half the step
+    QVERIFY(w.busy());
+    QVERIFY(updated.wait(20000));
+    QCOMPARE(w.plans()->result().task.global_batch, std::int64_t{256});
+    QVERIFY(cell(w, 0, 1) != before);
+    double half = w.plans()->result().train.front().step.total;
+    QVERIFY(half > 40 && half < 70);
+    // More nodes: the same plans on a larger cluster.
+    w.what_if()->nodes()->setValue(8);
+    QVERIFY(updated.wait(20000));
+    QCOMPARE(w.plans()->result().cluster.total_devices(), std::int64_t{64});
+  }
+
+  void cancel_drops_the_result_in_flight() {
+    yirage::gui::MainWindow w;
+    QVERIFY(open_example(w, "h100-4x8-rail", "llama3-70b-train"));
+    QString before = cell(w, 0, 1);
+    w.what_if()->global_batch()->setValue(128);
+    QVERIFY(w.busy());
+    QTest::mouseClick(w.findChild<QPushButton*>("cancel"), Qt::LeftButton);
+    QVERIFY(!w.busy());
+    QSignalSpy updated(&w, &yirage::gui::MainWindow::plans_updated);
+    QVERIFY(!updated.wait(1500));  // the worker finished, its result was dropped
+    QCOMPARE(cell(w, 0, 1), before);
+    QVERIFY(w.message().contains("cancelled"));
+  }
+
+  void the_screenshot_shows_the_table_and_the_charts() {
+    for (const auto& [cluster, task] : std::vector<std::pair<QString, QString>>{
+             {"h100-4x8-rail", "llama3-70b-train"}, {"dgx-h100", "llama3-70b-decode"}}) {
+      yirage::gui::MainWindow w;
+      QVERIFY(open_example(w, cluster, task));
+      w.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&w));
+      QImage shot = w.grab().toImage();
+      QVERIFY(!shot.isNull());
+      std::set<QRgb> colours;
+      for (int y = 0; y < shot.height(); y += 4) {
+        for (int x = 0; x < shot.width(); x += 4)
+          colours.insert(shot.pixel(x, y));
+      }
+      QVERIFY2(colours.size() > 50, qPrintable(QString::number(colours.size())));
+      QVERIFY(w.table()->isVisible() && w.plans()->rowCount() > 0);
+      QVERIFY(w.charts()->breakdown()->isVisible() && w.charts()->memory()->isVisible());
+      QVERIFY(bar_sets(w.charts()->memory()) >= 4);
+    }
   }
 };
 

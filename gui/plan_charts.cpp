@@ -1,0 +1,114 @@
+#include "gui/plan_charts.h"
+
+#include <QtCharts/QBarCategoryAxis>
+#include <QtCharts/QBarSet>
+#include <QtCharts/QHorizontalStackedBarSeries>
+#include <QtCharts/QValueAxis>
+
+#include <vector>
+
+namespace yirage::gui {
+namespace {
+
+struct Part {
+  const char* name;
+  double value;
+};
+
+// One horizontal stacked bar per category; `parts[c]` are category c's parts (by name,
+// the same names in every category, zero where absent).
+QChart* stacked(const QString& title,
+                const QStringList& categories,
+                const std::vector<std::vector<Part>>& parts,
+                const QString& unit,
+                double scale) {
+  auto* series = new QHorizontalStackedBarSeries();
+  for (std::size_t k = 0; !parts.empty() && k < parts.front().size(); ++k) {
+    auto* set = new QBarSet(parts.front()[k].name);
+    for (const std::vector<Part>& c : parts)
+      *set << c[k].value * scale;
+    series->append(set);
+  }
+  auto* chart = new QChart();
+  chart->setTitle(title);
+  chart->addSeries(series);
+  auto* y = new QBarCategoryAxis();
+  y->append(categories);
+  chart->addAxis(y, Qt::AlignLeft);
+  series->attachAxis(y);
+  auto* x = new QValueAxis();
+  x->setTitleText(unit);
+  x->setLabelFormat("%.3g");
+  chart->addAxis(x, Qt::AlignBottom);
+  series->attachAxis(x);
+  chart->legend()->setAlignment(Qt::AlignBottom);
+  return chart;
+}
+
+void replace(QChartView* view, QChart* chart) {
+  QChart* old = view->chart();
+  view->setChart(chart);
+  delete old;
+}
+
+}  // namespace
+
+PlanCharts::PlanCharts(QWidget* parent)
+    : QObject(parent), breakdown_(new QChartView(parent)), memory_(new QChartView(parent)) {
+  breakdown_->setRenderHint(QPainter::Antialiasing);
+  memory_->setRenderHint(QPainter::Antialiasing);
+  breakdown_->setMinimumHeight(180);
+  memory_->setMinimumHeight(180);
+  clear();
+}
+
+void PlanCharts::clear() {
+  replace(breakdown_, stacked(tr("Step time"), {}, {}, "s", 1));
+  replace(memory_, stacked(tr("Memory per device"), {}, {}, "GB", 1));
+}
+
+void PlanCharts::show(const planner::PlanEstimate& p, const std::string& device) {
+  const planner::StepBreakdown& b = p.step;
+  replace(breakdown_,
+          stacked(tr("Step time of %1").arg(QString::fromStdString(p.layout.str())), {"step"},
+                  {{{"compute", b.compute},
+                    {"TP/CP/EP collectives", b.tp_comm},
+                    {"pipeline sends", b.pp_comm},
+                    {"bubble", b.bubble},
+                    {"exposed DP sync", b.dp_comm},
+                    {"optimizer", b.optimizer}}},
+                  "seconds", 1));
+  const planner::MemoryUse& m = p.memory;
+  replace(memory_, stacked(tr("Memory per %1 device").arg(QString::fromStdString(device)),
+                           {"capacity", "used"},
+                           {{{"weights", 0},
+                             {"gradients", 0},
+                             {"optimizer", 0},
+                             {"activations", 0},
+                             {"usable capacity", m.capacity}},
+                            {{"weights", m.weights},
+                             {"gradients", m.gradients},
+                             {"optimizer", m.optimizer},
+                             {"activations", m.activations},
+                             {"usable capacity", 0}}},
+                           "GB", 1e-9));
+}
+
+void PlanCharts::show(const planner::InferEstimate& p, const std::string& device) {
+  double step = p.tpot > 0 ? p.tpot : p.ttft;
+  replace(breakdown_, stacked(tr("%1 of %2")
+                                  .arg(p.tpot > 0 ? "Time per output token" : "Time to first token")
+                                  .arg(QString::fromStdString(p.layout.str())),
+                              {"step"}, {{{"forward pass", step}}}, "seconds", 1));
+  replace(
+      memory_,
+      stacked(tr("Memory per %1 device").arg(QString::fromStdString(device)), {"capacity", "used"},
+              {{{"weights", 0}, {"KV cache", 0}, {"workspace", 0}, {"usable capacity", p.capacity}},
+               {{"weights", p.weights},
+                {"KV cache", p.kv_cache},
+                {"workspace", p.workspace},
+                {"usable capacity", 0}}},
+              "GB", 1e-9));
+}
+
+}  // namespace yirage::gui

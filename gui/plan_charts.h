@@ -1,0 +1,32 @@
+// The charts of the selected plan: where its step goes (stacked bars: compute, the
+// collectives inside the layers, pipeline sends, bubble, exposed data-parallel sync,
+// optimizer) and what its memory holds per device against the device's capacity.
+#pragma once
+
+#include "planner/infer_estimate.h"
+#include "planner/plan.h"
+
+#include <QtCharts/QChartView>
+
+namespace yirage::gui {
+
+class PlanCharts : public QObject {
+  Q_OBJECT
+
+ public:
+  explicit PlanCharts(QWidget* parent);
+
+  QChartView* breakdown() const { return breakdown_; }
+
+  QChartView* memory() const { return memory_; }
+
+  void show(const planner::PlanEstimate& p, const std::string& device);
+  void show(const planner::InferEstimate& p, const std::string& device);
+  void clear();
+
+ private:
+  QChartView* breakdown_;
+  QChartView* memory_;
+};
+
+}  // namespace yirage::gui
