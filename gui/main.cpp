@@ -2,19 +2,24 @@
 //   yirage-gui [CLUSTER [TASK]]                      opens the files
 //   yirage-gui --screenshot FILE [CLUSTER TASK]      renders the window with the best plan
 //                                                    selected to a PNG and exits
+//   yirage-gui --bench [CLUSTER TASK]                times what-if changes (gui/bench_whatif.h)
 #include "devices/registry.h"
 #include "devices/support/diagnostics.h"
+#include "gui/bench_whatif.h"
 #include "gui/main_window.h"
 
 #include <QApplication>
 #include <QMessageBox>
 
 #include <cstdio>
+#include <iostream>
 
 int main(int argc, char** argv) {
   bool screenshot = false;
-  for (int i = 1; i < argc; ++i)
-    screenshot = screenshot || std::string(argv[i]) == "--screenshot";
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    screenshot = screenshot || a == "--screenshot" || a == "--bench";
+  }
   if (screenshot && qEnvironmentVariableIsEmpty("DISPLAY") &&
       qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) {
     qputenv("QT_QPA_PLATFORM", "offscreen");  // no display needed to render a PNG
@@ -23,6 +28,17 @@ int main(int argc, char** argv) {
   QApplication::setApplicationName("yirage-gui");
   QStringList args = QApplication::arguments();
   args.removeFirst();
+  QString data = QString::fromStdString(yirage::devices::data_dir().string());
+  if (int at = static_cast<int>(args.indexOf("--bench")); at >= 0) {
+    args.remove(at);
+    if (args.isEmpty())
+      args = {data + "/clusters/h100-128x8.yaml", data + "/tasks/llama3-70b-train.yaml"};
+    if (args.size() != 2) {
+      std::fprintf(stderr, "error: --bench takes a cluster and a task file, or none\n");
+      return 2;
+    }
+    return yirage::gui::bench_whatif(args[0], args[1], std::cout);
+  }
   QString shot;
   if (int at = static_cast<int>(args.indexOf("--screenshot")); at >= 0) {
     if (at + 1 >= args.size()) {
@@ -32,7 +48,6 @@ int main(int argc, char** argv) {
     shot = args[at + 1];
     args.remove(at, 2);
     if (args.isEmpty()) {
-      QString data = QString::fromStdString(yirage::devices::data_dir().string());
       args = {data + "/clusters/h100-4x8-rail.yaml", data + "/tasks/llama3-70b-train.yaml"};
     }
   }

@@ -30,6 +30,10 @@ class WhatIfPanel : public QWidget {
 
   QComboBox* device() const { return device_; }
 
+  QDoubleSpinBox* fabric() const { return fabric_; }
+
+  QDoubleSpinBox* network() const { return network_; }
+
  signals:
   void changed();
 
