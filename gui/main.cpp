@@ -1,7 +1,9 @@
 // yirage-gui: interactive what-if analysis.
 //   yirage-gui [CLUSTER [TASK]]                      opens the files
-//   yirage-gui --screenshot FILE [CLUSTER TASK]      renders the window with the best plan
-//                                                    selected to a PNG and exits
+//   yirage-gui --screenshot FILE [--tab T] [CLUSTER TASK]
+//                                                    renders the window with the best plan
+//                                                    selected (and tab T in front: step,
+//                                                    report, timeline, cluster) to a PNG
 //   yirage-gui --bench [CLUSTER TASK]                times what-if changes (gui/bench_whatif.h)
 #include "devices/registry.h"
 #include "devices/support/diagnostics.h"
@@ -40,6 +42,7 @@ int main(int argc, char** argv) {
     return yirage::gui::bench_whatif(args[0], args[1], std::cout);
   }
   QString shot;
+  QString tab;
   if (int at = static_cast<int>(args.indexOf("--screenshot")); at >= 0) {
     if (at + 1 >= args.size()) {
       std::fprintf(stderr, "error: --screenshot needs a FILE\n");
@@ -47,6 +50,14 @@ int main(int argc, char** argv) {
     }
     shot = args[at + 1];
     args.remove(at, 2);
+    if (int t = static_cast<int>(args.indexOf("--tab")); t >= 0) {
+      if (t + 1 >= args.size()) {
+        std::fprintf(stderr, "error: --tab needs a tab name\n");
+        return 2;
+      }
+      tab = args[t + 1];
+      args.remove(t, 2);
+    }
     if (args.isEmpty()) {
       args = {data + "/clusters/h100-4x8-rail.yaml", data + "/tasks/llama3-70b-train.yaml"};
     }
@@ -68,6 +79,11 @@ int main(int argc, char** argv) {
       return 2;
     }
     window.recompute_now();
+    window.replay_selected_now();  // the timeline tab shows the best plan's step
+    if (!tab.isEmpty() && !window.show_tab(tab)) {
+      std::fprintf(stderr, "error: --tab: no tab '%s'\n", tab.toStdString().c_str());
+      return 2;
+    }
     window.show();
     QApplication::processEvents();
     if (!window.grab().save(shot, "PNG")) {

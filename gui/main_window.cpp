@@ -2,15 +2,19 @@
 
 #include "cli/atomic_write.h"
 #include "cli/plan_report.h"
+#include "cli/summary.h"
+#include "costmodel/sim/chrome_trace.h"
 #include "devices/cluster_loader.h"
 #include "devices/model_loader.h"
 #include "devices/task_loader.h"
 
 #include <QFileDialog>
 #include <QFontDatabase>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QThreadPool>
@@ -30,6 +34,8 @@ MainWindow::MainWindow(QWidget* parent)
       table_(new QTableView(this)),
       charts_(new PlanCharts(this)),
       report_(new QPlainTextEdit(this)),
+      timeline_(new TimelineView(this)),
+      replay_status_(new QLabel(this)),
       tabs_(new QTabWidget(this)),
       status_(new QLabel(this)),
       progress_(new QProgressBar(this)),
@@ -48,6 +54,31 @@ MainWindow::MainWindow(QWidget* parent)
   charts->addWidget(charts_->memory());
   tabs_->addTab(charts, tr("Step and memory"));
   tabs_->addTab(report_, tr("Report"));
+  auto* replay_tab = new QWidget(this);
+  auto* replay_layout = new QVBoxLayout(replay_tab);
+  auto* replay_bar = new QHBoxLayout();
+  auto* replay_button = new QPushButton(tr("Replay in SimGrid"), this);
+  replay_button->setObjectName("replay");
+  auto* trace_button = new QPushButton(tr("Export trace..."), this);
+  replay_bar->addWidget(replay_button);
+  replay_bar->addWidget(trace_button);
+  replay_bar->addWidget(replay_status_, 1);
+  replay_layout->addLayout(replay_bar);
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidget(timeline_);
+  scroll->setWidgetResizable(true);
+  replay_layout->addWidget(scroll, 1);
+  replay_status_->setWordWrap(true);
+  tabs_->addTab(replay_tab, tr("Timeline"));
+  connect(replay_button, &QPushButton::clicked, this, &MainWindow::replay_selected);
+  connect(trace_button, &QPushButton::clicked, this, [this] {
+    QString path = QFileDialog::getSaveFileName(this, tr("Export trace"), QString(),
+                                                tr("Chrome trace JSON (*.json)"));
+    if (path.isEmpty())
+      return;
+    if (QString err = export_trace(path); !err.isEmpty())
+      QMessageBox::warning(this, tr("Export trace"), err);
+  });
   tabs_->addTab(view_, tr("Cluster"));
 
   auto* right = new QSplitter(Qt::Vertical, this);
@@ -206,6 +237,12 @@ void MainWindow::show_selected() {
   QModelIndexList rows = table_->selectionModel()->selectedRows();
   if (rows.isEmpty())
     return;
+  ++replay_generation_;  // a replay in flight was of another plan
+  replay_.reset();
+  timeline_->clear();
+  replay_status_->setText(
+      tr("Replay the selected plan's step in SimGrid: stage by stage, with "
+         "its collectives, sends and bubbles"));
   auto i = static_cast<std::size_t>(rows.front().row());
   const ScenarioResult& r = model_->result();
   const std::string& device = r.cluster.groups.front().device;
@@ -217,6 +254,112 @@ void MainWindow::show_selected() {
   } else if (i < r.infer.size()) {
     charts_->show(r.infer[i], device);
   }
+}
+
+std::optional<MainWindow::ReplayJob> MainWindow::replay_job() const {
+  QModelIndexList rows = table_->selectionModel()->selectedRows();
+  const ScenarioResult& r = model_->result();
+  if (rows.isEmpty() || r.cluster.groups.size() != 1)
+    return std::nullopt;
+  auto i = static_cast<std::size_t>(rows.front().row());
+  ReplayJob job{r.cluster, r.task, std::nullopt, std::nullopt, {}, {}};
+  std::int64_t stages = 1;
+  std::int64_t stride = 1;  // ranks between the first devices of two stages
+  if (i < r.train.size()) {
+    const planner::Layout& l = r.train[i].layout;
+    job.train = r.train[i];
+    stages = l.pp;
+    stride = l.tp * l.cp * l.dp;
+  } else if (i < r.infer.size()) {
+    job.infer = r.infer[i];
+    stages = r.infer[i].layout.pp;
+    stride = r.infer[i].layout.tp;
+  } else {
+    return std::nullopt;
+  }
+  for (std::int64_t s = 0; s < stages; ++s) {
+    job.ranks.push_back(s * stride);
+    job.labels << tr("stage %1 (device %2)").arg(s).arg(s * stride);
+  }
+  return job;
+}
+
+cli::SimulatedPlan MainWindow::run_replay(const ReplayJob& job,
+                                          const costmodel::CalibrationSet& calibrations) {
+  if (job.train) {
+    planner::TrainContext tc{job.cluster, job.task, calibrations};
+    return cli::simulate_plan(tc, *job.train);
+  }
+  planner::InferContext ic{job.cluster, job.task, calibrations};
+  return cli::simulate_plan(ic, *job.infer);
+}
+
+void MainWindow::replay_selected() {
+  std::optional<ReplayJob> job = replay_job();
+  if (!job) {
+    replay_status_->setText(tr("Select a plan of a homogeneous cluster to replay it"));
+    return;
+  }
+  std::uint64_t gen = ++replay_generation_;
+  replay_status_->setText(tr("replaying %1 in SimGrid...")
+                              .arg(QString::fromStdString(job->train ? job->train->layout.str()
+                                                                     : job->infer->layout.str())));
+  QThreadPool::globalInstance()->start([this, gen, job = std::move(*job)] {
+    cli::SimulatedPlan s = run_replay(job, calibrations_);
+    QMetaObject::invokeMethod(
+        this,
+        [this, gen, s = std::move(s), ranks = job.ranks, labels = job.labels] {
+          if (gen == replay_generation_)
+            show_replay(s, ranks, labels);
+        },
+        Qt::QueuedConnection);
+  });
+}
+
+void MainWindow::replay_selected_now() {
+  std::optional<ReplayJob> job = replay_job();
+  if (!job)
+    return;
+  ++replay_generation_;
+  show_replay(run_replay(*job, calibrations_), job->ranks, job->labels);
+}
+
+void MainWindow::show_replay(const cli::SimulatedPlan& s,
+                             const std::vector<std::int64_t>& ranks,
+                             const QStringList& labels) {
+  replay_ = s;
+  if (!s.step) {
+    timeline_->clear();
+    replay_status_->setText(tr("not simulated: %1").arg(QString::fromStdString(s.why)));
+  } else {
+    timeline_->show_step(s.step->program, s.result, ranks, labels);
+    replay_status_->setText(
+        tr("%1: simulated %2, estimate %3 (%4 transfers%5)")
+            .arg(QString::fromStdString(s.layout))
+            .arg(QString::fromStdString(cli::secs(s.simulated)))
+            .arg(QString::fromStdString(cli::secs(s.estimate)))
+            .arg(s.result.transfers)
+            .arg(s.result.aggregation.empty() ? QString() : tr(", aggregated")));
+  }
+  emit replayed();
+}
+
+bool MainWindow::show_tab(const QString& title) {
+  for (int i = 0; i < tabs_->count(); ++i) {
+    if (tabs_->tabText(i).startsWith(title, Qt::CaseInsensitive)) {
+      tabs_->setCurrentIndex(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+QString MainWindow::export_trace(const QString& path) const {
+  if (!replay_ || !replay_->step)
+    return tr("replay a plan first (Timeline tab)");
+  std::ostringstream out;
+  costmodel::write_chrome_trace(replay_->step->program, replay_->result, out);
+  return QString::fromStdString(cli::atomic_write(path.toStdString(), out.str()));
 }
 
 void MainWindow::choose_cluster() {

@@ -4,11 +4,13 @@
 // every change; a newer change or Cancel discards the result in flight.
 #pragma once
 
+#include "cli/simulate_report.h"
 #include "costmodel/calibration.h"
 #include "devices/registry.h"
 #include "gui/cluster_view.h"
 #include "gui/plan_charts.h"
 #include "gui/plans_model.h"
+#include "gui/timeline_view.h"
 #include "gui/whatif_panel.h"
 
 #include <QLabel>
@@ -46,6 +48,18 @@ class MainWindow : public QMainWindow {
   void recompute_now();
   /// Selects a row of the plans table (its charts and report follow).
   void select_plan(int row);
+  /// Replays the selected plan's step in SimGrid on a worker thread (replayed() when done),
+  /// or on this thread.
+  void replay_selected();
+  void replay_selected_now();
+
+  const TimelineView* timeline() const { return timeline_; }
+
+  /// Brings the tab whose title starts with `title` (any case) to the front; false if none.
+  bool show_tab(const QString& title);
+
+  /// Writes the replayed step as Chrome trace JSON; returns the error, or empty.
+  QString export_trace(const QString& path) const;
 
   const ClusterView* cluster_view() const { return view_; }
 
@@ -63,6 +77,7 @@ class MainWindow : public QMainWindow {
 
  signals:
   void plans_updated();
+  void replayed();
 
  private:
   void choose_cluster();
@@ -70,6 +85,23 @@ class MainWindow : public QMainWindow {
   void export_plan();
   void show_result(const ScenarioResult& r);
   void show_selected();
+  void show_replay(const cli::SimulatedPlan& s,
+                   const std::vector<std::int64_t>& ranks,
+                   const QStringList& labels);
+
+  // The selected plan's replay: what to run, and which ranks show the stages.
+  struct ReplayJob {
+    devices::ClusterSpec cluster;
+    devices::TaskSpec task;
+    std::optional<planner::PlanEstimate> train;
+    std::optional<planner::InferEstimate> infer;
+    std::vector<std::int64_t> ranks;
+    QStringList labels;
+  };
+
+  std::optional<ReplayJob> replay_job() const;
+  static cli::SimulatedPlan run_replay(const ReplayJob& job,
+                                       const costmodel::CalibrationSet& calibrations);
 
   devices::DeviceRegistry registry_;
   costmodel::CalibrationSet calibrations_;
@@ -84,6 +116,10 @@ class MainWindow : public QMainWindow {
   QTableView* table_;
   PlanCharts* charts_;
   QPlainTextEdit* report_;
+  TimelineView* timeline_;
+  QLabel* replay_status_;
+  std::optional<cli::SimulatedPlan> replay_;
+  std::uint64_t replay_generation_ = 0;
   QTabWidget* tabs_;
   QLabel* status_;
   QProgressBar* progress_;

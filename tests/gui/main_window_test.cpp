@@ -4,6 +4,11 @@
 // selected renders a screenshot that is not blank and shows the table and the charts.
 #include "gui/main_window.h"
 
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QSignalSpy>
 #include <QTest>
 #include <QtCharts/QAbstractBarSeries>
@@ -106,6 +111,32 @@ class MainWindowTest : public QObject {
     QVERIFY(!updated.wait(1500));  // the worker finished, its result was dropped
     QCOMPARE(cell(w, 0, 1), before);
     QVERIFY(w.message().contains("cancelled"));
+  }
+
+  void the_timeline_replays_the_selected_plan_stage_by_stage() {
+    yirage::gui::MainWindow w;
+    QVERIFY(open_example(w, "dgx-h100", "llama3-8b-train"));
+    // A pipelined plan: pick the first with pp = 2.
+    int row = -1;
+    for (int r = 0; r < w.plans()->rowCount() && row < 0; ++r) {
+      if (w.plans()->result().train[static_cast<std::size_t>(r)].layout.pp == 2)
+        row = r;
+    }
+    QVERIFY(row >= 0);
+    w.select_plan(row);
+    w.replay_selected_now();
+    QCOMPARE(w.timeline()->rows(), std::size_t{2});
+    QVERIFY(w.timeline()->bars() > 10);
+    QString path = QDir::temp().filePath("yirage_gui_trace.json");
+    QFile::remove(path);
+    QCOMPARE(w.export_trace(path), QString());
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QJsonParseError err;
+    QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &err);
+    QCOMPARE(err.error, QJsonParseError::NoError);
+    QVERIFY(doc.object().value("traceEvents").toArray().size() > 10);
+    QFile::remove(path);
   }
 
   void the_screenshot_shows_the_table_and_the_charts() {
