@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   }
   QApplication app(argc, argv);
   QApplication::setApplicationName("yirage-gui");
+  QApplication::setOrganizationName("yirage");
   QStringList args = QApplication::arguments();
   args.removeFirst();
   QString data = QString::fromStdString(yirage::devices::data_dir().string());

@@ -8,13 +8,17 @@
 #include "devices/model_loader.h"
 #include "devices/task_loader.h"
 
+#include <QCloseEvent>
+#include <QFile>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QScrollArea>
+#include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QThreadPool>
@@ -34,6 +38,14 @@ MainWindow::MainWindow(QWidget* parent)
       table_(new QTableView(this)),
       charts_(new PlanCharts(this)),
       report_(new QPlainTextEdit(this)),
+      cluster_editor_(new FileEditor(
+          tr("cluster"),
+          [this](const std::string& path, const std::string& text) { apply_cluster(path, text); },
+          this)),
+      task_editor_(new FileEditor(
+          tr("task"),
+          [this](const std::string& path, const std::string& text) { apply_task(path, text); },
+          this)),
       timeline_(new TimelineView(this)),
       replay_status_(new QLabel(this)),
       tabs_(new QTabWidget(this)),
@@ -80,6 +92,16 @@ MainWindow::MainWindow(QWidget* parent)
       QMessageBox::warning(this, tr("Export trace"), err);
   });
   tabs_->addTab(view_, tr("Cluster"));
+  auto* files = new QSplitter(Qt::Horizontal, this);
+  files->addWidget(cluster_editor_);
+  files->addWidget(task_editor_);
+  tabs_->addTab(files, tr("Files"));
+  ask_ = [this] {
+    return QMessageBox::question(this, tr("Unsaved edits"),
+                                 tr("The cluster or task file has edits that are not saved. "
+                                    "Save them?"),
+                                 QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
+  };
 
   auto* right = new QSplitter(Qt::Vertical, this);
   right->addWidget(table_);
@@ -105,6 +127,14 @@ MainWindow::MainWindow(QWidget* parent)
   QMenu* file = menuBar()->addMenu(tr("&File"));
   file->addAction(tr("Open &cluster..."), QKeySequence::Open, this, &MainWindow::choose_cluster);
   file->addAction(tr("Open &task..."), this, &MainWindow::choose_task);
+  recent_menu_ = file->addMenu(tr("Open &recent"));
+  update_recent_menu();
+  file->addAction(tr("&Save the edited files"), QKeySequence::Save, this, [this] {
+    if (cluster_editor_->modified())
+      cluster_editor_->save();
+    if (task_editor_->modified())
+      task_editor_->save();
+  });
   file->addAction(tr("&Export the selected plan (JSON)..."), this, &MainWindow::export_plan);
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
@@ -126,40 +156,111 @@ MainWindow::~MainWindow() {
 }
 
 bool MainWindow::open_cluster(const QString& path) {
+  bool ok = cluster_editor_->open(path);
+  if (ok) {
+    remember(path);
+    setWindowTitle(tr("yirage - %1").arg(path));
+  } else if (cluster_editor_->path() != path) {
+    status_->setText(cluster_editor_->problems());  // not even read
+  }
+  return ok;
+}
+
+bool MainWindow::open_task(const QString& path) {
+  bool ok = task_editor_->open(path);
+  if (ok)
+    remember(path);
+  else if (task_editor_->path() != path)
+    status_->setText(task_editor_->problems());
+  return ok;
+}
+
+void MainWindow::apply_cluster(const std::string& path, const std::string& text) {
   try {
-    cluster_ = devices::load_cluster(path.toStdString(), registry_);
+    cluster_ = devices::parse_cluster(path, text, registry_);
   } catch (const devices::InputError& e) {
     cluster_.reset();
     view_->setRowCount(0);
     status_->setText(QString::fromStdString(e.what()));
-    return false;
+    throw;
   }
   view_->show_cluster(*cluster_);
   status_->setText(tr("%1: %2 devices in %3 nodes")
                        .arg(QString::fromStdString(cluster_->name))
                        .arg(cluster_->total_devices())
                        .arg(cluster_->total_nodes()));
-  setWindowTitle(tr("yirage - %1").arg(path));
   if (task_) {
     what_if_->set_base(*cluster_, *task_);
     recompute();
   }
-  return true;
 }
 
-bool MainWindow::open_task(const QString& path) {
+void MainWindow::apply_task(const std::string& path, const std::string& text) {
   try {
-    task_ = devices::load_task(path.toStdString(), devices::ModelRegistry::load_bundled());
+    task_ = devices::parse_task(path, text, devices::ModelRegistry::load_bundled());
   } catch (const devices::InputError& e) {
     task_.reset();
     status_->setText(QString::fromStdString(e.what()));
-    return false;
+    throw;
   }
   if (cluster_) {
     what_if_->set_base(*cluster_, *task_);
     recompute();
   }
-  return true;
+}
+
+QStringList MainWindow::recent_files() const {
+  return QSettings().value("recent").toStringList();
+}
+
+void MainWindow::remember(const QString& path) {
+  QStringList recent = recent_files();
+  QString absolute = QFileInfo(path).absoluteFilePath();
+  recent.removeAll(absolute);
+  recent.prepend(absolute);
+  while (recent.size() > 10)
+    recent.removeLast();
+  QSettings().setValue("recent", recent);
+  update_recent_menu();
+}
+
+void MainWindow::update_recent_menu() {
+  recent_menu_->clear();
+  for (const QString& path : recent_files()) {
+    recent_menu_->addAction(path, this, [this, path] {
+      // A task file names a model; a cluster file, node groups.
+      bool ok = false;
+      QFile f(path);
+      if (f.open(QIODevice::ReadOnly))
+        ok = f.readAll().contains("model:");
+      if (ok)
+        open_task(path);
+      else
+        open_cluster(path);
+    });
+  }
+  recent_menu_->setEnabled(!recent_menu_->isEmpty());
+}
+
+void MainWindow::closeEvent(QCloseEvent* e) {
+  if (!cluster_editor_->modified() && !task_editor_->modified()) {
+    e->accept();
+    return;
+  }
+  QMessageBox::StandardButton b = ask_();
+  if (b == QMessageBox::Cancel) {
+    e->ignore();
+    return;
+  }
+  if (b == QMessageBox::Save) {
+    bool saved = (!cluster_editor_->modified() || cluster_editor_->save()) &&
+                 (!task_editor_->modified() || task_editor_->save());
+    if (!saved) {
+      e->ignore();  // the editor shows why
+      return;
+    }
+  }
+  e->accept();  // Discard: the autosave keeps the edits until the file is opened again
 }
 
 void MainWindow::recompute() {

@@ -8,6 +8,7 @@
 #include "costmodel/calibration.h"
 #include "devices/registry.h"
 #include "gui/cluster_view.h"
+#include "gui/file_editor.h"
 #include "gui/plan_charts.h"
 #include "gui/plans_model.h"
 #include "gui/timeline_view.h"
@@ -15,6 +16,7 @@
 
 #include <QLabel>
 #include <QMainWindow>
+#include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
@@ -22,6 +24,7 @@
 #include <QTableView>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 
 namespace yirage::gui {
@@ -33,11 +36,23 @@ class MainWindow : public QMainWindow {
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
 
-  /// Loads a cluster file; problems are shown in the window as `file:line:col` messages.
-  /// Returns whether it loaded.
+  /// Loads a cluster file into its editor (Files tab); problems are shown in the window as
+  /// `file:line:col` messages. Returns whether it loaded.
   bool open_cluster(const QString& path);
   /// Loads a task file, likewise.
   bool open_task(const QString& path);
+
+  FileEditor* cluster_editor() const { return cluster_editor_; }
+
+  FileEditor* task_editor() const { return task_editor_; }
+
+  /// What closing with unsaved edits asks (a dialog by default; tests replace it).
+  void set_unsaved_prompt(std::function<QMessageBox::StandardButton()> ask) {
+    ask_ = std::move(ask);
+  }
+
+  /// The recently opened files, newest first.
+  QStringList recent_files() const;
 
   /// Whether opening a file or changing a control recomputes (default: yes).
   void set_auto_recompute(bool on) { auto_ = on; }
@@ -79,7 +94,14 @@ class MainWindow : public QMainWindow {
   void plans_updated();
   void replayed();
 
+ protected:
+  void closeEvent(QCloseEvent* e) override;
+
  private:
+  void apply_cluster(const std::string& path, const std::string& text);
+  void apply_task(const std::string& path, const std::string& text);
+  void remember(const QString& path);
+  void update_recent_menu();
   void choose_cluster();
   void choose_task();
   void export_plan();
@@ -116,6 +138,10 @@ class MainWindow : public QMainWindow {
   QTableView* table_;
   PlanCharts* charts_;
   QPlainTextEdit* report_;
+  FileEditor* cluster_editor_;
+  FileEditor* task_editor_;
+  QMenu* recent_menu_ = nullptr;
+  std::function<QMessageBox::StandardButton()> ask_;
   TimelineView* timeline_;
   QLabel* replay_status_;
   std::optional<cli::SimulatedPlan> replay_;

@@ -6,13 +6,18 @@
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRegularExpression>
 #include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QtCharts/QAbstractBarSeries>
 
+#include <memory>
 #include <set>
 
 namespace {
@@ -48,6 +53,69 @@ class MainWindowTest : public QObject {
   Q_OBJECT
 
  private slots:
+
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);  // autosaves and settings under ~/.qttest
+    QCoreApplication::setOrganizationName("yirage-tests");
+  }
+
+  void edits_are_checked_applied_autosaved_and_asked_about_on_close() {
+    QTemporaryDir dir;
+    QString task = dir.filePath("task.yaml");
+    QVERIFY(QFile::copy(kData + "/tasks/llama3-8b-train.yaml", task));
+    QFile::setPermissions(task, QFile::ReadOwner | QFile::WriteOwner);
+    QString original;
+    {
+      auto w = std::make_unique<yirage::gui::MainWindow>();
+      QSignalSpy updated(w.get(), &yirage::gui::MainWindow::plans_updated);
+      QVERIFY(w->open_cluster(kData + "/clusters/dgx-h100.yaml"));
+      QVERIFY(w->open_task(task));
+      QVERIFY(updated.wait(20000));
+      original = w->task_editor()->text()->toPlainText();
+      // A bad value: the CLI's message, naming the line, and no new plans.
+      QString bad = original;
+      bad.replace(QRegularExpression("global_batch: \\d+"), "global_batch: -4");
+      w->task_editor()->set_text(bad);
+      QVERIFY2(w->task_editor()->problems().contains("task.yaml:"),
+               qPrintable(w->task_editor()->problems()));
+      QVERIFY(w->task_editor()->modified());
+      // A good edit replans.
+      QString good = original;
+      good.replace(QRegularExpression("global_batch: \\d+"), "global_batch: 64");
+      w->task_editor()->set_text(good);
+      QVERIFY(w->task_editor()->problems().isEmpty());
+      QVERIFY(updated.wait(20000));
+      QCOMPARE(w->plans()->result().task.global_batch, std::int64_t{64});
+      QVERIFY(QFile::exists(yirage::gui::FileEditor::autosave_path(task)));
+      // Closing asks; Cancel keeps the window, Discard closes and keeps the autosave.
+      int asked = 0;
+      QMessageBox::StandardButton answer = QMessageBox::Cancel;
+      w->set_unsaved_prompt([&] {
+        ++asked;
+        return answer;
+      });
+      QVERIFY(!w->close());
+      QCOMPARE(asked, 1);
+      answer = QMessageBox::Discard;
+      QVERIFY(w->close());
+      QCOMPARE(asked, 2);
+    }
+    // Reopened, the file is unchanged and the autosaved edit is offered back.
+    yirage::gui::MainWindow w;
+    QVERIFY(w.open_task(task));
+    QCOMPARE(w.task_editor()->text()->toPlainText(), original);
+    QVERIFY(w.task_editor()->has_autosave());
+    w.task_editor()->restore_autosave();
+    QVERIFY(w.task_editor()->text()->toPlainText().contains("global_batch: 64"));
+    // Saved, the file holds the edit and the autosave is gone.
+    QVERIFY(w.task_editor()->save());
+    QFile f(task);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QVERIFY(QString::fromUtf8(f.readAll()).contains("global_batch: 64"));
+    QVERIFY(!QFile::exists(yirage::gui::FileEditor::autosave_path(task)));
+    QVERIFY(!w.task_editor()->modified());
+    QVERIFY(w.recent_files().contains(QFileInfo(task).absoluteFilePath()));
+  }
 
   void opens_a_cluster_and_lists_its_devices() {
     yirage::gui::MainWindow w;
