@@ -312,6 +312,20 @@ void MainWindow::show_result(const ScenarioResult& r) {
     charts_->clear();
   } else {
     std::size_t n = r.train.empty() ? r.infer.size() : r.train.size();
+    if (r.cluster.groups.size() > 1) {
+      // Mixed clusters plan per node group or as one pipeline: the report shows it whole.
+      status_->setText(tr("%1 on %2 (%3 node groups, the controls change the first): the plan "
+                          "is in the Report tab (%4 ms)")
+                           .arg(QString::fromStdString(r.task.name))
+                           .arg(QString::fromStdString(r.cluster.name))
+                           .arg(r.cluster.groups.size())
+                           .arg(r.seconds * 1e3, 0, 'f', 0));
+      report_->setPlainText(QString::fromStdString(r.report));
+      charts_->clear();
+      tabs_->setCurrentWidget(report_);
+      emit plans_updated();
+      return;
+    }
     status_->setText(tr("%1 on %2: %3 plans of %4 candidates in %5 ms")
                          .arg(QString::fromStdString(r.task.name))
                          .arg(QString::fromStdString(r.cluster.name))
