@@ -1,6 +1,7 @@
 #include "cli/run.h"
 
 #include "cli/context.h"
+#include "cli/emit_kernels.h"
 #include "devices/support/check.h"
 #include "devices/support/diagnostics.h"
 
@@ -42,6 +43,7 @@ void configure(CLI::App& app, Context& cx) {
   add_comet_command(app, cx);
   add_simulate_command(app, cx);
   add_superoptimize_command(app, cx);
+  add_codegen_command(app, cx);
   add_bench_superoptimize_command(app, cx);
   add_plan_form(app, cx);
 }

@@ -1,0 +1,77 @@
+#include "cli/emit_kernels.h"
+
+#include "cli/atomic_write.h"
+#include "cli/run.h"
+#include "codegen/backend/backend.h"
+#include "codegen/ir/ugraph_json.h"
+
+#include <CLI/CLI.hpp>
+
+#include <fstream>
+#include <sstream>
+
+namespace yirage::cli {
+namespace {
+
+struct CodegenArgs {
+  std::string ugraph;
+  std::string backend = "cuda";
+  std::string out = ".";
+};
+
+std::optional<codegen::Backend> backend_from_name(const std::string& n) {
+  for (codegen::Backend b :
+       {codegen::Backend::kCpu, codegen::Backend::kCuda, codegen::Backend::kHip})
+    if (codegen::backend_name(b) == n)
+      return b;
+  return std::nullopt;
+}
+
+int codegen_command(Context& cx, const CodegenArgs& a) {
+  std::optional<codegen::Backend> b = backend_from_name(a.backend);
+  if (!b) {
+    cx.err << "yirage-plan: unknown backend '" << a.backend << "' (cpu, cuda or hip)\n";
+    return kExitBadInput;
+  }
+  std::ifstream in(a.ugraph);
+  if (!in) {
+    cx.err << "yirage-plan: cannot read " << a.ugraph << "\n";
+    return kExitBadInput;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  codegen::KernelGraph g = codegen::ugraph_from_json(text.str(), a.ugraph);
+  codegen::BlockProgram p = codegen::lower(g);
+  codegen::KernelSource k = codegen::emit_kernels(p, *b);
+  std::filesystem::path dir(a.out);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (std::string why = atomic_write(dir / k.file_name, k.text); !why.empty()) {
+    cx.err << "yirage-plan: " << why << "\n";
+    return kExitBadInput;
+  }
+  std::string why_not;
+  codegen::match_gemv(p, &why_not);
+  cx.out << "wrote " << (dir / k.file_name).string() << " ("
+         << (p.gemv ? "GEMV path" : "generic block path: " + why_not) << ")\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_codegen_command(CLI::App& app, Context& cx) {
+  CLI::App* cmd =
+      app.add_subcommand("codegen", "Generate the kernel of a saved µGraph (CPU, CUDA or HIP)");
+  auto a = std::make_shared<CodegenArgs>();
+  cmd->add_option("UGRAPH", a->ugraph, "A µGraph saved by superoptimize (NAME.ugraph.json)")
+      ->required();
+  cmd->add_option("--backend", a->backend, "cpu, cuda or hip")->capture_default_str();
+  cmd->add_option("--out", a->out, "Directory for the generated file")->type_name("DIR");
+  cmd->callback([&cx, a] {
+    cx.action = [&cx, a] {
+      return codegen_command(cx, *a);
+    };
+  });
+}
+
+}  // namespace yirage::cli

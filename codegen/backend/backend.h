@@ -1,0 +1,56 @@
+// Code generation from lowered µGraphs (codegen/lower/block_program.h): one emitter per
+// target sharing the block-body emitter and the helper prelude. Each generated file is named
+// after its µGraph, carries its schedule in a comment, and exports C entry points:
+//   CPU:  void NAME(const float* const* inputs, float* const* outputs)    (OpenMP over blocks)
+//   CUDA/HIP: long NAME_workspace_bytes(); int NAME_launch(const void* const* inputs,
+//             void* const* outputs, void* workspace, stream)  (fp16 tensors; workspace zeroed
+//             once before the first launch)
+#pragma once
+
+#include "codegen/backend/code_writer.h"
+#include "codegen/lower/block_program.h"
+
+#include <string>
+#include <vector>
+
+namespace yirage::codegen {
+
+enum class Backend { kCpu, kCuda, kHip };
+
+/// "cpu", "cuda", "hip"
+std::string backend_name(Backend b);
+
+struct KernelSource {
+  std::string file_name;  // NAME.cpp, NAME.cu or NAME.hip
+  std::string entry;      // NAME: a C identifier derived from the µGraph's name
+  std::string text;
+};
+
+/// The generated file for `p` on `b`. GPU backends take the GEMV path when p.gemv is set.
+KernelSource emit_kernels(const BlockProgram& p, Backend b);
+
+// --- shared by the emitters (not for callers) ---
+
+/// A C identifier: letters, digits and '_' of `name`, other characters as '_'.
+std::string c_identifier(const std::string& name);
+std::string prelude_common();
+std::string prelude_cpu();
+std::string prelude_gpu(Backend b);
+
+/// The C type of kernel tensor `t` in the generated code (inputs, outputs, intermediates).
+std::string tensor_type(const BlockProgram& p, int t);
+
+/// The body of one thread block of `step` (its grid coordinates in bx, by, bz; the kernel
+/// tensors in variables k0, k1, ...; shared memory in `smem`).
+void emit_block_body(CodeWriter& w, const BlockProgram& p, const LoweredStep& step, Backend b);
+
+/// A library op over whole kernel tensors, run by the block's threads (or one CPU thread).
+void emit_library_op(CodeWriter& w, const BlockProgram& p, const LoweredStep& step);
+
+/// The schedule comment of `p` ("// launch 0: grid ...").
+void emit_schedule_comment(CodeWriter& w, const BlockProgram& p, const std::string& extra);
+
+/// The GEMV kernel and its launcher for p.gemv (CUDA or HIP).
+void emit_gemv(CodeWriter& w, const BlockProgram& p, Backend b);
+
+}  // namespace yirage::codegen

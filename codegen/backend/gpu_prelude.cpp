@@ -1,0 +1,147 @@
+// The GPU half of the prelude (backend.h): types, conversions, and the tile loads of each
+// target. CUDA loads tiles with cp.async (16 bytes a thread, committed as one group per
+// iteration, so a double-buffered loop overlaps the next tile's load with this one's ops) and
+// multiplies fp16 tiles with mma.sync (m16n8k16, sm_80+). HIP loads 16 bytes a thread through
+// registers; its blocks are four 64-lane wavefronts.
+#include "codegen/backend/backend.h"
+
+namespace yirage::codegen {
+namespace {
+
+const char* kCudaHead = R"PRE(#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+
+#define YR_DEV __device__ __forceinline__
+#define YR_TID ((long)threadIdx.x)
+#define YR_NT ((long)blockDim.x)
+#define YR_SYNC() __syncthreads()
+#define YR_WARP 32
+typedef cudaStream_t yr_stream_t;
+)PRE";
+
+const char* kHipHead = R"PRE(#include <hip/hip_fp16.h>
+#include <hip/hip_runtime.h>
+#include <math.h>
+#include <stdint.h>
+
+#define YR_DEV __device__ __forceinline__
+#define YR_TID ((long)threadIdx.x)
+#define YR_NT ((long)blockDim.x)
+#define YR_SYNC() __syncthreads()
+#define YR_WARP 64  // a wavefront
+typedef hipStream_t yr_stream_t;
+)PRE";
+
+const char* kTypes = R"PRE(typedef __half yr_in_t;   // the kernel's input tensors
+typedef __half yr_out_t;  // the kernel's output tensors
+YR_DEV float yr_f(float v) { return v; }
+YR_DEV float yr_f(__half v) { return __half2float(v); }
+template <class T> YR_DEV T yr_to(float v);
+template <> YR_DEV float yr_to<float>(float v) { return v; }
+template <> YR_DEV __half yr_to<__half>(float v) { return __float2half(v); }
+
+)PRE";
+
+const char* kVectorOk = R"PRE(
+// Whether a tile can move in 16-byte pieces: same element type, rows of whole pieces, and
+// every row start aligned.
+template <class O, class A>
+YR_DEV bool yr_vector_ok(const A* src, D4 t, D4 st, long base) {
+  const long v = 16 / (long)sizeof(A);
+  return sizeof(O) == sizeof(A) && t.d[3] % v == 0 && st.d[0] % v == 0 && st.d[1] % v == 0 &&
+         st.d[2] % v == 0 && base % v == 0 && ((uintptr_t)src & 15) == 0;
+}
+)PRE";
+
+const char* kCudaLoads = R"PRE(
+// Starts copying a tile (shape t, strides st, at base) into shared memory with cp.async.
+template <class O, class A>
+YR_DEV void yr_load_tile(O* dst, const A* src, D4 t, D4 st, long base) {
+  long n = t.d[0] * t.d[1] * t.d[2] * t.d[3];
+  if (yr_vector_ok<O>(src, t, st, base)) {
+    const long v = 16 / (long)sizeof(A);
+    for (long e = YR_TID * v; e < n; e += YR_NT * v) {
+      unsigned s = (unsigned)__cvta_generic_to_shared(dst + e);
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s),
+                   "l"(src + base + yr_at(t, st, e)));
+    }
+  } else {
+    for (long e = YR_TID; e < n; e += YR_NT) dst[e] = yr_to<O>(yr_f(src[base + yr_at(t, st, e)]));
+  }
+}
+YR_DEV void yr_load_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+// Waits until at most `pending` groups (the next iteration's) are in flight.
+YR_DEV void yr_load_wait(int pending) {
+  if (pending) asm volatile("cp.async.wait_group 1;\n" ::);
+  else asm volatile("cp.async.wait_group 0;\n" ::);
+}
+
+YR_DEV unsigned yr_pack(__half lo, __half hi) {
+  __half2 h = __halves2half2(lo, hi);
+  return *reinterpret_cast<unsigned*>(&h);
+}
+
+// out (fp32) = a x b for fp16 row-major tiles, one 16x8 output tile per warp at a time with
+// mma.sync.m16n8k16 (fragments per the PTX ISA's m16n8k16 layout: g = lane / 4, c = lane % 4).
+YR_DEV void yr_matmul_mma(float* out, const __half* a, const __half* b, long batch, long m, long k,
+                          long n) {
+  const int lane = threadIdx.x & 31, g = lane >> 2, c = lane & 3;
+  const long tiles = batch * (m / 16) * (n / 8);
+  for (long tile = threadIdx.x >> 5; tile < tiles; tile += blockDim.x >> 5) {
+    const long bi = tile / ((m / 16) * (n / 8)), r = tile % ((m / 16) * (n / 8));
+    const long i0 = r / (n / 8) * 16, j0 = r % (n / 8) * 8;
+    const __half* pa = a + bi * m * k;
+    const __half* pb = b + bi * k * n;
+    float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (long k0 = 0; k0 < k; k0 += 16) {
+      const __half* r0 = pa + (i0 + g) * k + k0 + 2 * c;
+      const __half* r8 = r0 + 8 * k;
+      unsigned fa0 = yr_pack(r0[0], r0[1]), fa1 = yr_pack(r8[0], r8[1]);
+      unsigned fa2 = yr_pack(r0[8], r0[9]), fa3 = yr_pack(r8[8], r8[9]);
+      const __half* q = pb + (k0 + 2 * c) * n + j0 + g;
+      unsigned fb0 = yr_pack(q[0], q[n]), fb1 = yr_pack(q[8 * n], q[9 * n]);
+      asm volatile(
+          "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+          "{%8,%9}, {%0,%1,%2,%3};\n"
+          : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+          : "r"(fa0), "r"(fa1), "r"(fa2), "r"(fa3), "r"(fb0), "r"(fb1));
+    }
+    float* po = out + bi * m * n;
+    po[(i0 + g) * n + j0 + 2 * c] = d[0];
+    po[(i0 + g) * n + j0 + 2 * c + 1] = d[1];
+    po[(i0 + g + 8) * n + j0 + 2 * c] = d[2];
+    po[(i0 + g + 8) * n + j0 + 2 * c + 1] = d[3];
+  }
+}
+)PRE";
+
+const char* kHipLoads = R"PRE(
+// Copies a tile (shape t, strides st, at base) into shared memory, 16 bytes a thread where it
+// can (through registers: gfx90a has no asynchronous global-to-LDS copy of this kind).
+template <class O, class A>
+YR_DEV void yr_load_tile(O* dst, const A* src, D4 t, D4 st, long base) {
+  long n = t.d[0] * t.d[1] * t.d[2] * t.d[3];
+  if (yr_vector_ok<O>(src, t, st, base)) {
+    const long v = 16 / (long)sizeof(A);
+    for (long e = YR_TID * v; e < n; e += YR_NT * v)
+      *reinterpret_cast<uint4*>(dst + e) =
+          *reinterpret_cast<const uint4*>(src + base + yr_at(t, st, e));
+  } else {
+    for (long e = YR_TID; e < n; e += YR_NT) dst[e] = yr_to<O>(yr_f(src[base + yr_at(t, st, e)]));
+  }
+}
+YR_DEV void yr_load_commit() {}
+YR_DEV void yr_load_wait(int) {}
+)PRE";
+
+}  // namespace
+
+std::string prelude_gpu(Backend b) {
+  bool cuda = b == Backend::kCuda;
+  return std::string(cuda ? kCudaHead : kHipHead) + kTypes + prelude_common() + kVectorOk +
+         (cuda ? kCudaLoads : kHipLoads);
+}
+
+}  // namespace yirage::codegen

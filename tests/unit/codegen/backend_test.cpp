@@ -1,0 +1,253 @@
+// The code generators end to end at small shapes: every bundled program is superoptimized,
+// its µGraph lowered and emitted; the CPU kernel is compiled with g++ -fopenmp, run on random
+// inputs and checked against the program evaluated in double; the CUDA kernel is compiled
+// with nvcc for sm_80 and sm_90a and the HIP kernel with hipcc for gfx90a (skipped, saying
+// so, where the compiler is absent).
+#include "codegen/backend/backend.h"
+
+#include "tests/unit/test_data.h"
+
+#include "codegen/ir/ugraph_json.h"
+#include "codegen/lower/block_program.h"
+#include "codegen/program/program_loader.h"
+#include "codegen/search/superoptimizer.h"
+#include "codegen/verify/arith.h"
+#include "codegen/verify/evaluator.h"
+#include "costmodel/calibration.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <dlfcn.h>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <unistd.h>
+
+namespace yirage::codegen {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The same small shapes as superoptimizer_test.cpp.
+const std::map<std::string, std::map<std::string, Shape>>& small_shapes() {
+  static const std::map<std::string, std::map<std::string, Shape>> s = {
+      {"gated_mlp", {{"X", {8, 64}}, {"W1", {64, 128}}, {"W2", {64, 128}}}},
+      {"gemm_layernorm", {{"A", {16, 64}}, {"B", {64, 64}}}},
+      {"gemm_softmax", {{"A", {16, 32}}, {"B", {32, 64}}}},
+      {"gqa_decode", {{"Q", {2, 8, 16}}, {"K", {2, 16, 64}}, {"V", {2, 64, 16}}}},
+      {"lora_linear", {{"X", {8, 32}}, {"W", {32, 64}}, {"A", {32, 4}}, {"B", {4, 64}}}},
+      {"qknorm_attention", {{"Q", {2, 8, 16}}, {"K", {2, 16, 64}}, {"V", {2, 64, 16}}}},
+      {"rmsnorm_linear", {{"X", {4, 64}}, {"W", {64, 32}}}},
+  };
+  return s;
+}
+
+struct Case {
+  Program program;
+  BlockProgram lowered;
+};
+
+// The superoptimizer's choice; with YIRAGE_UGRAPH_CACHE=DIR set (development), µGraphs are
+// saved there and read back on later runs instead of searched again.
+KernelGraph best_ugraph(const Program& p,
+                        const devices::DeviceSpec& device,
+                        const costmodel::GpuEfficiency& eff,
+                        const SuperoptimizeOptions& o) {
+  const char* cache = std::getenv("YIRAGE_UGRAPH_CACHE");
+  fs::path file = cache != nullptr ? fs::path(cache) / (p.graph.name + ".ugraph.json") : fs::path();
+  if (cache != nullptr && fs::exists(file)) {
+    std::ifstream in(file);
+    return ugraph_from_json(std::string(std::istreambuf_iterator<char>(in), {}), file.string());
+  }
+  KernelGraph g = superoptimize(p.graph, device, eff, o).best.graph;
+  if (cache != nullptr) {
+    fs::create_directories(cache);
+    std::ofstream(file) << ugraph_to_json(g);
+  }
+  return g;
+}
+
+// Every bundled program at small shapes, superoptimized for the H100 and lowered.
+std::vector<Case> lowered_programs() {
+  const devices::DeviceSpec* h100 = testing::bundled_registry().find("H100-SXM");
+  costmodel::CalibrationSet cal =
+      costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
+  costmodel::GpuEfficiency eff;
+  if (const costmodel::GpuEfficiency* e = cal.find_gpu("H100-SXM"))
+    eff = *e;
+  SuperoptimizeOptions o;
+  o.threads = 2;
+  o.limits.max_states = 20'000;
+  std::vector<Case> cases;
+  for (const fs::path& f : bundled_programs()) {
+    Program p = load_program(f);
+    p = resize_inputs(p, small_shapes().at(p.graph.name));
+    cases.push_back(Case{p, lower(best_ugraph(p, *h100, eff, o))});
+  }
+  return cases;
+}
+
+fs::path scratch_dir(const std::string& what) {
+  fs::path d = fs::temp_directory_path() / ("yirage_" + what + "_" + std::to_string(getpid()));
+  fs::create_directories(d);
+  return d;
+}
+
+fs::path write(const fs::path& dir, const KernelSource& k) {
+  fs::path f = dir / k.file_name;
+  std::ofstream(f) << k.text;
+  return f;
+}
+
+// Runs a shell command, returning its exit status; its output goes to `log`.
+int shell(const std::string& cmd, const fs::path& log) {
+  return std::system((cmd + " > '" + log.string() + "' 2>&1").c_str());
+}
+
+std::string read(const fs::path& f) {
+  std::ifstream in(f);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+using CpuEntry = void (*)(const float* const*, float* const*);
+
+// Runs the compiled CPU kernel on random inputs and returns the largest error relative to
+// the largest magnitude of each output, against the reference program in double.
+double cpu_error(const Case& c, CpuEntry fn) {
+  RealArith<double> real;
+  SplitMix64 rng(20250707);
+  std::vector<Tensor<double>> in;
+  std::vector<std::vector<float>> in_f;
+  for (const KernelInput& k : c.program.graph.inputs) {
+    Tensor<double> t{k.shape, {}};
+    for (std::int64_t i = 0; i < elements(k.shape); ++i)
+      t.data.push_back(real.random(rng));
+    in_f.emplace_back(t.data.begin(), t.data.end());
+    in.push_back(std::move(t));
+  }
+  std::vector<Tensor<double>> ref = Evaluator<RealArith<double>>(real).graph(c.program.graph, in);
+  std::vector<std::vector<float>> out;
+  std::vector<const float*> ip;
+  std::vector<float*> op;
+  for (auto& v : in_f)
+    ip.push_back(v.data());
+  for (int o : c.program.graph.outputs)
+    out.emplace_back(ref[static_cast<std::size_t>(o)].data.size(), NAN);
+  for (auto& v : out)
+    op.push_back(v.data());
+  fn(ip.data(), op.data());
+  double worst = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const std::vector<double>& r = ref[static_cast<std::size_t>(c.program.graph.outputs[i])].data;
+    double scale = 1e-30;
+    for (double v : r)
+      scale = std::max(scale, std::abs(v));
+    for (std::size_t e = 0; e < r.size(); ++e) {
+      double err = std::abs(static_cast<double>(out[i][e]) - r[e]) / scale;
+      worst = std::isnan(err) ? INFINITY : std::max(worst, err);
+    }
+  }
+  return worst;
+}
+
+// The shared-memory plan: every tile inside the plan, and live tiles apart (checked by
+// the CPU run, which uses the plan's offsets); space is reused when tiles die.
+void check_plan(const Case& c) {
+  for (const LoweredStep& s : c.lowered.steps) {
+    if (!s.block)
+      continue;
+    const LoweredBlock& b = *s.block;
+    std::int64_t total = 0;
+    for (std::size_t t = 0; t < b.tiles.size(); ++t) {
+      std::int64_t n = (elements(b.tiles[t]) + 3) / 4 * 4;
+      total += n * (t < b.graph.inputs.size() ? b.pipeline_depth : 1);
+      ASSERT_GE(b.offset[t], 0);
+      EXPECT_LE(b.offset[t] + elements(b.tiles[t]), b.shared_elems);
+    }
+    EXPECT_LE(b.shared_elems, total);
+  }
+}
+
+TEST(CpuBackend, EveryBundledProgramCompilesRunsAndMatchesTheReference) {
+  fs::path dir = scratch_dir("cpu");
+  for (const Case& c : lowered_programs()) {
+    SCOPED_TRACE(c.program.graph.name);
+    check_plan(c);
+    KernelSource k = emit_kernels(c.lowered, Backend::kCpu);
+    EXPECT_NE(k.text.find("Schedule:"), std::string::npos);
+    fs::path src = write(dir, k);
+    fs::path lib = dir / (k.entry + ".so");
+    std::string cmd = "g++ -std=c++17 -O1 -fopenmp -shared -fPIC -Wall -Werror -o '" +
+                      lib.string() + "' '" + src.string() + "'";
+    ASSERT_EQ(shell(cmd, dir / "log.txt"), 0) << read(dir / "log.txt");
+    // Never closed: unloading libgomp under its idle worker threads would crash them.
+    void* h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    ASSERT_NE(h, nullptr) << dlerror();
+    auto fn = reinterpret_cast<CpuEntry>(dlsym(h, k.entry.c_str()));
+    ASSERT_NE(fn, nullptr);
+    EXPECT_LT(cpu_error(c, fn), 1e-4);
+  }
+  fs::remove_all(dir);
+}
+
+// The generated kernel of one hand-built wrong µGraph must fail the check: the test can fail.
+TEST(CpuBackend, AWrongMuGraphIsCaught) {
+  Program p = load_program(devices::data_dir() / "programs" / "rmsnorm_linear.yaml");
+  p = resize_inputs(p, small_shapes().at("rmsnorm_linear"));
+  KernelGraph wrong = p.graph;
+  wrong.ops[1].kind = OpKind::kMul;  // X * rms(X) in place of X / rms(X)
+  Case c{p, lower(wrong)};
+  fs::path dir = scratch_dir("cpu_wrong");
+  KernelSource k = emit_kernels(c.lowered, Backend::kCpu);
+  fs::path src = write(dir, k);
+  fs::path lib = dir / "wrong.so";
+  ASSERT_EQ(shell("g++ -std=c++17 -O1 -fopenmp -shared -fPIC -o '" + lib.string() + "' '" +
+                      src.string() + "'",
+                  dir / "log.txt"),
+            0)
+      << read(dir / "log.txt");
+  // Never closed: unloading libgomp under its idle worker threads would crash them.
+  void* h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  ASSERT_NE(h, nullptr) << dlerror();
+  auto fn = reinterpret_cast<CpuEntry>(dlsym(h, k.entry.c_str()));
+  EXPECT_GT(cpu_error(c, fn), 1e-2);
+
+  fs::remove_all(dir);
+}
+
+// Compiles every program's kernel for `b` with `compiler` and its flags.
+void compile_all(Backend b, const std::string& compiler, const std::string& flags) {
+  fs::path dir = scratch_dir(backend_name(b));
+  int gemv = 0;
+  for (const Case& c : lowered_programs()) {
+    SCOPED_TRACE(c.program.graph.name);
+    KernelSource k = emit_kernels(c.lowered, b);
+    gemv += c.lowered.gemv ? 1 : 0;
+    fs::path src = write(dir, k);
+    std::string cmd = compiler + " " + flags + " -c -o '" + (dir / (k.entry + ".o")).string() +
+                      "' '" + src.string() + "'";
+    EXPECT_EQ(shell(cmd, dir / "log.txt"), 0) << k.file_name << "\n" << read(dir / "log.txt");
+  }
+  EXPECT_GE(gemv, 1) << "no program took the GEMV path";
+  fs::remove_all(dir);
+}
+
+TEST(CudaBackend, EveryBundledProgramCompilesForSm80AndSm90a) {
+  const char* nvcc = "/usr/local/cuda/bin/nvcc";
+  if (!fs::exists(nvcc))
+    GTEST_SKIP() << "SKIP: " << nvcc << " is absent; the CUDA kernels were not compiled";
+  compile_all(Backend::kCuda, nvcc,
+              "-std=c++17 -O2 -Werror all-warnings -gencode arch=compute_80,code=sm_80 "
+              "-gencode arch=compute_90a,code=sm_90a");
+}
+
+TEST(HipBackend, EveryBundledProgramCompilesForGfx90a) {
+  if (shell("command -v hipcc", "/dev/null") != 0)
+    GTEST_SKIP() << "SKIP: hipcc is absent; the HIP kernels were not compiled";
+  compile_all(Backend::kHip, "hipcc", "-std=c++20 -O2 --offload-arch=gfx90a");
+}
+
+}  // namespace
+}  // namespace yirage::codegen
