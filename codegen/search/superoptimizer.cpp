@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
 #include <memory>
 #include <thread>
 
@@ -173,9 +174,22 @@ SuperoptimizeResult superoptimize(const KernelGraph& reference,
   r.reference = {reference, price_ugraph(reference, device, eff)};
   r.stats.field_tested = field_testable(reference);
   Enumerator en(reference, o.limits, device);
+  // The tier-1 test evaluates the program at full shape (seconds for gated MLP): with more
+  // than one worker it is built on its own thread while the generator runs.
   std::unique_ptr<FieldTest> test;
-  if (r.stats.field_tested)
-    test = std::make_unique<FieldTest>(reference, mix(o.seed, 1));
+  std::exception_ptr failed;
+  auto build_test = [&] {
+    try {
+      test = std::make_unique<FieldTest>(reference, mix(o.seed, 1));
+    } catch (...) {
+      failed = std::current_exception();
+    }
+  };
+  std::jthread builder;  // joined on every way out
+  if (r.stats.field_tested && o.threads > 1)
+    builder = std::jthread(build_test);
+  else if (r.stats.field_tested)
+    build_test();
   std::vector<BranchResult> branches = run_branches(en, o);
   // Every complete graph is priced at every schedule before any is tested: the tests (whole
   // kernel tensors over two fields, at the program's full shapes) cost far more than the
@@ -199,6 +213,10 @@ SuperoptimizeResult superoptimize(const KernelGraph& reference,
     }
   }
   r.stats.priced = static_cast<std::int64_t>(ranked.size());
+  if (builder.joinable())
+    builder.join();
+  if (failed)
+    std::rethrow_exception(failed);
   std::vector<std::size_t> order(ranked.size());
   for (std::size_t i = 0; i < order.size(); ++i)
     order[i] = i;
