@@ -1,9 +1,10 @@
 // yirage-gui: interactive what-if analysis.
 //   yirage-gui [CLUSTER [TASK]]                      opens the files
-//   yirage-gui --screenshot FILE [--tab T] [CLUSTER TASK]
+//   yirage-gui --screenshot FILE [--tab T] [--layout L] [CLUSTER TASK]
 //                                                    renders the window with the best plan
-//                                                    selected (and tab T in front: step,
-//                                                    report, timeline, cluster) to a PNG
+//                                                    (or layout L) selected and tab T in
+//                                                    front (step, report, timeline, cluster,
+//                                                    files) to a PNG
 //   yirage-gui --bench [CLUSTER TASK]                times what-if changes (gui/bench_whatif.h)
 #include "devices/registry.h"
 #include "devices/support/diagnostics.h"
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
   }
   QString shot;
   QString tab;
+  QString layout;
   if (int at = static_cast<int>(args.indexOf("--screenshot")); at >= 0) {
     if (at + 1 >= args.size()) {
       std::fprintf(stderr, "error: --screenshot needs a FILE\n");
@@ -51,13 +53,15 @@ int main(int argc, char** argv) {
     }
     shot = args[at + 1];
     args.remove(at, 2);
-    if (int t = static_cast<int>(args.indexOf("--tab")); t >= 0) {
-      if (t + 1 >= args.size()) {
-        std::fprintf(stderr, "error: --tab needs a tab name\n");
-        return 2;
+    for (auto [option, value] : {std::pair{"--tab", &tab}, std::pair{"--layout", &layout}}) {
+      if (int t = static_cast<int>(args.indexOf(option)); t >= 0) {
+        if (t + 1 >= args.size()) {
+          std::fprintf(stderr, "error: %s needs a value\n", option);
+          return 2;
+        }
+        *value = args[t + 1];
+        args.remove(t, 2);
       }
-      tab = args[t + 1];
-      args.remove(t, 2);
     }
     if (args.isEmpty()) {
       args = {data + "/clusters/h100-4x8-rail.yaml", data + "/tasks/llama3-70b-train.yaml"};
@@ -80,6 +84,10 @@ int main(int argc, char** argv) {
       return 2;
     }
     window.recompute_now();
+    if (!layout.isEmpty() && !window.select_layout(layout)) {
+      std::fprintf(stderr, "error: --layout: no plan '%s'\n", layout.toStdString().c_str());
+      return 2;
+    }
     window.replay_selected_now();  // the timeline tab shows the best plan's step
     if (!tab.isEmpty() && !window.show_tab(tab)) {
       std::fprintf(stderr, "error: --tab: no tab '%s'\n", tab.toStdString().c_str());

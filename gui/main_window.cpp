@@ -348,6 +348,16 @@ void MainWindow::select_plan(int row) {
   show_selected();
 }
 
+bool MainWindow::select_layout(const QString& layout) {
+  for (int row = 0; row < model_->rowCount(); ++row) {
+    if (model_->data(model_->index(row, 0), Qt::DisplayRole).toString() == layout) {
+      select_plan(row);
+      return true;
+    }
+  }
+  return false;
+}
+
 void MainWindow::show_selected() {
   QModelIndexList rows = table_->selectionModel()->selectedRows();
   if (rows.isEmpty())

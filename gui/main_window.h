@@ -63,6 +63,8 @@ class MainWindow : public QMainWindow {
   void recompute_now();
   /// Selects a row of the plans table (its charts and report follow).
   void select_plan(int row);
+  /// Selects the plan with this layout (as the table shows it); false if none.
+  bool select_layout(const QString& layout);
   /// Replays the selected plan's step in SimGrid on a worker thread (replayed() when done),
   /// or on this thread.
   void replay_selected();
