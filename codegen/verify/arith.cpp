@@ -12,15 +12,6 @@ std::uint64_t mulmod(std::uint64_t a, std::uint64_t b, std::uint64_t m) {
   return (a * b) % m;  // a, b < 2^29
 }
 
-// Barrett reduction of any 64-bit x by m < 2^32 with r = floor(2^64 / m) (Barrett 1986;
-// Hacker's Delight §10-15): x - floor(x r / 2^64) m lies in [0, 2m), so one conditional
-// subtraction finishes it. Replaces the division in the evaluator's inner loops.
-std::uint64_t reduce(std::uint64_t x, std::uint64_t m, std::uint64_t r) {
-  auto est = static_cast<std::uint64_t>((static_cast<unsigned __int128>(x) * r) >> 64);
-  std::uint64_t y = x - est * m;
-  return y >= m ? y - m : y;
-}
-
 std::uint64_t reciprocal(std::uint64_t m) {
   return static_cast<std::uint64_t>((static_cast<unsigned __int128>(1) << 64) / m);
 }
@@ -78,23 +69,6 @@ FieldArith::FieldArith(std::uint64_t seed)
   std::mt19937_64 rng(seed);
   std::uint64_t g = 2 + rng() % (p_ - 3);
   omega_ = mulmod(g, g, p_);
-}
-
-FieldValue FieldArith::add(Value a, Value b) const {
-  std::uint32_t x = a.p + b.p;  // residues below 2^29: no overflow
-  std::uint32_t y = a.q + b.q;
-  return {x >= p_ ? static_cast<std::uint32_t>(x - p_) : x,
-          y >= q_ ? static_cast<std::uint32_t>(y - q_) : y};
-}
-
-FieldValue FieldArith::sub(Value a, Value b) const {
-  return add(a, {static_cast<std::uint32_t>(b.p == 0 ? 0 : p_ - b.p),
-                 static_cast<std::uint32_t>(b.q == 0 ? 0 : q_ - b.q)});
-}
-
-FieldValue FieldArith::mul(Value a, Value b) const {
-  return {static_cast<std::uint32_t>(reduce(std::uint64_t{a.p} * b.p, p_, rp_)),
-          static_cast<std::uint32_t>(reduce(std::uint64_t{a.q} * b.q, q_, rq_))};
 }
 
 FieldValue FieldArith::div(Value a, Value b) const {

@@ -61,9 +61,33 @@ class FieldArith {
   using Value = FieldValue;
   explicit FieldArith(std::uint64_t seed);
 
-  Value add(Value a, Value b) const;
-  Value sub(Value a, Value b) const;
-  Value mul(Value a, Value b) const;
+  // add, sub and mul are inline: the evaluator calls them once per element.
+  Value add(Value a, Value b) const {
+    std::uint32_t x = a.p + b.p;  // residues below 2^29: no overflow
+    std::uint32_t y = a.q + b.q;
+    return {x >= p_ ? static_cast<std::uint32_t>(x - p_) : x,
+            y >= q_ ? static_cast<std::uint32_t>(y - q_) : y};
+  }
+
+  Value sub(Value a, Value b) const {
+    return add(a, {static_cast<std::uint32_t>(b.p == 0 ? 0 : p_ - b.p),
+                   static_cast<std::uint32_t>(b.q == 0 ? 0 : q_ - b.q)});
+  }
+
+  Value mul(Value a, Value b) const {
+    return {static_cast<std::uint32_t>(reduce(std::uint64_t{a.p} * b.p, p_, rp_)),
+            static_cast<std::uint32_t>(reduce(std::uint64_t{a.q} * b.q, q_, rq_))};
+  }
+
+  /// x mod m for any 64-bit x, by Barrett reduction with r = floor(2^64 / m), m < 2^32
+  /// (Barrett 1986; Hacker's Delight §10-15): x - floor(x r / 2^64) m lies in [0, 2m), so one
+  /// conditional subtraction finishes it, with no division.
+  static std::uint64_t reduce(std::uint64_t x, std::uint64_t m, std::uint64_t r) {
+    auto est = static_cast<std::uint64_t>((static_cast<unsigned __int128>(x) * r) >> 64);
+    std::uint64_t y = x - est * m;
+    return y >= m ? y - m : y;
+  }
+
   Value div(Value a, Value b) const;
   Value exp(Value a) const;
   Value sqrt(Value a) const;

@@ -8,18 +8,21 @@
 namespace yirage::codegen {
 namespace {
 
+// Random inputs of `g` drawn from `seed`, into the tensors of `storage` where it has them.
 template <class A>
-std::vector<Tensor<typename A::Value>> random_inputs(const KernelGraph& g,
-                                                     const A& a,
-                                                     std::uint64_t seed) {
+std::vector<Tensor<typename A::Value>> random_inputs(
+    const KernelGraph& g,
+    const A& a,
+    std::uint64_t seed,
+    std::vector<Tensor<typename A::Value>> storage = {}) {
   SplitMix64 rng(seed);
-  std::vector<Tensor<typename A::Value>> in;
-  for (const KernelInput& i : g.inputs) {
-    Tensor<typename A::Value> t{i.shape, {}};
-    t.data.resize(static_cast<std::size_t>(elements(i.shape)));
-    for (auto& v : t.data)
+  std::vector<Tensor<typename A::Value>> in = std::move(storage);
+  in.resize(g.inputs.size());
+  for (std::size_t i = 0; i < g.inputs.size(); ++i) {
+    in[i].shape = g.inputs[i].shape;
+    in[i].data.resize(static_cast<std::size_t>(elements(g.inputs[i].shape)));
+    for (auto& v : in[i].data)
       v = a.random(rng);
-    in.push_back(std::move(t));
   }
   return in;
 }
@@ -94,8 +97,11 @@ std::vector<std::string> tensor_keys(const KernelGraph& g) {
   return keys;
 }
 
-FieldTest::FieldTest(const KernelGraph& reference, std::uint64_t seed)
-    : arith_(seed ^ 0x5bd1e995ULL), inputs_(random_inputs(reference, arith_, seed)) {
+FieldTest::FieldTest(const KernelGraph& reference,
+                     std::uint64_t seed,
+                     std::vector<Tensor<FieldValue>> storage)
+    : arith_(seed ^ 0x5bd1e995ULL),
+      inputs_(random_inputs(reference, arith_, seed, std::move(storage))) {
   Evaluator<FieldArith> ev(arith_);
   outputs_ = pick_outputs(reference, ev.graph(reference, inputs_));
 }

@@ -22,7 +22,14 @@ bool field_testable(const KernelGraph& g);
 /// One test: random inputs and ω drawn from `seed`, and the reference's outputs on them.
 class FieldTest {
  public:
-  FieldTest(const KernelGraph& reference, std::uint64_t seed);
+  /// `storage`: tensors of an earlier test whose memory the inputs are drawn into (at full
+  /// shapes the inputs are ~1 GB, and touching fresh pages costs as much as drawing them).
+  FieldTest(const KernelGraph& reference,
+            std::uint64_t seed,
+            std::vector<Tensor<FieldValue>> storage = {});
+
+  /// The input tensors, handed over for the next test's `storage`; the test is spent.
+  std::vector<Tensor<FieldValue>> take_inputs() { return std::move(inputs_); }
 
   /// Tier 1: every op of `candidate` but the last evaluated whole (memoised per test), the
   /// last one, when graph-defined, on `blocks` thread blocks chosen from `sample_seed`; its
