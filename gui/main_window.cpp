@@ -46,6 +46,7 @@ MainWindow::MainWindow(QWidget* parent)
           tr("task"),
           [this](const std::string& path, const std::string& text) { apply_task(path, text); },
           this)),
+      compare_(new CompareView(this)),
       timeline_(new TimelineView(this)),
       replay_status_(new QLabel(this)),
       tabs_(new QTabWidget(this)),
@@ -61,10 +62,23 @@ MainWindow::MainWindow(QWidget* parent)
   report_->setReadOnly(true);
   report_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
   report_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  auto* charts_tab = new QWidget(this);
+  auto* charts_layout = new QVBoxLayout(charts_tab);
   auto* charts = new QSplitter(Qt::Horizontal, this);
   charts->addWidget(charts_->breakdown());
   charts->addWidget(charts_->memory());
-  tabs_->addTab(charts, tr("Step and memory"));
+  charts_layout->addWidget(charts, 1);
+  auto* export_charts = new QPushButton(tr("Export charts (PNG or SVG)..."), this);
+  charts_layout->addWidget(export_charts, 0, Qt::AlignLeft);
+  tabs_->addTab(charts_tab, tr("Step and memory"));
+  connect(export_charts, &QPushButton::clicked, this, [this] {
+    QString path = QFileDialog::getSaveFileName(this, tr("Export charts"), QString(),
+                                                tr("PNG (*.png);;SVG (*.svg)"));
+    if (path.isEmpty())
+      return;
+    if (QString err = charts_->save(path); !err.isEmpty())
+      QMessageBox::warning(this, tr("Export charts"), err);
+  });
   tabs_->addTab(report_, tr("Report"));
   auto* replay_tab = new QWidget(this);
   auto* replay_layout = new QVBoxLayout(replay_tab);
@@ -91,6 +105,13 @@ MainWindow::MainWindow(QWidget* parent)
     if (QString err = export_trace(path); !err.isEmpty())
       QMessageBox::warning(this, tr("Export trace"), err);
   });
+  auto* compare_tab = new QWidget(this);
+  auto* compare_layout = new QVBoxLayout(compare_tab);
+  auto* keep = new QPushButton(tr("Keep this scenario as A"), this);
+  compare_layout->addWidget(keep, 0, Qt::AlignLeft);
+  compare_layout->addWidget(compare_, 1);
+  tabs_->addTab(compare_tab, tr("Compare"));
+  connect(keep, &QPushButton::clicked, this, &MainWindow::keep_scenario);
   tabs_->addTab(view_, tr("Cluster"));
   auto* files = new QSplitter(Qt::Horizontal, this);
   files->addWidget(cluster_editor_);
@@ -333,6 +354,7 @@ void MainWindow::show_result(const ScenarioResult& r) {
                          .arg(r.candidates)
                          .arg(r.seconds * 1e3, 0, 'f', 0));
     report_->setPlainText(QString::fromStdString(r.report));
+    compare_->set_current(r, scenario_label());
     if (n > 0)
       select_plan(0);
     else
@@ -346,6 +368,34 @@ void MainWindow::select_plan(int row) {
     return;
   table_->selectRow(row);
   show_selected();
+}
+
+void MainWindow::keep_scenario() {
+  compare_->keep(model_->result(), scenario_label());
+}
+
+QString MainWindow::scenario_label() const {
+  const ScenarioResult& r = model_->result();
+  QString label = QString::fromStdString(r.task.name + " on " + r.cluster.name);
+  WhatIf w = what_if_->what_if();
+  QStringList changes;
+  if (w.nodes)
+    changes << tr("%1 nodes").arg(*w.nodes);
+  if (w.devices_per_node)
+    changes << tr("%1 per node").arg(*w.devices_per_node);
+  if (w.device)
+    changes << QString::fromStdString(*w.device);
+  if (w.global_batch)
+    changes << tr("batch %1").arg(*w.global_batch);
+  if (w.sequence_length)
+    changes << tr("sequence %1").arg(*w.sequence_length);
+  if (w.precision)
+    changes << QString::fromStdString(devices::dtype_name(*w.precision));
+  if (w.fabric_scale != 1)
+    changes << tr("fabric x%1").arg(w.fabric_scale);
+  if (w.network_scale != 1)
+    changes << tr("network x%1").arg(w.network_scale);
+  return changes.isEmpty() ? label : label + " (" + changes.join(", ") + ")";
 }
 
 bool MainWindow::select_layout(const QString& layout) {

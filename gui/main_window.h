@@ -8,6 +8,7 @@
 #include "costmodel/calibration.h"
 #include "devices/registry.h"
 #include "gui/cluster_view.h"
+#include "gui/compare_view.h"
 #include "gui/file_editor.h"
 #include "gui/plan_charts.h"
 #include "gui/plans_model.h"
@@ -71,6 +72,14 @@ class MainWindow : public QMainWindow {
   void replay_selected_now();
 
   const TimelineView* timeline() const { return timeline_; }
+
+  /// Keeps the current scenario as A on the Compare tab.
+  void keep_scenario();
+
+  const CompareView* compare() const { return compare_; }
+
+  /// A line naming the scenario: the files and what the controls changed.
+  QString scenario_label() const;
 
   /// Brings the tab whose title starts with `title` (any case) to the front; false if none.
   bool show_tab(const QString& title);
@@ -142,6 +151,7 @@ class MainWindow : public QMainWindow {
   QPlainTextEdit* report_;
   FileEditor* cluster_editor_;
   FileEditor* task_editor_;
+  CompareView* compare_;
   QMenu* recent_menu_ = nullptr;
   std::function<QMessageBox::StandardButton()> ask_;
   TimelineView* timeline_;

@@ -1,5 +1,8 @@
 #include "gui/plan_charts.h"
 
+#include <QFileInfo>
+#include <QPainter>
+#include <QSvgGenerator>
 #include <QtCharts/QBarCategoryAxis>
 #include <QtCharts/QBarSet>
 #include <QtCharts/QHorizontalStackedBarSeries>
@@ -65,6 +68,32 @@ PlanCharts::PlanCharts(QWidget* parent)
 void PlanCharts::clear() {
   replace(breakdown_, stacked(tr("Step time"), {}, {}, "s", 1));
   replace(memory_, stacked(tr("Memory per device"), {}, {}, "GB", 1));
+}
+
+QString PlanCharts::save(const QString& path) const {
+  QFileInfo info(path);
+  QString ext = info.suffix().toLower();
+  if (ext != "png" && ext != "svg")
+    return tr("%1: charts are saved as .png or .svg").arg(path);
+  for (auto [view, part] : {std::pair{breakdown_, "step"}, std::pair{memory_, "memory"}}) {
+    QString out = info.path() + "/" + info.completeBaseName() + "-" + part + "." + ext;
+    if (ext == "png") {
+      if (!view->grab().save(out, "PNG"))
+        return tr("%1: cannot be written").arg(out);
+      continue;
+    }
+    QSvgGenerator svg;
+    svg.setFileName(out);
+    svg.setSize(view->size());
+    svg.setViewBox(QRect(QPoint(0, 0), view->size()));
+    svg.setTitle(view->chart()->title());
+    QPainter painter;
+    if (!painter.begin(&svg))
+      return tr("%1: cannot be written").arg(out);
+    view->render(&painter);
+    painter.end();
+  }
+  return {};
 }
 
 void PlanCharts::show(const planner::PlanEstimate& p, const std::string& device) {

@@ -24,6 +24,10 @@ class PlanCharts : public QObject {
   void show(const planner::InferEstimate& p, const std::string& device);
   void clear();
 
+  /// Writes both charts beside `path` (".png" or ".svg"): "<name>-step.<ext>" and
+  /// "<name>-memory.<ext>". Returns the error, or empty.
+  QString save(const QString& path) const;
+
  private:
   QChartView* breakdown_;
   QChartView* memory_;

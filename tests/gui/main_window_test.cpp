@@ -207,6 +207,46 @@ class MainWindowTest : public QObject {
     QFile::remove(path);
   }
 
+  void two_scenarios_side_by_side_with_their_difference() {
+    yirage::gui::MainWindow w;
+    QVERIFY(open_example(w, "h100-4x8-rail", "llama3-70b-train"));
+    w.keep_scenario();
+    QSignalSpy updated(&w, &yirage::gui::MainWindow::plans_updated);
+    w.what_if()->nodes()->setValue(8);  // twice the devices
+    QVERIFY(updated.wait(20000));
+    const QTableWidget* t = w.compare();
+    auto row_of = [&](const QString& name) {
+      for (int r = 0; r < t->rowCount(); ++r) {
+        if (t->item(r, 0)->text() == name)
+          return r;
+      }
+      return -1;
+    };
+    QVERIFY(t->item(0, 2)->text().contains("8 nodes"));
+    int devices = row_of("devices");
+    QVERIFY(devices >= 0);
+    QCOMPARE(t->item(devices, 1)->text(), QString("32"));
+    QCOMPARE(t->item(devices, 2)->text(), QString("64"));
+    QCOMPARE(t->item(devices, 3)->text(), QString("100%"));
+    int step = row_of("step");
+    QVERIFY(t->item(step, 3)->text().startsWith("-"));  // faster on twice the devices
+  }
+
+  void charts_export_as_png_and_svg() {
+    yirage::gui::MainWindow w;
+    QVERIFY(open_example(w, "dgx-h100", "llama3-8b-train"));
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QTemporaryDir dir;
+    QCOMPARE(w.charts()->save(dir.filePath("plan.svg")), QString());
+    QCOMPARE(w.charts()->save(dir.filePath("plan.png")), QString());
+    QFile svg(dir.filePath("plan-step.svg"));
+    QVERIFY(svg.open(QIODevice::ReadOnly));
+    QVERIFY(svg.readAll().contains("<svg"));
+    QVERIFY(QImage(dir.filePath("plan-memory.png")).width() > 100);
+    QVERIFY(!w.charts()->save(dir.filePath("plan.gif")).isEmpty());
+  }
+
   void the_screenshot_shows_the_table_and_the_charts() {
     for (const auto& [cluster, task] : std::vector<std::pair<QString, QString>>{
              {"h100-4x8-rail", "llama3-70b-train"}, {"dgx-h100", "llama3-70b-decode"}}) {
