@@ -4,6 +4,7 @@
 #include "codegen/verify/evaluator.h"
 
 #include <algorithm>
+#include <array>
 #include <deque>
 
 namespace yirage::codegen {
@@ -33,31 +34,39 @@ inline std::int64_t linear(const std::vector<std::int64_t>& idx, const Shape& s)
 }
 
 // The tile of `src` of shape `tile` at offset `at` into `t` (its storage reused), copied a
-// row of the last dim at a time.
+// row of the last dim at a time. Index arithmetic in fixed arrays: the block loop calls this
+// for every input of every iteration of every block.
 template <class V>
 void copy_tile_into(const Tensor<V>& src,
                     const Shape& tile,
                     const std::vector<std::int64_t>& at,
                     Tensor<V>& t) {
+  constexpr std::size_t kRank = 8;
+  std::size_t r = tile.size();
+  CHECK(r <= kRank && src.shape.size() == r) << "a tile of rank " << r;
   t.shape = tile;
   t.data.resize(static_cast<std::size_t>(elements(tile)));
-  if (tile.empty()) {
+  if (r == 0) {
     t.data[0] = src.data[0];
     return;
   }
-  std::size_t r = tile.size();
-  std::vector<std::int64_t> st = strides(src.shape, false);
-  std::vector<std::int64_t> idx(r, 0);
+  std::array<std::int64_t, kRank> st{};
+  std::array<std::int64_t, kRank> idx{};
+  std::int64_t base = 0;
+  for (std::size_t d = r, n = 1; d-- > 0;) {
+    st[d] = static_cast<std::int64_t>(n);
+    base += at[d] * st[d];
+    n *= static_cast<std::size_t>(src.shape[d]);
+  }
   std::int64_t row = tile[r - 1];
-  std::int64_t base = linear(at, src.shape);
+  std::int64_t off = base;  // of the current row's first element in src
   for (std::int64_t out = 0; out < static_cast<std::int64_t>(t.data.size()); out += row) {
-    std::int64_t off = base;
-    for (std::size_t d = 0; d + 1 < r; ++d)
-      off += idx[d] * st[d];
     std::copy_n(src.data.begin() + off, row, t.data.begin() + out);
     for (std::size_t d = r - 1; d-- > 0;) {
+      off += st[d];
       if (++idx[d] < tile[d])
         break;
+      off -= st[d] * tile[d];
       idx[d] = 0;
     }
   }
