@@ -1,10 +1,30 @@
 #include "cli/layout_arg.h"
 
+#include "cli/plan_file.h"
 #include "cli/run.h"
+#include "cli/summary.h"
 
 #include <algorithm>
 
 namespace yirage::cli {
+
+std::variant<PlanInputs, int> load_plan_inputs(Context& cx,
+                                               const std::vector<std::string>& files,
+                                               const std::string& layout,
+                                               const std::string& plan_file) {
+  devices::DeviceRegistry registry = cx.load_registry();
+  PlanInputs in{cx.load_cluster(files[0], registry), cx.load_task(files[1]), {}, layout};
+  check_fit(in.cluster, in.task);
+  if (!plan_file.empty()) {
+    if (!layout.empty()) {
+      cx.err << "error: give --plan or --layout, not both\n";
+      return kExitBadInput;
+    }
+    in.layout = read_plan_file(plan_file, in.cluster, in.task).layout;
+  }
+  in.calibrations = costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
+  return in;
+}
 
 std::variant<planner::PlanEstimate, int> estimate_layout_arg(Context& cx,
                                                              const planner::TrainContext& tc,

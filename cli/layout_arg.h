@@ -1,5 +1,7 @@
-// `--layout TEXT` as the commands take it: parsed, then estimated. A malformed layout is
-// exit 2 (bad input), one that cannot run exit 1, each with its message printed.
+// What the planning commands start from: the cluster and task files, loaded and checked to
+// fit, the calibrations, and `--layout TEXT` (or `--plan FILE`'s layout) parsed and
+// estimated. A malformed layout is exit 2 (bad input), one that cannot run exit 1, each with
+// its message printed.
 #pragma once
 
 #include "cli/context.h"
@@ -8,8 +10,24 @@
 
 #include <string>
 #include <variant>
+#include <vector>
 
 namespace yirage::cli {
+
+struct PlanInputs {
+  devices::ClusterSpec cluster;
+  devices::TaskSpec task;
+  costmodel::CalibrationSet calibrations;
+  std::string layout;  // --layout, or the layout of the --plan file; empty: search
+};
+
+/// Loads `files` (cluster, task) and the calibrations; `plan_file` (when given, and never
+/// with `layout`) gives the layout. Input errors throw devices::InputError as loading does;
+/// both options at once is exit 2.
+std::variant<PlanInputs, int> load_plan_inputs(Context& cx,
+                                               const std::vector<std::string>& files,
+                                               const std::string& layout,
+                                               const std::string& plan_file);
 
 /// The estimate of the training layout `text`, or the exit code after printing why not.
 std::variant<planner::PlanEstimate, int> estimate_layout_arg(Context& cx,

@@ -259,20 +259,12 @@ int plan_hetero_inference(Context& cx,
 }
 
 int plan(Context& cx, const PlanArgs& given) {
+  auto loaded = load_plan_inputs(cx, given.files, given.layout, given.plan_file);
+  if (const int* code = std::get_if<int>(&loaded))
+    return *code;
+  auto& [cluster, task, calibrations, layout] = std::get<PlanInputs>(loaded);
   PlanArgs a = given;
-  devices::DeviceRegistry registry = cx.load_registry();
-  devices::ClusterSpec cluster = cx.load_cluster(a.files[0], registry);
-  devices::TaskSpec task = cx.load_task(a.files[1]);
-  check_fit(cluster, task);
-  if (!a.plan_file.empty()) {
-    if (!a.layout.empty()) {
-      cx.err << "error: give --plan or --layout, not both\n";
-      return kExitBadInput;
-    }
-    a.layout = read_plan_file(a.plan_file, cluster, task).layout;
-  }
-  costmodel::CalibrationSet calibrations =
-      costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
+  a.layout = layout;
   if (std::string why = planner::unsupported_reason(cluster, task); !why.empty()) {
     if (task.mode == devices::Mode::kTrain)
       return plan_hetero(cx, cluster, task, calibrations, a);
