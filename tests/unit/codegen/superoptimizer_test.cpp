@@ -66,30 +66,46 @@ Program small(const std::filesystem::path& file) {
   return resize_inputs(p, small_shapes().at(p.graph.name));
 }
 
-TEST(Superoptimizer, EveryBundledProgramAtSmallShapesVerifies) {
+TEST(Superoptimizer, EveryBundledProgramHasSmallShapes) {
   std::vector<std::filesystem::path> files = bundled_programs();
   ASSERT_EQ(files.size(), small_shapes().size());
+  for (const std::filesystem::path& f : files)
+    EXPECT_EQ(small_shapes().count(f.stem().string()), 1U) << f;
+}
+
+// One test per bundled program (each a few seconds).
+class BundledProgram : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(BundledProgram, AtSmallShapesVerifies) {
   ASSERT_NE(h100().device, nullptr);
-  for (const std::filesystem::path& f : files) {
-    SCOPED_TRACE(f.string());
-    Program p = small(f);
-    SuperoptimizeResult r = superoptimize(p.graph, *h100().device, h100().eff, options(2));
-    // QK-norm attention (nine library ops) has no complete candidate within the kernel-op
-    // limit: its choice is the program itself, which must verify all the same.
-    if (p.graph.name != "qknorm_attention") {
-      EXPECT_GT(r.stats.candidates, 0);
-    }
-    EXPECT_LE(r.best.cost.time.value, r.reference.cost.time.value);
-    EXPECT_EQ(check_graph(r.best.graph, h100().device), "");
-    double err = 0;
-    EXPECT_EQ(verify_full(p.graph, r.best.graph, 4242, 3, 1e-3, &err), "");
-    if (p.graph.name == "rmsnorm_linear") {
-      // Mirage's µGraph (mugraph.md §1.3): one graph-defined op, cheaper than the library.
-      EXPECT_FALSE(r.best_is_reference);
-      EXPECT_EQ(r.best.graph.ops.size(), 1U);
-    }
+  Program p = small(devices::data_dir() / "programs" / (GetParam() + ".yaml"));
+  SuperoptimizeResult r = superoptimize(p.graph, *h100().device, h100().eff, options(2));
+  // QK-norm attention (nine library ops) has no complete candidate within the kernel-op
+  // limit: its choice is the program itself, which must verify all the same.
+  if (p.graph.name != "qknorm_attention") {
+    EXPECT_GT(r.stats.candidates, 0);
+  }
+  EXPECT_LE(r.best.cost.time.value, r.reference.cost.time.value);
+  EXPECT_EQ(check_graph(r.best.graph, h100().device), "");
+  double err = 0;
+  EXPECT_EQ(verify_full(p.graph, r.best.graph, 4242, 3, 1e-3, &err), "");
+  if (p.graph.name == "rmsnorm_linear") {
+    // Mirage's µGraph (mugraph.md §1.3): one graph-defined op, cheaper than the library.
+    EXPECT_FALSE(r.best_is_reference);
+    EXPECT_EQ(r.best.graph.ops.size(), 1U);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Superoptimizer,
+                         BundledProgram,
+                         ::testing::Values("gated_mlp",
+                                           "gemm_layernorm",
+                                           "gemm_softmax",
+                                           "gqa_decode",
+                                           "lora_linear",
+                                           "qknorm_attention",
+                                           "rmsnorm_linear"),
+                         [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
 
 TEST(Superoptimizer, SameChoiceWithOneOrTwoThreads) {
   for (const char* name : {"rmsnorm_linear", "gated_mlp"}) {
