@@ -72,6 +72,39 @@ KernelGraph sampling_schedule(const Found& f, const devices::DeviceSpec& d) {
   return f.graph;
 }
 
+// The tier-1 test: the program evaluated at full shape (seconds for gated MLP), built on its
+// own thread while the generator runs when there is more than one worker.
+class Tier1Test {
+ public:
+  Tier1Test(const KernelGraph& reference, std::uint64_t seed, bool wanted, bool own_thread) {
+    auto build = [this, &reference, seed] {
+      try {
+        test_ = std::make_unique<FieldTest>(reference, seed);
+      } catch (...) {
+        failed_ = std::current_exception();
+      }
+    };
+    if (wanted && own_thread)
+      builder_ = std::jthread(build);
+    else if (wanted)
+      build();
+  }
+
+  /// The test (null when not wanted), once built.
+  const FieldTest* get() {
+    if (builder_.joinable())
+      builder_.join();
+    if (failed_)
+      std::rethrow_exception(failed_);
+    return test_.get();
+  }
+
+ private:
+  std::unique_ptr<FieldTest> test_;
+  std::exception_ptr failed_;
+  std::jthread builder_;  // last: joined before the others are destroyed
+};
+
 std::vector<BranchResult> run_branches(const Enumerator& en, const SuperoptimizeOptions& o) {
   std::vector<WorkItem> items = en.work_items();
   std::vector<BranchResult> results(items.size());
@@ -176,22 +209,7 @@ SuperoptimizeResult superoptimize(const KernelGraph& reference,
   r.reference = {reference, price_ugraph(reference, device, eff)};
   r.stats.field_tested = field_testable(reference);
   Enumerator en(reference, o.limits, device);
-  // The tier-1 test evaluates the program at full shape (seconds for gated MLP): with more
-  // than one worker it is built on its own thread while the generator runs.
-  std::unique_ptr<FieldTest> test;
-  std::exception_ptr failed;
-  auto build_test = [&] {
-    try {
-      test = std::make_unique<FieldTest>(reference, mix(o.seed, 1));
-    } catch (...) {
-      failed = std::current_exception();
-    }
-  };
-  std::jthread builder;  // joined on every way out
-  if (r.stats.field_tested && o.threads > 1)
-    builder = std::jthread(build_test);
-  else if (r.stats.field_tested)
-    build_test();
+  Tier1Test sampler(reference, mix(o.seed, 1), r.stats.field_tested, o.threads > 1);
   std::vector<BranchResult> branches = run_branches(en, o);
   // Every complete graph is priced at every schedule before any is tested: the tests (whole
   // kernel tensors over two fields, at the program's full shapes) cost far more than the
@@ -215,10 +233,7 @@ SuperoptimizeResult superoptimize(const KernelGraph& reference,
     }
   }
   r.stats.priced = static_cast<std::int64_t>(ranked.size());
-  if (builder.joinable())
-    builder.join();
-  if (failed)
-    std::rethrow_exception(failed);
+  const FieldTest* test = sampler.get();
   std::vector<std::size_t> order(ranked.size());
   for (std::size_t i = 0; i < order.size(); ++i)
     order[i] = i;

@@ -109,47 +109,47 @@ void FieldArith::matmul(const Value* a,
                         std::int64_t k,
                         std::int64_t n) const {
   // Blocked so that each row of b is read once per block of kRows rows of a (not once per
-  // row) while the block's sums stay in cache; every sum is reduced after 32 products.
+  // row) while the block's sums stay in cache.
   constexpr std::int64_t kRows = 16;
   constexpr std::int64_t kCols = 128;
-  std::int64_t cols = std::min(kCols, n);       // row stride of the sums
+  std::int64_t col_blocks = (n + kCols - 1) / kCols;
+  for (std::int64_t blk = 0; blk < (m + kRows - 1) / kRows * col_blocks; ++blk) {
+    std::int64_t i0 = blk / col_blocks * kRows;
+    std::int64_t j0 = blk % col_blocks * kCols;
+    matmul_block(
+        {a + i0 * k, b + j0, c + i0 * n + j0, std::min(kRows, m - i0), std::min(kCols, n - j0)}, k,
+        n);
+  }
+}
+
+void FieldArith::matmul_block(const MatmulBlock& blk, std::int64_t k, std::int64_t n) const {
   thread_local std::vector<std::uint64_t> acc;  // reused: block loops call this per tile
-  acc.resize(static_cast<std::size_t>(2 * std::min(kRows, m) * cols));
-  for (std::int64_t i0 = 0; i0 < m; i0 += kRows) {
-    std::int64_t mb = std::min(kRows, m - i0);
-    for (std::int64_t j0 = 0; j0 < n; j0 += kCols) {
-      std::int64_t nb = std::min(kCols, n - j0);
-      std::fill(acc.begin(), acc.begin() + 2 * mb * cols, 0);
-      for (std::int64_t kk = 0; kk < k; ++kk) {
-        const Value* row = b + kk * n + j0;
-        for (std::int64_t i = 0; i < mb; ++i) {
-          std::uint64_t xp = a[(i0 + i) * k + kk].p;
-          std::uint64_t xq = a[(i0 + i) * k + kk].q;
-          std::uint64_t* ap = acc.data() + 2 * i * cols;
-          std::uint64_t* aq = ap + cols;
-          for (std::int64_t j = 0; j < nb; ++j) {
-            ap[j] += xp * row[j].p;
-            aq[j] += xq * row[j].q;
-          }
-        }
-        if (kk % 32 == 31) {  // 32 products below 2^58 each, plus a residue: below 2^64
-          for (std::int64_t i = 0; i < mb; ++i) {
-            std::uint64_t* ap = acc.data() + 2 * i * cols;
-            for (std::int64_t j = 0; j < nb; ++j) {
-              ap[j] = reduce(ap[j], p_, rp_);
-              ap[cols + j] = reduce(ap[cols + j], q_, rq_);
-            }
-          }
-        }
-      }
-      for (std::int64_t i = 0; i < mb; ++i) {
-        const std::uint64_t* ap = acc.data() + 2 * i * cols;
-        Value* out = c + (i0 + i) * n + j0;
-        for (std::int64_t j = 0; j < nb; ++j)
-          out[j] = {static_cast<std::uint32_t>(reduce(ap[j], p_, rp_)),
-                    static_cast<std::uint32_t>(reduce(ap[cols + j], q_, rq_))};
+  std::int64_t cols = blk.cols;                 // row stride of the p sums, then the q sums
+  acc.assign(static_cast<std::size_t>(2 * blk.rows * cols), 0);
+  for (std::int64_t kk = 0; kk < k; ++kk) {
+    const Value* row = blk.b + kk * n;
+    for (std::int64_t i = 0; i < blk.rows; ++i) {
+      std::uint64_t xp = blk.a[i * k + kk].p;
+      std::uint64_t xq = blk.a[i * k + kk].q;
+      std::uint64_t* ap = acc.data() + 2 * i * cols;
+      std::uint64_t* aq = ap + cols;
+      for (std::int64_t j = 0; j < cols; ++j) {
+        ap[j] += xp * row[j].p;
+        aq[j] += xq * row[j].q;
       }
     }
+    if (kk % 32 == 31) {  // 32 products below 2^58 each, plus a residue: below 2^64
+      for (std::size_t e = 0; e < acc.size(); ++e)
+        acc[e] = reduce(acc[e], e / static_cast<std::size_t>(cols) % 2 ? q_ : p_,
+                        e / static_cast<std::size_t>(cols) % 2 ? rq_ : rp_);
+    }
+  }
+  for (std::int64_t i = 0; i < blk.rows; ++i) {
+    const std::uint64_t* ap = acc.data() + 2 * i * cols;
+    Value* out = blk.c + i * n;
+    for (std::int64_t j = 0; j < cols; ++j)
+      out[j] = {static_cast<std::uint32_t>(reduce(ap[j], p_, rp_)),
+                static_cast<std::uint32_t>(reduce(ap[cols + j], q_, rq_))};
   }
 }
 

@@ -113,6 +113,17 @@ class FieldArith {
   std::uint64_t omega() const { return omega_; }
 
  private:
+  // A block of matmul's output: `rows` x `cols` of c from the same rows of a and columns of b.
+  struct MatmulBlock {
+    const Value* a;
+    const Value* b;
+    Value* c;
+    std::int64_t rows;
+    std::int64_t cols;
+  };
+
+  void matmul_block(const MatmulBlock& blk, std::int64_t k, std::int64_t n) const;
+
   std::uint64_t p_;
   std::uint64_t q_;
   std::uint64_t rp_;  // floor(2^64 / p), for Barrett reduction
@@ -164,18 +175,19 @@ class RealArith {
     constexpr std::int64_t kCols = 256;
     for (std::int64_t i = 0; i < m * n; ++i)
       c[i] = T(0);
-    for (std::int64_t i0 = 0; i0 < m; i0 += kRows) {
+    std::int64_t col_blocks = (n + kCols - 1) / kCols;
+    for (std::int64_t blk = 0; blk < (m + kRows - 1) / kRows * col_blocks; ++blk) {
+      std::int64_t i0 = blk / col_blocks * kRows;
+      std::int64_t j0 = blk % col_blocks * kCols;
       std::int64_t mb = std::min(kRows, m - i0);
-      for (std::int64_t j0 = 0; j0 < n; j0 += kCols) {
-        std::int64_t nb = std::min(kCols, n - j0);
-        for (std::int64_t kk = 0; kk < k; ++kk) {
-          const Value* brow = b + kk * n + j0;
-          for (std::int64_t i = i0; i < i0 + mb; ++i) {
-            Value x = a[i * k + kk];
-            Value* row = c + i * n + j0;
-            for (std::int64_t j = 0; j < nb; ++j)
-              row[j] += x * brow[j];
-          }
+      std::int64_t nb = std::min(kCols, n - j0);
+      for (std::int64_t kk = 0; kk < k; ++kk) {
+        const Value* brow = b + kk * n + j0;
+        for (std::int64_t i = i0; i < i0 + mb; ++i) {
+          Value x = a[i * k + kk];
+          Value* row = c + i * n + j0;
+          for (std::int64_t j = 0; j < nb; ++j)
+            row[j] += x * brow[j];
         }
       }
     }
