@@ -53,4 +53,11 @@ void emit_schedule_comment(CodeWriter& w, const BlockProgram& p, const std::stri
 /// The GEMV kernel and its launcher for p.gemv (CUDA or HIP).
 void emit_gemv(CodeWriter& w, const BlockProgram& p, Backend b);
 
+/// The tensor-core variant of the GEMV path (CUDA, 4 < M <= 16): whether it applies, its
+/// constants, its per-k16-step helper and its kernel body up to the partial tiles in `red`.
+bool gemv_uses_mma(const GemvForm& f, Backend b);
+void emit_gemv_mma_constants(CodeWriter& w, const GemvForm& f);
+void emit_gemv_mma_step(CodeWriter& w);
+void emit_gemv_mma_body(CodeWriter& w, const GemvForm& f);
+
 }  // namespace yirage::codegen

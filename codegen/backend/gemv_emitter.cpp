@@ -63,8 +63,10 @@ void emit_epilogue(CodeWriter& w, const BlockProgram& p, const std::string& name
   for (int o : b.after) {
     const BlockOp& op = b.graph.ops[static_cast<std::size_t>(o)];
     std::string a = "t" + std::to_string(op.in[0]);
-    std::string e = is_unary(op.kind) ? unary_expr(op.kind, a)
-                                      : binary_expr(op.kind, a, "t" + std::to_string(op.in[1]));
+    // A matmul here has an inner dim of 1 (match_gemv): a broadcast product.
+    OpKind k = op.kind == OpKind::kMatmul ? OpKind::kMul : op.kind;
+    std::string e =
+        is_unary(k) ? unary_expr(k, a) : binary_expr(k, a, "t" + std::to_string(op.in[1]));
     w.line("const float t" + std::to_string(ni + static_cast<std::size_t>(o)) + " = " + e +
            ";  // " + op_name(op.kind));
   }
@@ -90,7 +92,7 @@ void emit_constants(CodeWriter& w, const GemvForm& f) {
          ";              // columns per block, 8 per thread");
   w.line("constexpr int KS = YR_KSPLIT, KC = K / KS;  // K slices, rows per slice");
   w.line("constexpr int KL = 256 / (NB / 8);     // k-lanes: threads per column group");
-  w.line("constexpr int WARPS = 256 / YR_WARP;");
+  w.line("constexpr int WARPS = 256 / YR_WARP, RED_SLICES = WARPS;  // red: one slice a warp");
   w.line("static_assert(N % NB == 0 && KC % (KL * YR_UNROLL) == 0 && KC % 8 == 0, \"tiling\");");
   w.line("constexpr long kSharedBytes = M * KC * 2 + WARPS * NW * M * NB * 4 + M * 4;");
   w.line("constexpr long kPartialFloats = KS > 1 ? (long)KS * NW * M * N : 0;");
@@ -185,7 +187,8 @@ void emit_finish(CodeWriter& w, const std::string& name) {
   w.line("const int m = e / NB, col = e % NB;");
   w.line("float a[NW];");
   w.line(
-      "for (int i = 0; i < NW; ++i) { a[i] = 0.0f; for (int q = 0; q < WARPS; ++q) a[i] += red[((q "
+      "for (int i = 0; i < NW; ++i) { a[i] = 0.0f; for (int q = 0; q < RED_SLICES; ++q) a[i] += "
+      "red[((q "
       "* NW + i) * M + m) * NB + col]; }");
   w.line("y[(long)m * N + blockIdx.x * NB + col] = __float2half(" + name +
          "_epilogue(a, kHasRms ? sqrtf(ss[m] / K) : 0.0f));");
@@ -196,7 +199,7 @@ void emit_finish(CodeWriter& w, const std::string& name) {
   w.open("for (int e = tid; e < NW * M * NB; e += 256)");
   w.line("const int i = e / (M * NB), m = e / NB % M, col = e % NB;");
   w.line("float s = 0.0f;");
-  w.line("for (int q = 0; q < WARPS; ++q) s += red[((q * NW + i) * M + m) * NB + col];");
+  w.line("for (int q = 0; q < RED_SLICES; ++q) s += red[((q * NW + i) * M + m) * NB + col];");
   w.line("partial[(((long)ks * NW + i) * M + m) * N + blockIdx.x * NB + col] = s;");
   w.close();
   w.line("if (kHasRms && tid < M) squares[((long)blockIdx.x * KS + ks) * M + tid] = ss[tid];");
@@ -222,6 +225,24 @@ void emit_finish(CodeWriter& w, const std::string& name) {
   w.close();
 }
 
+// The CUDA-core body: X's slice in shared memory, weights streamed into fp32 FMAs.
+void emit_fma_body(CodeWriter& w, const GemvForm& f, Backend b) {
+  w.line("extern __shared__ float4 smem4[];");
+  w.line("__half* xs = reinterpret_cast<__half*>(smem4);                 // M x KC");
+  w.line("float* red = reinterpret_cast<float*>(xs + M * KC);            // WARPS x NW x M x NB");
+  w.line("float* ss = red + WARPS * NW * M * NB;                         // M");
+  w.line("__shared__ bool last;");
+  w.line("const int tid = threadIdx.x, lane = tid % YR_WARP, warp = tid / YR_WARP;");
+  w.line("const int cg = tid % 8, kl = tid / 8;  // column group, k-lane");
+  w.line("const long n0 = (long)blockIdx.x * NB + cg * 8;");
+  w.line("const int ks = blockIdx.y;");
+  w.line("const long kbase = (long)ks * KC;");
+  w.line("(void)ks; (void)partial; (void)squares; (void)counters; (void)last;");
+  emit_stage_x(w, b);
+  emit_stream(w, f);
+  emit_reduce(w);
+}
+
 void emit_gemv_helpers(CodeWriter& w, Backend b) {
   if (b == Backend::kCuda) {
     w.line(
@@ -234,8 +255,8 @@ void emit_gemv_helpers(CodeWriter& w, Backend b) {
   } else {
     w.line("YR_DEV float yr_shfl_xor(float v, int o) { return __shfl_xor(v, o); }");
     w.line(
-        "YR_DEV uint4 yr_stream_load(const __half* p) { return "
-        "__builtin_nontemporal_load(reinterpret_cast<const uint4*>(p)); }");
+        "YR_DEV uint4 yr_stream_load(const __half* p) { return *reinterpret_cast<const uint4*>(p); "
+        "}");
     w.line(
         "YR_DEV float yr_load_cg(const float* p) { return *reinterpret_cast<const volatile "
         "float*>(p); }");
@@ -251,8 +272,14 @@ void emit_gemv(CodeWriter& w, const BlockProgram& p, Backend b) {
          std::to_string(f.weight_inputs.size()) + " weight(s) [" + std::to_string(f.k) + ", " +
          std::to_string(f.n) + "]" + (f.rms_accum >= 0 ? ", rms(X) over K" : "") +
          "; grid (N / NB, KS), 256 threads.");
-  emit_constants(w, f);
+  bool mma = gemv_uses_mma(f, b);
+  if (mma)
+    emit_gemv_mma_constants(w, f);
+  else
+    emit_constants(w, f);
   emit_gemv_helpers(w, b);
+  if (mma)
+    emit_gemv_mma_step(w);
   emit_epilogue(w, p, name);
   std::string wparams;
   for (std::size_t i = 0; i < f.weight_inputs.size(); ++i)
@@ -261,20 +288,11 @@ void emit_gemv(CodeWriter& w, const BlockProgram& p, Backend b) {
   w.open(name + "_gemv(const __half* __restrict__ x" + wparams +
          ", __half* __restrict__ y, float* __restrict__ partial, float* __restrict__ squares, "
          "unsigned* __restrict__ counters)");
-  w.line("extern __shared__ float4 smem4[];");
-  w.line("__half* xs = reinterpret_cast<__half*>(smem4);                 // M x KC");
-  w.line("float* red = reinterpret_cast<float*>(xs + M * KC);            // WARPS x NW x M x NB");
-  w.line("float* ss = red + WARPS * NW * M * NB;                         // M");
-  w.line("__shared__ bool last;");
-  w.line("const int tid = threadIdx.x, lane = tid % YR_WARP, warp = tid / YR_WARP;");
-  w.line("const int cg = tid % 8, kl = tid / 8;  // column group, k-lane");
-  w.line("const long n0 = (long)blockIdx.x * NB + cg * 8;");
-  w.line("const int ks = blockIdx.y;");
-  w.line("const long kbase = (long)ks * KC;");
-  w.line("(void)ks; (void)partial; (void)squares; (void)counters; (void)last;");
-  emit_stage_x(w, b);
-  emit_stream(w, f);
-  emit_reduce(w);
+  if (mma) {
+    emit_gemv_mma_body(w, f);
+  } else {
+    emit_fma_body(w, f, b);
+  }
   emit_finish(w, name);
   w.close();
   w.line("");
@@ -289,8 +307,8 @@ void emit_gemv(CodeWriter& w, const BlockProgram& p, Backend b) {
   w.line("float* squares = partial + kPartialFloats;");
   w.line("unsigned* counters = reinterpret_cast<unsigned*>(squares + kSquareFloats);");
   w.line("if (kSharedBytes > 48 * 1024)");
-  w.line("  " + api + "FuncSetAttribute(reinterpret_cast<const void*>(" + name + "_gemv), " + api +
-         "FuncAttributeMaxDynamicSharedMemorySize, kSharedBytes);");
+  w.line("  (void)" + api + "FuncSetAttribute(reinterpret_cast<const void*>(" + name + "_gemv), " +
+         api + "FuncAttributeMaxDynamicSharedMemorySize, kSharedBytes);");
   std::string args = "static_cast<const __half*>(inputs[" + std::to_string(f.x_input) + "])";
   for (int wi : f.weight_inputs)
     args += ", static_cast<const __half*>(inputs[" + std::to_string(wi) + "])";

@@ -100,7 +100,7 @@ void emit_launcher(CodeWriter& w, const BlockProgram& p, Backend b) {
       smem = (s.block->shared_elems + 4) * 4;
     }
     if (smem > 48 * 1024)
-      w.line(api + "FuncSetAttribute(reinterpret_cast<const void*>(" + k + "), " + api +
+      w.line("(void)" + api + "FuncSetAttribute(reinterpret_cast<const void*>(" + k + "), " + api +
              "FuncAttributeMaxDynamicSharedMemorySize, " + std::to_string(smem) + ");");
     w.line(k + "<<<" + grid + ", " + std::to_string(kBlockThreads) + ", " + std::to_string(smem) +
            ", stream>>>(" + gpu_args(s) + ");");
