@@ -77,9 +77,12 @@ std::optional<GemvForm> match_gemv(const BlockProgram& p, std::string* why) {
     f.n = ws[1];
   }
   for (int o : b.after) {
-    OpKind k = g.ops[static_cast<std::size_t>(o)].kind;
-    if (!is_unary(k) && !is_binary(k))
-      return fail(why, "the epilogue computes " + op_name(k)), std::nullopt;
+    const BlockOp& op = g.ops[static_cast<std::size_t>(o)];
+    // A matmul over an inner dim of 1 is a broadcast product: elementwise too.
+    bool outer =
+        op.kind == OpKind::kMatmul && b.tiles[static_cast<std::size_t>(op.in[0])].back() == 1;
+    if (!is_unary(op.kind) && !is_binary(op.kind) && !outer)
+      return fail(why, "the epilogue computes " + op_name(op.kind)), std::nullopt;
   }
   if (f.k % 32 != 0 || f.n % 64 != 0)
     return fail(why, "K is not a multiple of 32 or N of 64"), std::nullopt;
