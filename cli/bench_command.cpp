@@ -1,10 +1,11 @@
 // `yirage-plan bench-plan CLUSTER TASK [--repeat N]`: how fast the planner searches and how
 // much memory it takes, next to the targets (1 s and 200 MB for a 70B model on 1,024 GPUs
 // on a 2-core machine).
+#include "report/summary.h"
+#include "report/table.h"
+
 #include "cli/context.h"
 #include "cli/run.h"
-#include "cli/summary.h"
-#include "cli/table.h"
 #include "planner/search.h"
 
 #include <CLI/CLI.hpp>
@@ -14,6 +15,10 @@
 #include <sys/resource.h>
 
 namespace yirage::cli {
+
+// The report library prints what the CLI shows (report/).
+using namespace report;
+
 namespace {
 
 struct BenchArgs {

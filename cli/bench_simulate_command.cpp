@@ -3,12 +3,13 @@
 // on the 1,024-GPU example, on a 2-core machine). The step is the one `simulate` replays:
 // the best plan's (or the given layout's). Without files: every bundled task on the
 // 1,024-GPU example, one row each.
+#include "report/simulate_report.h"
+#include "report/summary.h"
+#include "report/table.h"
+
 #include "cli/context.h"
 #include "cli/layout_arg.h"
 #include "cli/run.h"
-#include "cli/simulate_report.h"
-#include "cli/summary.h"
-#include "cli/table.h"
 #include "planner/search.h"
 
 #include <CLI/CLI.hpp>
@@ -17,6 +18,10 @@
 #include <filesystem>
 
 namespace yirage::cli {
+
+// The report library prints what the CLI shows (report/).
+using namespace report;
+
 namespace {
 
 constexpr double kTargetSeconds = 30;

@@ -2,10 +2,11 @@
 // its full shape and prints the search statistics (time, candidates generated, pruned and
 // verified) and the best µGraph's estimate next to the program as library kernels and next
 // to the best known µGraph of mugraph.md where data/programs/reference/ holds one.
+#include "report/table.h"
+
 #include "cli/context.h"
 #include "cli/run.h"
 #include "cli/superoptimize_report.h"
-#include "cli/table.h"
 #include "codegen/cost/ugraph_cost.h"
 #include "codegen/program/program_loader.h"
 #include "codegen/search/superoptimizer.h"
@@ -16,6 +17,10 @@
 #include <chrono>
 
 namespace yirage::cli {
+
+// The report library prints what the CLI shows (report/).
+using namespace report;
+
 namespace {
 
 struct BenchArgs {

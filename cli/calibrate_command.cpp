@@ -1,9 +1,10 @@
 // `yirage-plan calibrate MEASURED.csv... -o PATH`: fit the collective model's bandwidth scale
 // and extra latency per device and fabric, print the fit, write data/calibration files.
-#include "cli/atomic_write.h"
+#include "report/atomic_write.h"
+#include "report/table.h"
+
 #include "cli/context.h"
 #include "cli/run.h"
-#include "cli/table.h"
 #include "costmodel/calibration.h"
 #include "planner/layer_validation.h"
 
@@ -13,6 +14,10 @@
 #include <set>
 
 namespace yirage::cli {
+
+// The report library prints what the CLI shows (report/).
+using namespace report;
+
 namespace {
 
 struct CalibrateArgs {

@@ -4,11 +4,12 @@
 // counts (doubling, then bisecting) with the same planner as the main form. Bisection
 // assumes throughput grows with the cluster; where the batch must divide evenly it may not,
 // and a smaller cluster between the last miss and the answer can exist.
+#include "report/summary.h"
+#include "report/table.h"
+
 #include "cli/context.h"
 #include "cli/progress.h"
 #include "cli/run.h"
-#include "cli/summary.h"
-#include "cli/table.h"
 #include "planner/infer_estimate.h"
 #include "planner/search.h"
 
@@ -17,6 +18,10 @@
 #include <cmath>
 
 namespace yirage::cli {
+
+// The report library prints what the CLI shows (report/).
+using namespace report;
+
 namespace {
 
 struct CapacityArgs {

@@ -1,11 +1,16 @@
 // `yirage-plan check CLUSTER TASK`: load, validate and summarise both files.
+#include "report/summary.h"
+
 #include "cli/context.h"
 #include "cli/run.h"
-#include "cli/summary.h"
 
 #include <CLI/CLI.hpp>
 
 namespace yirage::cli {
+
+// The report library prints what the CLI shows (report/).
+using namespace report;
+
 namespace {
 
 struct CheckArgs {

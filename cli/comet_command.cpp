@@ -1,9 +1,10 @@
 // `yirage-plan comet ARCH PROBLEM MAPPING`: the COMET model of one compound operation inside
 // one accelerator: latency in cycles (and seconds at --freq-ghz), its CS / OS / TMW breakdown
 // per memory group, operation and collective, and energy by level.
+#include "report/table.h"
+
 #include "cli/context.h"
 #include "cli/run.h"
-#include "cli/table.h"
 #include "costmodel/comet/model.h"
 #include "costmodel/comet/search.h"
 #include "devices/support/units.h"
@@ -15,6 +16,10 @@
 #include <sstream>
 
 namespace yirage::cli {
+
+// The report library prints what the CLI shows (report/).
+using namespace report;
+
 namespace {
 
 using costmodel::comet::BreakdownRow;

@@ -1,8 +1,9 @@
 // `yirage-plan devices [--json]` and `yirage-plan devices show NAME`.
+#include "report/table.h"
+
 #include "cli/context.h"
 #include "cli/run.h"
 #include "cli/structured_output.h"
-#include "cli/table.h"
 #include "devices/device_fields.h"
 #include "devices/support/text.h"
 
@@ -12,6 +13,10 @@
 #include <nlohmann/json.hpp>
 
 namespace yirage::cli {
+
+// The report library prints what the CLI shows (report/).
+using namespace report;
+
 namespace {
 
 using devices::DeviceSpec;

@@ -1,6 +1,7 @@
 #include "cli/emit_kernels.h"
 
-#include "cli/atomic_write.h"
+#include "report/atomic_write.h"
+
 #include "cli/run.h"
 #include "codegen/backend/backend.h"
 #include "codegen/ir/ugraph_json.h"
@@ -11,6 +12,10 @@
 #include <sstream>
 
 namespace yirage::cli {
+
+// The report library prints what the CLI shows (report/).
+using namespace report;
+
 namespace {
 
 struct CodegenArgs {

@@ -1,10 +1,11 @@
 // `yirage-plan estimate`: the cost of one collective on a cluster (and, with --device, of one
 // operation on a device), with its breakdown; --json carries latency_s and energy_j.
+#include "report/table.h"
+
 #include "cli/context.h"
 #include "cli/estimate_ops.h"
 #include "cli/run.h"
 #include "cli/structured_output.h"
-#include "cli/table.h"
 #include "costmodel/calibration.h"
 #include "costmodel/collective.h"
 #include "costmodel/validation.h"
@@ -15,6 +16,10 @@
 #include <nlohmann/json.hpp>
 
 namespace yirage::cli {
+
+// The report library prints what the CLI shows (report/).
+using namespace report;
+
 namespace {
 
 struct EstimateArgs {

@@ -1,8 +1,9 @@
 #include "cli/estimate_ops.h"
 
+#include "report/table.h"
+
 #include "cli/run.h"
 #include "cli/structured_output.h"
-#include "cli/table.h"
 #include "costmodel/calibration.h"
 #include "costmodel/gpu_op.h"
 #include "devices/support/text.h"
@@ -12,6 +13,10 @@
 #include <nlohmann/json.hpp>
 
 namespace yirage::cli {
+
+// The report library prints what the CLI shows (report/).
+using namespace report;
+
 namespace {
 
 using costmodel::KernelEstimate;

@@ -1,13 +1,18 @@
 // `yirage-plan validate-training RUNS.csv [--device NAME] [--fit]`: the training-step model
 // against measured iterations: MAPE and Spearman rank correlation within each model.
+#include "report/table.h"
+
 #include "cli/context.h"
 #include "cli/run.h"
-#include "cli/table.h"
 #include "planner/fidelity.h"
 
 #include <CLI/CLI.hpp>
 
 namespace yirage::cli {
+
+// The report library prints what the CLI shows (report/).
+using namespace report;
+
 namespace {
 
 struct FidelityArgs {

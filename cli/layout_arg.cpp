@@ -1,12 +1,16 @@
 #include "cli/layout_arg.h"
 
+#include "report/summary.h"
+
 #include "cli/plan_file.h"
 #include "cli/run.h"
-#include "cli/summary.h"
 
 #include <algorithm>
 
 namespace yirage::cli {
+
+// The report library prints what the CLI shows (report/).
+using namespace report;
 
 std::variant<PlanInputs, int> load_plan_inputs(Context& cx,
                                                const std::vector<std::string>& files,

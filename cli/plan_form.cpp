@@ -2,16 +2,17 @@
 // search the plan space (or evaluate one layout), print the ranked plans and the best one's
 // breakdown. What the planner cannot do yet is said
 // plainly, with exit code kExitUnavailable.
-#include "cli/atomic_write.h"
+#include "report/atomic_write.h"
+#include "report/hetero_report.h"
+#include "report/plan_report.h"
+#include "report/simulate_report.h"
+#include "report/summary.h"
+
 #include "cli/context.h"
-#include "cli/hetero_report.h"
 #include "cli/layout_arg.h"
 #include "cli/plan_file.h"
-#include "cli/plan_report.h"
 #include "cli/run.h"
-#include "cli/simulate_report.h"
 #include "cli/structured_output.h"
-#include "cli/summary.h"
 #include "planner/hetero.h"
 #include "planner/infer_estimate.h"
 #include "planner/search.h"
@@ -22,6 +23,10 @@
 #include <tuple>
 
 namespace yirage::cli {
+
+// The report library prints what the CLI shows (report/).
+using namespace report;
+
 namespace {
 
 struct PlanArgs {

@@ -1,15 +1,16 @@
 // `yirage-plan simulate CLUSTER TASK [--top K] [--layout L] [--trace FILE]`: the best plans
 // (or one layout) replayed step by step in the SimGrid simulator, next to the analytical
 // estimate, with the links that saturated and a Chrome trace of the first plan's step.
-#include "cli/atomic_write.h"
+#include "report/atomic_write.h"
+#include "report/hetero_report.h"
+#include "report/simulate_report.h"
+#include "report/summary.h"
+
 #include "cli/context.h"
-#include "cli/hetero_report.h"
 #include "cli/layout_arg.h"
 #include "cli/plan_file.h"
 #include "cli/run.h"
-#include "cli/simulate_report.h"
 #include "cli/structured_output.h"
-#include "cli/summary.h"
 #include "costmodel/sim/chrome_trace.h"
 #include "planner/hetero.h"
 #include "planner/node_groups.h"
@@ -21,6 +22,10 @@
 #include <sstream>
 
 namespace yirage::cli {
+
+// The report library prints what the CLI shows (report/).
+using namespace report;
+
 namespace {
 
 struct SimulateArgs {

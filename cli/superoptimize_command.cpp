@@ -2,7 +2,8 @@
 // for a tensor program on a device (codegen/search/superoptimizer.h), prints the counts of
 // candidates generated, pruned and verified and the best µGraph with its estimate next to
 // the unfused program, and saves it as JSON and Graphviz DOT.
-#include "cli/atomic_write.h"
+#include "report/atomic_write.h"
+
 #include "cli/context.h"
 #include "cli/progress.h"
 #include "cli/run.h"
@@ -15,6 +16,10 @@
 #include <mutex>
 
 namespace yirage::cli {
+
+// The report library prints what the CLI shows (report/).
+using namespace report;
+
 namespace {
 
 struct SuperoptimizeArgs {

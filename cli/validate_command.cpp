@@ -1,8 +1,9 @@
 // `yirage-plan validate MEASURED.csv...`: the model's estimate next to every measured row,
 // errors per size band, and a failing exit code when the error exceeds the threshold.
+#include "report/table.h"
+
 #include "cli/context.h"
 #include "cli/run.h"
-#include "cli/table.h"
 #include "costmodel/validation.h"
 #include "devices/support/units.h"
 #include "planner/layer_validation.h"
@@ -10,6 +11,10 @@
 #include <CLI/CLI.hpp>
 
 namespace yirage::cli {
+
+// The report library prints what the CLI shows (report/).
+using namespace report;
+
 namespace {
 
 struct ValidateArgs {

@@ -1,6 +1,7 @@
 #include "gui/compare_view.h"
 
-#include "cli/summary.h"
+#include "report/summary.h"
+
 #include "devices/support/units.h"
 
 #include <QHeaderView>
@@ -50,7 +51,7 @@ std::vector<Measure> measures(bool inference) {
                  [](const ScenarioResult& r) {
                    return best_train(r, [](const auto& p) { return p.step.total; });
                  },
-                 cli::secs});
+                 report::secs});
     m.push_back({"tokens/s",
                  [](const ScenarioResult& r) {
                    return best_train(r, [](const auto& p) { return p.tokens_per_s; });
@@ -59,12 +60,12 @@ std::vector<Measure> measures(bool inference) {
     m.push_back(
         {"MFU",
          [](const ScenarioResult& r) { return best_train(r, [](const auto& p) { return p.mfu; }); },
-         cli::pct});
+         report::pct});
     m.push_back({"memory/device",
                  [](const ScenarioResult& r) {
                    return best_train(r, [](const auto& p) { return p.memory.total(); });
                  },
-                 cli::bytes});
+                 report::bytes});
     m.push_back({"energy/step",
                  [](const ScenarioResult& r) {
                    return best_train(r, [](const auto& p) { return p.energy.value; });
@@ -77,12 +78,12 @@ std::vector<Measure> measures(bool inference) {
                  [](const ScenarioResult& r) {
                    return best_infer(r, [](const auto& p) { return p.ttft; });
                  },
-                 cli::secs});
+                 report::secs});
     m.push_back({"TPOT",
                  [](const ScenarioResult& r) {
                    return best_infer(r, [](const auto& p) { return p.tpot; });
                  },
-                 cli::secs});
+                 report::secs});
     m.push_back({"tokens/s",
                  [](const ScenarioResult& r) {
                    return best_infer(r, [](const auto& p) { return p.tokens_per_s; });
@@ -93,7 +94,7 @@ std::vector<Measure> measures(bool inference) {
                    return best_infer(
                        r, [](const auto& p) { return p.weights + p.kv_cache + p.workspace; });
                  },
-                 cli::bytes});
+                 report::bytes});
   }
   return m;
 }

@@ -1,6 +1,7 @@
 #include "gui/file_editor.h"
 
-#include "cli/atomic_write.h"
+#include "report/atomic_write.h"
+
 #include "devices/support/diagnostics.h"
 
 #include <QCryptographicHash>
@@ -129,14 +130,14 @@ void FileEditor::check_now() {
   text_->setExtraSelections(marks);
   if (modified_ && !path_.isEmpty()) {
     QDir().mkpath(QFileInfo(autosave_path(path_)).path());
-    cli::atomic_write(autosave_path(path_).toStdString(), text);
+    report::atomic_write(autosave_path(path_).toStdString(), text);
   }
 }
 
 bool FileEditor::save() {
   if (path_.isEmpty())
     return false;
-  std::string err = cli::atomic_write(path_.toStdString(), text_->toPlainText().toStdString());
+  std::string err = report::atomic_write(path_.toStdString(), text_->toPlainText().toStdString());
   if (!err.empty()) {
     problems_->setText(QString::fromStdString(err));
     return false;

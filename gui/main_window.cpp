@@ -1,8 +1,9 @@
 #include "gui/main_window.h"
 
-#include "cli/atomic_write.h"
-#include "cli/plan_report.h"
-#include "cli/summary.h"
+#include "report/atomic_write.h"
+#include "report/plan_report.h"
+#include "report/summary.h"
+
 #include "costmodel/sim/chrome_trace.h"
 #include "devices/cluster_loader.h"
 #include "devices/model_loader.h"
@@ -424,7 +425,8 @@ void MainWindow::show_selected() {
   if (i < r.train.size()) {
     charts_->show(r.train[i], device);
     std::ostringstream detail;
-    cli::print_plan_detail(detail, r.train[i], r.task, cli::model_note(r.cluster, calibrations_));
+    report::print_plan_detail(detail, r.train[i], r.task,
+                              report::model_note(r.cluster, calibrations_));
     report_->setPlainText(QString::fromStdString(detail.str()));
   } else if (i < r.infer.size()) {
     charts_->show(r.infer[i], device);
@@ -459,14 +461,14 @@ std::optional<MainWindow::ReplayJob> MainWindow::replay_job() const {
   return job;
 }
 
-cli::SimulatedPlan MainWindow::run_replay(const ReplayJob& job,
-                                          const costmodel::CalibrationSet& calibrations) {
+report::SimulatedPlan MainWindow::run_replay(const ReplayJob& job,
+                                             const costmodel::CalibrationSet& calibrations) {
   if (job.train) {
     planner::TrainContext tc{job.cluster, job.task, calibrations};
-    return cli::simulate_plan(tc, *job.train);
+    return report::simulate_plan(tc, *job.train);
   }
   planner::InferContext ic{job.cluster, job.task, calibrations};
-  return cli::simulate_plan(ic, *job.infer);
+  return report::simulate_plan(ic, *job.infer);
 }
 
 void MainWindow::replay_selected() {
@@ -480,7 +482,7 @@ void MainWindow::replay_selected() {
                               .arg(QString::fromStdString(job->train ? job->train->layout.str()
                                                                      : job->infer->layout.str())));
   QThreadPool::globalInstance()->start([this, gen, job = std::move(*job)] {
-    cli::SimulatedPlan s = run_replay(job, calibrations_);
+    report::SimulatedPlan s = run_replay(job, calibrations_);
     QMetaObject::invokeMethod(
         this,
         [this, gen, s = std::move(s), ranks = job.ranks, labels = job.labels] {
@@ -499,7 +501,7 @@ void MainWindow::replay_selected_now() {
   show_replay(run_replay(*job, calibrations_), job->ranks, job->labels);
 }
 
-void MainWindow::show_replay(const cli::SimulatedPlan& s,
+void MainWindow::show_replay(const report::SimulatedPlan& s,
                              const std::vector<std::int64_t>& ranks,
                              const QStringList& labels) {
   replay_ = s;
@@ -511,8 +513,8 @@ void MainWindow::show_replay(const cli::SimulatedPlan& s,
     replay_status_->setText(
         tr("%1: simulated %2, estimate %3 (%4 transfers%5)")
             .arg(QString::fromStdString(s.layout))
-            .arg(QString::fromStdString(cli::secs(s.simulated)))
-            .arg(QString::fromStdString(cli::secs(s.estimate)))
+            .arg(QString::fromStdString(report::secs(s.simulated)))
+            .arg(QString::fromStdString(report::secs(s.estimate)))
             .arg(s.result.transfers)
             .arg(s.result.aggregation.empty() ? QString() : tr(", aggregated")));
   }
@@ -534,7 +536,7 @@ QString MainWindow::export_trace(const QString& path) const {
     return tr("replay a plan first (Timeline tab)");
   std::ostringstream out;
   costmodel::write_chrome_trace(replay_->step->program, replay_->result, out);
-  return QString::fromStdString(cli::atomic_write(path.toStdString(), out.str()));
+  return QString::fromStdString(report::atomic_write(path.toStdString(), out.str()));
 }
 
 void MainWindow::choose_cluster() {
@@ -562,8 +564,8 @@ void MainWindow::export_plan() {
     return;
   auto i = static_cast<std::size_t>(rows.front().row());
   nlohmann::ordered_json j =
-      r.train.empty() ? cli::infer_json(r.infer[i]) : cli::plan_json(r.train[i]);
-  if (std::string err = cli::atomic_write(path.toStdString(), j.dump(2) + "\n"); !err.empty())
+      r.train.empty() ? report::infer_json(r.infer[i]) : report::plan_json(r.train[i]);
+  if (std::string err = report::atomic_write(path.toStdString(), j.dump(2) + "\n"); !err.empty())
     QMessageBox::warning(this, tr("Export plan"), QString::fromStdString(err));
 }
 

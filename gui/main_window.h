@@ -4,7 +4,8 @@
 // every change; a newer change or Cancel discards the result in flight.
 #pragma once
 
-#include "cli/simulate_report.h"
+#include "report/simulate_report.h"
+
 #include "costmodel/calibration.h"
 #include "devices/registry.h"
 #include "gui/cluster_view.h"
@@ -118,7 +119,7 @@ class MainWindow : public QMainWindow {
   void export_plan();
   void show_result(const ScenarioResult& r);
   void show_selected();
-  void show_replay(const cli::SimulatedPlan& s,
+  void show_replay(const report::SimulatedPlan& s,
                    const std::vector<std::int64_t>& ranks,
                    const QStringList& labels);
 
@@ -133,8 +134,8 @@ class MainWindow : public QMainWindow {
   };
 
   std::optional<ReplayJob> replay_job() const;
-  static cli::SimulatedPlan run_replay(const ReplayJob& job,
-                                       const costmodel::CalibrationSet& calibrations);
+  static report::SimulatedPlan run_replay(const ReplayJob& job,
+                                          const costmodel::CalibrationSet& calibrations);
 
   devices::DeviceRegistry registry_;
   costmodel::CalibrationSet calibrations_;
@@ -156,7 +157,7 @@ class MainWindow : public QMainWindow {
   std::function<QMessageBox::StandardButton()> ask_;
   TimelineView* timeline_;
   QLabel* replay_status_;
-  std::optional<cli::SimulatedPlan> replay_;
+  std::optional<report::SimulatedPlan> replay_;
   std::uint64_t replay_generation_ = 0;
   QTabWidget* tabs_;
   QLabel* status_;

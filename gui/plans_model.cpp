@@ -1,6 +1,7 @@
 #include "gui/plans_model.h"
 
-#include "cli/summary.h"
+#include "report/summary.h"
+
 #include "devices/support/units.h"
 
 #include <cmath>
@@ -44,20 +45,21 @@ QStringList PlansModel::row(int r) const {
   if (!result_.train.empty()) {
     const planner::PlanEstimate& p = result_.train[i];
     return {q(p.layout.str()),
-            q(cli::secs(p.step.total)),
+            q(report::secs(p.step.total)),
             QString::number(std::llround(p.tokens_per_s)),
-            q(cli::pct(p.mfu)),
-            q(cli::bytes(p.memory.total()) + " / " + cli::bytes(p.memory.capacity)),
+            q(report::pct(p.mfu)),
+            q(report::bytes(p.memory.total()) + " / " + report::bytes(p.memory.capacity)),
             p.energy.value > 0 ? q(devices::format(p.energy)) : "-",
             p.usd_per_step ? q("$" + devices::format_number(*p.usd_per_step, 4)) : "-"};
   }
   const planner::InferEstimate& p = result_.infer[i];
-  return {q(p.layout.str()),
-          p.ttft > 0 ? q(cli::secs(p.ttft)) : "-",
-          p.tpot > 0 ? q(cli::secs(p.tpot)) : "-",
-          q(devices::format_number(p.tokens_per_s, 4)),
-          q(cli::bytes(p.weights + p.kv_cache + p.workspace) + " / " + cli::bytes(p.capacity)),
-          p.meets_objective ? "met" : "missed"};
+  return {
+      q(p.layout.str()),
+      p.ttft > 0 ? q(report::secs(p.ttft)) : "-",
+      p.tpot > 0 ? q(report::secs(p.tpot)) : "-",
+      q(devices::format_number(p.tokens_per_s, 4)),
+      q(report::bytes(p.weights + p.kv_cache + p.workspace) + " / " + report::bytes(p.capacity)),
+      p.meets_objective ? "met" : "missed"};
 }
 
 QVariant PlansModel::data(const QModelIndex& index, int role) const {

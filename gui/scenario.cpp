@@ -1,8 +1,8 @@
 #include "gui/scenario.h"
 
-#include "cli/hetero_report.h"
-#include "cli/plan_report.h"
-#include "cli/summary.h"
+#include "report/hetero_report.h"
+#include "report/plan_report.h"
+#include "report/summary.h"
 
 #include <algorithm>
 #include <chrono>
@@ -77,16 +77,16 @@ ScenarioResult evaluate(devices::ClusterSpec cluster,
   ScenarioResult r;
   r.cluster = cluster;
   r.task = task;
-  std::ostringstream report;
+  std::ostringstream text;
   try {
-    cli::check_fit(cluster, task);
+    report::check_fit(cluster, task);
     bool mixed = cluster.groups.size() > 1;
     if (task.mode == devices::Mode::kTrain && mixed) {
       planner::HeteroResult h = planner::search_hetero_training(cluster, task, calibrations);
       if (!h.plan && !h.pipeline)
         r.error = "no plan: " + h.why;
       else
-        cli::print_hetero_training(report, h);
+        report::print_hetero_training(text, h);
     } else if (task.mode == devices::Mode::kTrain) {
       planner::TrainContext tc{cluster, task, calibrations};
       planner::SearchResult s = planner::search_training(tc);
@@ -95,14 +95,14 @@ ScenarioResult evaluate(devices::ClusterSpec cluster,
       if (r.train.empty())
         r.error = "no layout fits: `yirage-plan CLUSTER TASK` lists why";
       else
-        cli::print_plan_detail(report, r.train.front(), task,
-                               cli::model_note(cluster, calibrations));
+        report::print_plan_detail(text, r.train.front(), task,
+                                  report::model_note(cluster, calibrations));
     } else if (mixed) {
       planner::HeteroInferResult h = planner::search_hetero_inference(cluster, task, calibrations);
       if (!h.plan)
         r.error = "no plan: " + h.why;
       else
-        cli::print_hetero_infer(report, task, *h.plan);
+        report::print_hetero_infer(text, task, *h.plan);
     } else {
       planner::InferContext ic{cluster, task, calibrations};
       planner::InferSearchResult s = planner::search_inference(ic);
@@ -111,12 +111,12 @@ ScenarioResult evaluate(devices::ClusterSpec cluster,
       if (r.infer.empty())
         r.error = "no layout fits: `yirage-plan CLUSTER TASK` lists why";
       else
-        cli::print_infer_table(report, task, r.infer, 10);
+        report::print_infer_table(text, task, r.infer, 10);
     }
   } catch (const devices::InputError& e) {
     r.error = e.what();
   }
-  r.report = report.str();
+  r.report = text.str();
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }

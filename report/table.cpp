@@ -1,10 +1,10 @@
-#include "cli/table.h"
+#include "report/table.h"
 
 #include "devices/support/check.h"
 
 #include <algorithm>
 
-namespace yirage::cli {
+namespace yirage::report {
 namespace {
 
 // Display width of UTF-8 text: continuation bytes take no column.
@@ -51,4 +51,4 @@ void Table::print(std::ostream& out) const {
     line(row);
 }
 
-}  // namespace yirage::cli
+}  // namespace yirage::report

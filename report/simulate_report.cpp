@@ -1,12 +1,12 @@
-#include "cli/simulate_report.h"
+#include "report/simulate_report.h"
 
-#include "cli/plan_report.h"
-#include "cli/summary.h"
-#include "cli/table.h"
+#include "report/plan_report.h"
+#include "report/summary.h"
+#include "report/table.h"
 
 #include <cmath>
 
-namespace yirage::cli {
+namespace yirage::report {
 namespace {
 
 // To a hundredth of a percent: "+1.23%", "-0.65%", "0%".
@@ -129,4 +129,4 @@ nlohmann::ordered_json simulated_json(const SimulatedPlan& s) {
   return j;
 }
 
-}  // namespace yirage::cli
+}  // namespace yirage::report

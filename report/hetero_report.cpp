@@ -1,10 +1,10 @@
-#include "cli/hetero_report.h"
+#include "report/hetero_report.h"
 
-#include "cli/plan_report.h"
-#include "cli/summary.h"
-#include "cli/table.h"
+#include "report/plan_report.h"
+#include "report/summary.h"
+#include "report/table.h"
 
-namespace yirage::cli {
+namespace yirage::report {
 namespace {
 
 using devices::format_number;
@@ -146,4 +146,4 @@ nlohmann::ordered_json hetero_training_json(const planner::HeteroResult& r) {
   return j;
 }
 
-}  // namespace yirage::cli
+}  // namespace yirage::report

@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <string>
 
-namespace yirage::cli {
+namespace yirage::report {
 
 /// Writes `text` to `path` atomically. Returns an error message, or empty on success.
 std::string atomic_write(const std::filesystem::path& path, const std::string& text);
 
-}  // namespace yirage::cli
+}  // namespace yirage::report

@@ -7,7 +7,7 @@
 
 #include <ostream>
 
-namespace yirage::cli {
+namespace yirage::report {
 
 void print_cluster(std::ostream& out, const devices::ClusterSpec& c);
 void print_task(std::ostream& out, const devices::TaskSpec& t, const devices::ClusterSpec& c);
@@ -26,4 +26,4 @@ std::string bytes(double b);
 /// "59.2%": a fraction as a percentage to three figures.
 std::string pct(double v);
 
-}  // namespace yirage::cli
+}  // namespace yirage::report

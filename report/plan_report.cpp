@@ -1,12 +1,12 @@
-#include "cli/plan_report.h"
+#include "report/plan_report.h"
 
-#include "cli/summary.h"
-#include "cli/table.h"
+#include "report/summary.h"
+#include "report/table.h"
 
 #include <algorithm>
 #include <array>
 
-namespace yirage::cli {
+namespace yirage::report {
 using devices::format_number;
 using devices::format_quantity;
 
@@ -252,4 +252,4 @@ std::string model_note(const devices::ClusterSpec& c,
          "model against recorded runs";
 }
 
-}  // namespace yirage::cli
+}  // namespace yirage::report

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace yirage::cli {
+namespace yirage::report {
 
 class Table {
  public:
@@ -23,4 +23,4 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
-}  // namespace yirage::cli
+}  // namespace yirage::report

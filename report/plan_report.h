@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-namespace yirage::cli {
+namespace yirage::report {
 
 void print_plan_table(std::ostream& out,
                       const std::vector<planner::PlanEstimate>& plans,
@@ -42,4 +42,4 @@ std::string model_note(const devices::ClusterSpec& c,
 std::string binding_sentence(const planner::PlanEstimate& p);
 std::string binding_sentence(const planner::StepBreakdown& b, const std::string& inner);
 
-}  // namespace yirage::cli
+}  // namespace yirage::report

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace yirage::cli {
+namespace yirage::report {
 
 struct SimulatedPlan {
   std::string layout;
@@ -39,4 +39,4 @@ void print_simulation_detail(std::ostream& out, const SimulatedPlan& s);
 
 nlohmann::ordered_json simulated_json(const SimulatedPlan& s);
 
-}  // namespace yirage::cli
+}  // namespace yirage::report

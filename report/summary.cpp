@@ -1,12 +1,13 @@
-#include "cli/summary.h"
+#include "report/summary.h"
 
-#include "cli/table.h"
+#include "report/table.h"
+
 #include "planner/workload/memory_floor.h"
 #include "planner/workload/model_size.h"
 
 #include <cmath>
 
-namespace yirage::cli {
+namespace yirage::report {
 
 using devices::ClusterSpec;
 using devices::DeviceSpec;
@@ -227,4 +228,4 @@ std::string pct(double v) {
   return devices::format_number(100 * v, 3) + "%";
 }
 
-}  // namespace yirage::cli
+}  // namespace yirage::report

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-namespace yirage::cli {
+namespace yirage::report {
 
 void print_hetero_training(std::ostream& out, const planner::HeteroResult& r);
 
@@ -21,4 +21,4 @@ nlohmann::ordered_json hetero_pipeline_json(const planner::HeteroPipelinePlan& h
 /// True when the pipeline across the groups is the better (or the only) plan.
 bool pipeline_is_best(const planner::HeteroResult& r);
 
-}  // namespace yirage::cli
+}  // namespace yirage::report

@@ -1,10 +1,10 @@
-#include "cli/atomic_write.h"
+#include "report/atomic_write.h"
 
 #include <fstream>
 #include <system_error>
 #include <unistd.h>
 
-namespace yirage::cli {
+namespace yirage::report {
 
 std::string atomic_write(const std::filesystem::path& path, const std::string& text) {
   std::filesystem::path tmp = path;
@@ -28,4 +28,4 @@ std::string atomic_write(const std::filesystem::path& path, const std::string& t
   return {};
 }
 
-}  // namespace yirage::cli
+}  // namespace yirage::report
