@@ -46,6 +46,25 @@ std::variant<planner::PlanEstimate, int> estimate_layout_arg(Context& cx,
   return std::get<planner::PlanEstimate>(e);
 }
 
+std::variant<planner::HeteroPipelinePlan, int> estimate_pipeline_layout_arg(
+    Context& cx,
+    const devices::ClusterSpec& cluster,
+    const devices::TaskSpec& task,
+    const costmodel::CalibrationSet& calibrations,
+    const std::string& text) {
+  planner::HeteroPipelineResult r =
+      planner::evaluate_hetero_pipeline(cluster, task, calibrations, text);
+  if (r.malformed) {
+    cx.err << "error: --layout: " << r.why << "\n";
+    return kExitBadInput;
+  }
+  if (!r.plan) {
+    cx.out << "layout " << text << " cannot run: " << r.why << "\n";
+    return kExitCheckFailed;
+  }
+  return *r.plan;
+}
+
 std::variant<planner::InferEstimate, int> estimate_infer_layout_arg(Context& cx,
                                                                     const planner::InferContext& ic,
                                                                     const std::string& text) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "cli/context.h"
+#include "planner/hetero_pipeline.h"
 #include "planner/infer_estimate.h"
 #include "planner/train_estimate.h"
 
@@ -33,6 +34,15 @@ std::variant<PlanInputs, int> load_plan_inputs(Context& cx,
 std::variant<planner::PlanEstimate, int> estimate_layout_arg(Context& cx,
                                                              const planner::TrainContext& tc,
                                                              const std::string& text);
+
+/// The mixed cluster's pipeline `text` ("dp=..,mb=.. | group: tp=..,pp=..,layers=.. | ..."),
+/// or the exit code after printing why not.
+std::variant<planner::HeteroPipelinePlan, int> estimate_pipeline_layout_arg(
+    Context& cx,
+    const devices::ClusterSpec& cluster,
+    const devices::TaskSpec& task,
+    const costmodel::CalibrationSet& calibrations,
+    const std::string& text);
 
 /// The estimate of the inference layout `text` (replicas default to as many as the cluster
 /// holds), or the exit code after printing why not.

@@ -172,23 +172,17 @@ int evaluate_hetero_layout(Context& cx,
                            const devices::TaskSpec& task,
                            const costmodel::CalibrationSet& calibrations,
                            const PlanArgs& a) {
-  planner::HeteroPipelineResult r =
-      planner::evaluate_hetero_pipeline(cluster, task, calibrations, a.layout);
-  if (r.malformed) {
-    cx.err << "error: --layout: " << r.why << "\n";
-    return kExitBadInput;
-  }
-  if (!r.plan) {
-    cx.out << "layout " << a.layout << " cannot run: " << r.why << "\n";
-    return kExitCheckFailed;
-  }
+  auto e = estimate_pipeline_layout_arg(cx, cluster, task, calibrations, a.layout);
+  if (const int* code = std::get_if<int>(&e))
+    return *code;
+  const planner::HeteroPipelinePlan& plan = std::get<planner::HeteroPipelinePlan>(e);
   if (cx.json || cx.yaml) {
-    write_structured(cx.out, cx.yaml, hetero_pipeline_json(*r.plan));
+    write_structured(cx.out, cx.yaml, hetero_pipeline_json(plan));
   } else {
-    print_hetero_pipeline(cx.out, *r.plan);
+    print_hetero_pipeline(cx.out, plan);
     cx.out << "  model: " << model_note(cluster, calibrations) << "\n";
   }
-  return save_plan(cx, a, cluster, task, r.plan->str(), hetero_pipeline_json(*r.plan));
+  return save_plan(cx, a, cluster, task, plan.str(), hetero_pipeline_json(plan));
 }
 
 int plan_hetero(Context& cx,

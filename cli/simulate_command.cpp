@@ -47,20 +47,14 @@ int simulate_mixed(Context& cx,
   SimulatedPlan s;
   planner::StepProgramResult p;
   if (!a.layout.empty()) {
-    planner::HeteroPipelineResult r =
-        planner::evaluate_hetero_pipeline(cluster, task, calibrations, a.layout);
-    if (r.malformed) {
-      cx.err << "error: --layout: " << r.why << "\n";
-      return kExitBadInput;
-    }
-    if (!r.plan) {
-      cx.out << "layout " << a.layout << " cannot run: " << r.why << "\n";
-      return kExitCheckFailed;
-    }
-    s.layout = r.plan->str();
-    s.estimate = r.plan->step.total;
-    s.added = r.plan->step.optimizer;
-    p = planner::hetero_pipeline_program(cluster, task, calibrations, *r.plan);
+    auto e = estimate_pipeline_layout_arg(cx, cluster, task, calibrations, a.layout);
+    if (const int* code = std::get_if<int>(&e))
+      return *code;
+    const planner::HeteroPipelinePlan& plan = std::get<planner::HeteroPipelinePlan>(e);
+    s.layout = plan.str();
+    s.estimate = plan.step.total;
+    s.added = plan.step.optimizer;
+    p = planner::hetero_pipeline_program(cluster, task, calibrations, plan);
   } else {
     planner::HeteroResult r = planner::search_hetero_training(cluster, task, calibrations);
     if (!r.plan && !r.pipeline) {
