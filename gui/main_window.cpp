@@ -38,6 +38,7 @@ MainWindow::MainWindow(QWidget* parent)
       model_(new PlansModel(this)),
       table_(new QTableView(this)),
       charts_(new PlanCharts(this)),
+      ops_(new OpsView(registry_, calibrations_, this)),
       report_(new QPlainTextEdit(this)),
       cluster_editor_(new FileEditor(
           tr("cluster"),
@@ -80,6 +81,7 @@ MainWindow::MainWindow(QWidget* parent)
     if (QString err = charts_->save(path); !err.isEmpty())
       QMessageBox::warning(this, tr("Export charts"), err);
   });
+  tabs_->addTab(ops_, tr("Operations"));
   tabs_->addTab(report_, tr("Report"));
   auto* replay_tab = new QWidget(this);
   auto* replay_layout = new QVBoxLayout(replay_tab);
@@ -332,6 +334,7 @@ void MainWindow::show_result(const ScenarioResult& r) {
     status_->setText(QString::fromStdString(r.error));
     report_->setPlainText(QString::fromStdString(r.error));
     charts_->clear();
+    ops_->clear();
   } else {
     std::size_t n = r.train.empty() ? r.infer.size() : r.train.size();
     if (r.cluster.groups.size() > 1) {
@@ -344,6 +347,7 @@ void MainWindow::show_result(const ScenarioResult& r) {
                            .arg(r.seconds * 1e3, 0, 'f', 0));
       report_->setPlainText(QString::fromStdString(r.report));
       charts_->clear();
+      ops_->clear();
       tabs_->setCurrentWidget(report_);
       emit plans_updated();
       return;
@@ -356,10 +360,12 @@ void MainWindow::show_result(const ScenarioResult& r) {
                          .arg(r.seconds * 1e3, 0, 'f', 0));
     report_->setPlainText(QString::fromStdString(r.report));
     compare_->set_current(r, scenario_label());
-    if (n > 0)
+    if (n > 0) {
       select_plan(0);
-    else
-      charts_->clear();  // a mixed cluster: the report says it all
+    } else {
+      charts_->clear();
+      ops_->clear();
+    }
   }
   emit plans_updated();
 }
@@ -422,13 +428,22 @@ void MainWindow::show_selected() {
   auto i = static_cast<std::size_t>(rows.front().row());
   const ScenarioResult& r = model_->result();
   const std::string& device = r.cluster.groups.front().device;
+  OpsSelection ops{r.task, {}, {}, device, {}};
+  for (const devices::DeviceSpec& d : r.cluster.device_types)
+    ops.device_types.push_back(d.name);
   if (i < r.train.size()) {
+    ops.shape = planner::training_layer_shape(r.task, r.train[i].layout);
+    ops.layout = r.train[i].layout.str();
+    ops_->show_plan(ops);
     charts_->show(r.train[i], device);
     std::ostringstream detail;
     report::print_plan_detail(detail, r.train[i], r.task,
                               report::model_note(r.cluster, calibrations_));
     report_->setPlainText(QString::fromStdString(detail.str()));
   } else if (i < r.infer.size()) {
+    ops.shape = planner::inference_layer_shape(r.task, r.infer[i].layout);
+    ops.layout = r.infer[i].layout.str();
+    ops_->show_plan(ops);
     charts_->show(r.infer[i], device);
   }
 }

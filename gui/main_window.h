@@ -1,7 +1,8 @@
 // The main window of yirage-gui: a cluster and a task file, the what-if controls, the
 // ranked plans of the scenario, and for the selected plan its step breakdown, its memory
-// against capacity and the CLI's report. Plans are recomputed on a worker thread after
-// every change; a newer change or Cancel discards the result in flight.
+// against capacity, its layer's operations on the roofline and the CLI's report. Plans are
+// recomputed on a worker thread after every change; a newer change or Cancel discards the result in
+// flight.
 #pragma once
 
 #include "report/simulate_report.h"
@@ -11,6 +12,7 @@
 #include "gui/cluster_view.h"
 #include "gui/compare_view.h"
 #include "gui/file_editor.h"
+#include "gui/ops_view.h"
 #include "gui/plan_charts.h"
 #include "gui/plans_model.h"
 #include "gui/timeline_view.h"
@@ -98,6 +100,8 @@ class MainWindow : public QMainWindow {
 
   const PlanCharts* charts() const { return charts_; }
 
+  OpsView* ops() const { return ops_; }
+
   QString message() const { return status_->text(); }
 
   bool busy() const { return !progress_->isHidden(); }
@@ -149,6 +153,7 @@ class MainWindow : public QMainWindow {
   PlansModel* model_;
   QTableView* table_;
   PlanCharts* charts_;
+  OpsView* ops_;
   QPlainTextEdit* report_;
   FileEditor* cluster_editor_;
   FileEditor* task_editor_;

@@ -232,6 +232,40 @@ class MainWindowTest : public QObject {
     QVERIFY(t->item(step, 3)->text().startsWith("-"));  // faster on twice the devices
   }
 
+  void the_operations_tab_places_the_plans_layer_on_the_roofline() {
+    yirage::gui::MainWindow w;
+    QVERIFY(open_example(w, "dgx-h100", "llama3-8b-train"));
+    yirage::gui::OpsView* ops = w.ops();
+    QCOMPARE(ops->device()->currentText(), QString("H100-SXM"));
+    std::vector<QPointF> first = ops->points();
+    QVERIFY2(first.size() >= 5, qPrintable(QString::number(first.size())));
+    QVERIFY(ops->operations()->rowCount() >= static_cast<int>(first.size()));
+    // Llama's two compound operations, with the plan's decisions.
+    const yirage::planner::PlanEstimate& best = w.plans()->result().train.front();
+    QCOMPARE(ops->compounds()->rowCount(), static_cast<int>(best.fusions.size()));
+    for (int r = 0; r < ops->compounds()->rowCount(); ++r) {
+      bool fused = best.fusions[static_cast<std::size_t>(r)].find(": fused") != std::string::npos;
+      QCOMPARE(ops->compounds()->item(r, 6)->text().startsWith("fused"), fused);
+    }
+    // Another plan with another tensor parallelism or micro-batch: the points move.
+    int other = -1;
+    for (int r = 1; r < w.plans()->rowCount() && other < 0; ++r) {
+      const yirage::planner::Layout& l =
+          w.plans()->result().train[static_cast<std::size_t>(r)].layout;
+      if (l.tp != best.layout.tp || l.micro_batch != best.layout.micro_batch)
+        other = r;
+    }
+    QVERIFY(other > 0);
+    w.select_plan(other);
+    QVERIFY(ops->points() != first);
+    // Another device: its roofline, and the compounds on both device types.
+    std::vector<QPointF> h100 = ops->points();
+    ops->device()->setCurrentText("MI300X");
+    QVERIFY(ops->points() != h100);
+    QCOMPARE(ops->compounds()->rowCount(), 2 * static_cast<int>(best.fusions.size()));
+    QVERIFY(w.show_tab("operations"));
+  }
+
   void charts_export_as_png_and_svg() {
     yirage::gui::MainWindow w;
     QVERIFY(open_example(w, "dgx-h100", "llama3-8b-train"));
