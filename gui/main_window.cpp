@@ -1,6 +1,7 @@
 #include "gui/main_window.h"
 
 #include "report/atomic_write.h"
+#include "report/hetero_report.h"
 #include "report/plan_report.h"
 #include "report/summary.h"
 
@@ -37,6 +38,7 @@ MainWindow::MainWindow(QWidget* parent)
       what_if_(new WhatIfPanel(registry_, this)),
       model_(new PlansModel(this)),
       table_(new QTableView(this)),
+      mixed_(new MixedView(this)),
       charts_(new PlanCharts(this)),
       ops_(new OpsView(registry_, calibrations_, this)),
       report_(new QPlainTextEdit(this)),
@@ -128,7 +130,13 @@ MainWindow::MainWindow(QWidget* parent)
   };
 
   auto* right = new QSplitter(Qt::Vertical, this);
-  right->addWidget(table_);
+  auto* plans = new QWidget(this);
+  auto* plans_layout = new QVBoxLayout(plans);
+  plans_layout->setContentsMargins(0, 0, 0, 0);
+  plans_layout->addWidget(table_);
+  plans_layout->addWidget(mixed_);
+  mixed_->setVisible(false);
+  right->addWidget(plans);
   right->addWidget(tabs_);
   right->setStretchFactor(0, 1);
   right->setStretchFactor(1, 1);
@@ -165,6 +173,7 @@ MainWindow::MainWindow(QWidget* parent)
   connect(what_if_, &WhatIfPanel::changed, this, &MainWindow::recompute);
   connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this,
           &MainWindow::show_selected);
+  connect(mixed_, &QTableWidget::itemSelectionChanged, this, &MainWindow::show_mixed_selected);
   connect(cancel_, &QPushButton::clicked, this, [this] {
     ++generation_;  // the result in flight is dropped when it arrives
     progress_->setVisible(false);
@@ -329,6 +338,11 @@ void MainWindow::recompute_now() {
 
 void MainWindow::show_result(const ScenarioResult& r) {
   model_->show(r);
+  bool mixed = r.mixed_train || r.mixed_infer;
+  table_->setVisible(!mixed);
+  mixed_->setVisible(mixed);
+  if (!mixed)
+    mixed_->clear_plans();
   view_->show_cluster(r.cluster);
   if (!r.error.empty()) {
     status_->setText(QString::fromStdString(r.error));
@@ -337,18 +351,19 @@ void MainWindow::show_result(const ScenarioResult& r) {
     ops_->clear();
   } else {
     std::size_t n = r.train.empty() ? r.infer.size() : r.train.size();
-    if (r.cluster.groups.size() > 1) {
-      // Mixed clusters plan per node group or as one pipeline: the report shows it whole.
-      status_->setText(tr("%1 on %2 (%3 node groups, the controls change the first): the plan "
-                          "is in the Report tab (%4 ms)")
+    if (r.mixed_train || r.mixed_infer) {
+      status_->setText(tr("%1 on %2 (%3 node groups, the controls change the first): the "
+                          "plans in %4 ms, the whole report in the Report tab")
                            .arg(QString::fromStdString(r.task.name))
                            .arg(QString::fromStdString(r.cluster.name))
                            .arg(r.cluster.groups.size())
                            .arg(r.seconds * 1e3, 0, 'f', 0));
       report_->setPlainText(QString::fromStdString(r.report));
-      charts_->clear();
-      ops_->clear();
-      tabs_->setCurrentWidget(report_);
+      if (r.mixed_train)
+        mixed_->show_training(*r.mixed_train);
+      else
+        mixed_->show_inference(r.task, *r.mixed_infer);
+      show_mixed_groups(r);
       emit plans_updated();
       return;
     }
@@ -446,6 +461,46 @@ void MainWindow::show_selected() {
     ops_->show_plan(ops);
     charts_->show(r.infer[i], device);
   }
+}
+
+// The groups' memory of the best mixed plan (and the pipeline's step when it is the best).
+void MainWindow::show_mixed_groups(const ScenarioResult& r) {
+  ops_->clear();
+  if (!r.mixed_train) {
+    charts_->clear();
+    return;
+  }
+  const planner::HeteroResult& h = *r.mixed_train;
+  if (report::pipeline_is_best(h))
+    charts_->show_groups(QString::fromStdString(h.pipeline->str()), h.pipeline->step,
+                         mixed_->best_memory());
+  else
+    charts_->show_groups(tr("data parallelism across the groups"), std::nullopt,
+                         mixed_->best_memory());
+}
+
+// A node group's own plan (data parallelism across groups, inference): its charts and
+// operations; a plan's row: the groups again.
+void MainWindow::show_mixed_selected() {
+  const ScenarioResult& r = model_->result();
+  const MixedView::GroupPlan* g = mixed_->group_plan(mixed_->currentRow());
+  if (g == nullptr) {
+    show_mixed_groups(r);
+    return;
+  }
+  OpsSelection ops{r.task, {}, {}, g->device, {}};
+  for (const devices::DeviceSpec& d : r.cluster.device_types)
+    ops.device_types.push_back(d.name);
+  if (g->train) {
+    charts_->show(*g->train, g->device);
+    ops.shape = planner::training_layer_shape(r.task, g->train->layout);
+    ops.layout = g->train->layout.str();
+  } else {
+    charts_->show(*g->infer, g->device);
+    ops.shape = planner::inference_layer_shape(r.task, g->infer->layout);
+    ops.layout = g->infer->layout.str();
+  }
+  ops_->show_plan(ops);
 }
 
 std::optional<MainWindow::ReplayJob> MainWindow::replay_job() const {

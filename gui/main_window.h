@@ -12,6 +12,7 @@
 #include "gui/cluster_view.h"
 #include "gui/compare_view.h"
 #include "gui/file_editor.h"
+#include "gui/mixed_view.h"
 #include "gui/ops_view.h"
 #include "gui/plan_charts.h"
 #include "gui/plans_model.h"
@@ -102,6 +103,9 @@ class MainWindow : public QMainWindow {
 
   OpsView* ops() const { return ops_; }
 
+  /// The plans of a cluster with several device types (shown instead of the plans table).
+  const MixedView* mixed() const { return mixed_; }
+
   QString message() const { return status_->text(); }
 
   bool busy() const { return !progress_->isHidden(); }
@@ -123,6 +127,8 @@ class MainWindow : public QMainWindow {
   void export_plan();
   void show_result(const ScenarioResult& r);
   void show_selected();
+  void show_mixed_selected();
+  void show_mixed_groups(const ScenarioResult& r);
   void show_replay(const report::SimulatedPlan& s,
                    const std::vector<std::int64_t>& ranks,
                    const QStringList& labels);
@@ -152,6 +158,7 @@ class MainWindow : public QMainWindow {
   WhatIfPanel* what_if_;
   PlansModel* model_;
   QTableView* table_;
+  MixedView* mixed_;
   PlanCharts* charts_;
   OpsView* ops_;
   QPlainTextEdit* report_;

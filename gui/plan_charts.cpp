@@ -96,31 +96,60 @@ QString PlanCharts::save(const QString& path) const {
   return {};
 }
 
+namespace {
+
+std::vector<Part> step_parts(const planner::StepBreakdown& b) {
+  return {{"compute", b.compute},         {"TP/CP/EP collectives", b.tp_comm},
+          {"pipeline sends", b.pp_comm},  {"bubble", b.bubble},
+          {"exposed DP sync", b.dp_comm}, {"optimizer", b.optimizer}};
+}
+
+// A capacity bar and a used bar per category.
+std::vector<std::vector<Part>> memory_parts(const std::vector<planner::MemoryUse>& uses) {
+  std::vector<std::vector<Part>> parts;
+  for (const planner::MemoryUse& m : uses) {
+    parts.push_back({{"weights", 0},
+                     {"gradients", 0},
+                     {"optimizer", 0},
+                     {"activations", 0},
+                     {"usable capacity", m.capacity}});
+    parts.push_back({{"weights", m.weights},
+                     {"gradients", m.gradients},
+                     {"optimizer", m.optimizer},
+                     {"activations", m.activations},
+                     {"usable capacity", 0}});
+  }
+  return parts;
+}
+
+}  // namespace
+
 void PlanCharts::show(const planner::PlanEstimate& p, const std::string& device) {
-  const planner::StepBreakdown& b = p.step;
-  replace(breakdown_,
-          stacked(tr("Step time of %1").arg(QString::fromStdString(p.layout.str())), {"step"},
-                  {{{"compute", b.compute},
-                    {"TP/CP/EP collectives", b.tp_comm},
-                    {"pipeline sends", b.pp_comm},
-                    {"bubble", b.bubble},
-                    {"exposed DP sync", b.dp_comm},
-                    {"optimizer", b.optimizer}}},
-                  "seconds", 1));
-  const planner::MemoryUse& m = p.memory;
+  replace(breakdown_, stacked(tr("Step time of %1").arg(QString::fromStdString(p.layout.str())),
+                              {"step"}, {step_parts(p.step)}, "seconds", 1));
   replace(memory_, stacked(tr("Memory per %1 device").arg(QString::fromStdString(device)),
-                           {"capacity", "used"},
-                           {{{"weights", 0},
-                             {"gradients", 0},
-                             {"optimizer", 0},
-                             {"activations", 0},
-                             {"usable capacity", m.capacity}},
-                            {{"weights", m.weights},
-                             {"gradients", m.gradients},
-                             {"optimizer", m.optimizer},
-                             {"activations", m.activations},
-                             {"usable capacity", 0}}},
-                           "GB", 1e-9));
+                           {"capacity", "used"}, memory_parts({p.memory}), "GB", 1e-9));
+}
+
+void PlanCharts::show_groups(
+    const QString& layout,
+    const std::optional<planner::StepBreakdown>& step,
+    const std::vector<std::pair<std::string, planner::MemoryUse>>& groups) {
+  if (step) {
+    replace(breakdown_, stacked(tr("Step time of %1").arg(layout), {"step"}, {step_parts(*step)},
+                                "seconds", 1));
+  } else {
+    replace(breakdown_, stacked(tr("Step time: select a node group"), {}, {}, "s", 1));
+  }
+  QStringList categories;
+  std::vector<planner::MemoryUse> uses;
+  for (const auto& [name, m] : groups) {
+    categories << QString::fromStdString(name + ": capacity")
+               << QString::fromStdString(name + ": used");
+    uses.push_back(m);
+  }
+  replace(memory_, stacked(tr("Memory per device of each node group"), categories,
+                           memory_parts(uses), "GB", 1e-9));
 }
 
 void PlanCharts::show(const planner::InferEstimate& p, const std::string& device) {

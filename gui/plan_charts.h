@@ -8,6 +8,11 @@
 
 #include <QtCharts/QChartView>
 
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace yirage::gui {
 
 class PlanCharts : public QObject {
@@ -22,6 +27,11 @@ class PlanCharts : public QObject {
 
   void show(const planner::PlanEstimate& p, const std::string& device);
   void show(const planner::InferEstimate& p, const std::string& device);
+  /// A plan of several node groups: its step (when one breakdown describes it) and each
+  /// group's memory per device against that device's capacity.
+  void show_groups(const QString& layout,
+                   const std::optional<planner::StepBreakdown>& step,
+                   const std::vector<std::pair<std::string, planner::MemoryUse>>& groups);
   void clear();
 
   /// Writes both charts beside `path` (".png" or ".svg"): "<name>-step.<ext>" and

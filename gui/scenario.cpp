@@ -83,10 +83,12 @@ ScenarioResult evaluate(devices::ClusterSpec cluster,
     bool mixed = cluster.groups.size() > 1;
     if (task.mode == devices::Mode::kTrain && mixed) {
       planner::HeteroResult h = planner::search_hetero_training(cluster, task, calibrations);
-      if (!h.plan && !h.pipeline)
+      if (!h.plan && !h.pipeline) {
         r.error = "no plan: " + h.why;
-      else
+      } else {
         report::print_hetero_training(text, h);
+        r.mixed_train = std::move(h);
+      }
     } else if (task.mode == devices::Mode::kTrain) {
       planner::TrainContext tc{cluster, task, calibrations};
       planner::SearchResult s = planner::search_training(tc);
@@ -99,10 +101,12 @@ ScenarioResult evaluate(devices::ClusterSpec cluster,
                                   report::model_note(cluster, calibrations));
     } else if (mixed) {
       planner::HeteroInferResult h = planner::search_hetero_inference(cluster, task, calibrations);
-      if (!h.plan)
+      if (!h.plan) {
         r.error = "no plan: " + h.why;
-      else
+      } else {
         report::print_hetero_infer(text, task, *h.plan);
+        r.mixed_infer = std::move(h.plan);
+      }
     } else {
       planner::InferContext ic{cluster, task, calibrations};
       planner::InferSearchResult s = planner::search_inference(ic);

@@ -45,8 +45,10 @@ struct ScenarioResult {
   std::string error;  // the message when the scenario cannot be planned
   devices::ClusterSpec cluster;
   devices::TaskSpec task;
-  std::vector<planner::PlanEstimate> train;   // homogeneous training, best first
-  std::vector<planner::InferEstimate> infer;  // homogeneous inference, best first
+  std::vector<planner::PlanEstimate> train;             // homogeneous training, best first
+  std::vector<planner::InferEstimate> infer;            // homogeneous inference, best first
+  std::optional<planner::HeteroResult> mixed_train;     // several device types: training
+  std::optional<planner::HeteroInferPlan> mixed_infer;  // several device types: inference
   std::string report;  // what the CLI prints for the best plan (mixed clusters: everything)
   std::size_t candidates = 0;
   double seconds = 0;  // wall time of the search

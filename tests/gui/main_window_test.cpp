@@ -266,6 +266,46 @@ class MainWindowTest : public QObject {
     QVERIFY(w.show_tab("operations"));
   }
 
+  void a_mixed_cluster_lists_its_plans_with_each_groups_memory() {
+    yirage::gui::MainWindow w;
+    QVERIFY(open_example(w, "mixed-h100-mi300x-910b", "llama3-8b-train"));
+    const yirage::gui::MixedView* t = w.mixed();
+    QVERIFY(!t->isHidden());
+    QVERIFY(w.table()->isHidden());
+    QVERIFY(w.plans()->result().mixed_train.has_value());
+    // A row per plan and one per node group, each group with its memory against capacity.
+    QStringList devices;
+    int memory_rows = 0;
+    for (int r = 0; r < t->rowCount(); ++r) {
+      devices << t->item(r, 2)->text();
+      if (t->item(r, 8)->text().contains(" / "))
+        ++memory_rows;
+    }
+    QVERIFY2(memory_rows >= 3, qPrintable(QString::number(memory_rows)));
+    QVERIFY(devices.contains("H100-SXM") && devices.contains("MI300X") &&
+            devices.contains("Ascend-910B"));
+    QVERIFY(t->item(0, 0)->text().contains("(best)"));
+    QVERIFY(bar_sets(w.charts()->memory()) >= 5);
+    // A node group's own plan: its operations on its device's roofline.
+    auto* view = w.findChild<yirage::gui::MixedView*>();
+    int row = -1;
+    for (int r = 0; r < view->rowCount() && row < 0; ++r) {
+      if (view->group_plan(r) != nullptr)
+        row = r;
+    }
+    QVERIFY(row > 0);
+    view->selectRow(row);
+    QCOMPARE(w.ops()->device()->currentText(), t->item(row, 2)->text());
+    QVERIFY(w.ops()->points().size() >= 5);
+    // The inference plan of the same cluster: a row per group.
+    QSignalSpy updated(&w, &yirage::gui::MainWindow::plans_updated);
+    QVERIFY(w.open_task(kData + "/tasks/llama3-70b-decode.yaml"));
+    QVERIFY(updated.wait(20000));
+    QVERIFY(w.plans()->result().mixed_infer.has_value());
+    QCOMPARE(t->rowCount(), 1 + static_cast<int>(w.plans()->result().mixed_infer->groups.size()));
+    QVERIFY(t->item(1, 8)->text().contains(" / "));
+  }
+
   void charts_export_as_png_and_svg() {
     yirage::gui::MainWindow w;
     QVERIFY(open_example(w, "dgx-h100", "llama3-8b-train"));
