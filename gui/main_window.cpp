@@ -118,9 +118,26 @@ MainWindow::MainWindow(QWidget* parent)
   tabs_->addTab(compare_tab, tr("Compare"));
   connect(keep, &QPushButton::clicked, this, &MainWindow::keep_scenario);
   tabs_->addTab(view_, tr("Cluster"));
+  cluster_form_ = new FileForm(
+      FileForm::Kind::kCluster, cluster_editor_,
+      [this](const std::string& path, const std::string& text) {
+        devices::parse_cluster(path, text, registry_);
+      },
+      this);
+  task_form_ = new FileForm(
+      FileForm::Kind::kTask, task_editor_,
+      [](const std::string& path, const std::string& text) {
+        devices::parse_task(path, text, devices::ModelRegistry::load_bundled());
+      },
+      this);
   auto* files = new QSplitter(Qt::Horizontal, this);
-  files->addWidget(cluster_editor_);
-  files->addWidget(task_editor_);
+  for (auto [form, editor] : {std::pair<QWidget*, QWidget*>{cluster_form_, cluster_editor_},
+                              std::pair<QWidget*, QWidget*>{task_form_, task_editor_}}) {
+    auto* column = new QSplitter(Qt::Vertical, this);
+    column->addWidget(form);
+    column->addWidget(editor);
+    files->addWidget(column);
+  }
   tabs_->addTab(files, tr("Files"));
   ask_ = [this] {
     return QMessageBox::question(this, tr("Unsaved edits"),

@@ -12,6 +12,7 @@
 #include "gui/cluster_view.h"
 #include "gui/compare_view.h"
 #include "gui/file_editor.h"
+#include "gui/file_form.h"
 #include "gui/mixed_view.h"
 #include "gui/ops_view.h"
 #include "gui/plan_charts.h"
@@ -50,6 +51,11 @@ class MainWindow : public QMainWindow {
   FileEditor* cluster_editor() const { return cluster_editor_; }
 
   FileEditor* task_editor() const { return task_editor_; }
+
+  /// The forms over the two files (Files tab, above their text).
+  FileForm* cluster_form() const { return cluster_form_; }
+
+  FileForm* task_form() const { return task_form_; }
 
   /// What closing with unsaved edits asks (a dialog by default; tests replace it).
   void set_unsaved_prompt(std::function<QMessageBox::StandardButton()> ask) {
@@ -164,6 +170,8 @@ class MainWindow : public QMainWindow {
   QPlainTextEdit* report_;
   FileEditor* cluster_editor_;
   FileEditor* task_editor_;
+  FileForm* cluster_form_ = nullptr;
+  FileForm* task_form_ = nullptr;
   CompareView* compare_;
   QMenu* recent_menu_ = nullptr;
   std::function<QMessageBox::StandardButton()> ask_;

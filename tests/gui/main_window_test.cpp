@@ -306,6 +306,55 @@ class MainWindowTest : public QObject {
     QVERIFY(t->item(1, 8)->text().contains(" / "));
   }
 
+  void a_form_field_with_a_bad_unit_shows_the_loader_message_and_writes_nothing() {
+    QTemporaryDir dir;
+    QString cluster = dir.filePath("cluster.yaml");
+    QVERIFY(QFile::copy(kData + "/clusters/h100-4x8-rail.yaml", cluster));
+    QFile::setPermissions(cluster, QFile::ReadOwner | QFile::WriteOwner);
+    yirage::gui::MainWindow w;
+    w.set_auto_recompute(false);
+    QVERIFY(w.open_cluster(cluster));
+    yirage::gui::FileForm* form = w.cluster_form();
+    QLineEdit* nic = form->field("network.nic_bandwidth");
+    QVERIFY(nic != nullptr);
+    QString text = w.cluster_editor()->text()->toPlainText();
+    // A bad unit: the loader's file:line:col message beside the field; text and file unchanged.
+    nic->setText("400 Gbx");
+    emit nic->editingFinished();
+    QVERIFY2(form->problem("network.nic_bandwidth").contains("cluster.yaml:"),
+             qPrintable(form->problem("network.nic_bandwidth")));
+    QVERIFY(form->problem("network.nic_bandwidth").contains("error:"));
+    QCOMPARE(w.cluster_editor()->text()->toPlainText(), text);
+    QVERIFY(!w.cluster_editor()->modified());
+    // A good value: written into the text at its place, the rest of the file kept.
+    nic->setText("800 Gb/s");
+    emit nic->editingFinished();
+    QCOMPARE(form->problem("network.nic_bandwidth"), QString());
+    QString edited = w.cluster_editor()->text()->toPlainText();
+    QVERIFY(edited.contains("nic_bandwidth: 800 Gb/s"));
+    QCOMPARE(edited.size(), text.size());  // "400" -> "800": only the value changed
+    QVERIFY(w.cluster_editor()->modified());
+    QFile f(cluster);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QVERIFY(!QString::fromUtf8(f.readAll()).contains("800 Gb/s"));  // saved only on Save
+    // An edit of the text shows in the form.
+    w.cluster_editor()->set_text(edited.replace("800 Gb/s", "200 Gb/s"));
+    QCOMPARE(form->field("network.nic_bandwidth")->text(), QString("200 Gb/s"));
+    // A task field.
+    QString task = dir.filePath("task.yaml");
+    QVERIFY(QFile::copy(kData + "/tasks/llama3-8b-train.yaml", task));
+    QFile::setPermissions(task, QFile::ReadOwner | QFile::WriteOwner);
+    QVERIFY(w.open_task(task));
+    QLineEdit* batch = w.task_form()->field("global_batch");
+    QVERIFY(batch != nullptr);
+    batch->setText("-4");
+    emit batch->editingFinished();
+    QVERIFY(w.task_form()->problem("global_batch").contains("task.yaml:"));
+    batch->setText("256");
+    emit batch->editingFinished();
+    QVERIFY(w.task_editor()->text()->toPlainText().contains("global_batch: 256"));
+  }
+
   void charts_export_as_png_and_svg() {
     yirage::gui::MainWindow w;
     QVERIFY(open_example(w, "dgx-h100", "llama3-8b-train"));
