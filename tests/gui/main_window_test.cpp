@@ -15,7 +15,9 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QToolTip>
 #include <QtCharts/QAbstractBarSeries>
+#include <QtCharts/QScatterSeries>
 
 #include <memory>
 #include <set>
@@ -264,6 +266,26 @@ class MainWindowTest : public QObject {
     QVERIFY(ops->points() != h100);
     QCOMPARE(ops->compounds()->rowCount(), 2 * static_cast<int>(best.fusions.size()));
     QVERIFY(w.show_tab("operations"));
+  }
+
+  void an_inference_plans_operations_name_themselves_on_hover() {
+    yirage::gui::MainWindow w;
+    QVERIFY(open_example(w, "dgx-h100", "llama3-70b-decode"));
+    yirage::gui::OpsView* ops = w.ops();
+    QVERIFY(ops->points().size() >= 4);
+    QVERIFY(ops->operations()->rowCount() >= 8);
+    QScatterSeries* gemms = nullptr;
+    for (QAbstractSeries* s : ops->roofline()->chart()->series()) {
+      if (s->name() == "matrix product")
+        gemms = qobject_cast<QScatterSeries*>(s);
+    }
+    QVERIFY(gemms != nullptr && gemms->count() > 0);
+    for (const QPointF& p : ops->points())
+      QVERIFY(p.y() <= 989.5);  // below H100's bf16 peak, in TFLOP/s
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    emit gemms->hovered(gemms->points().front(), true);
+    QVERIFY2(QToolTip::text().contains("gemm"), qPrintable(QToolTip::text()));
   }
 
   void a_mixed_cluster_lists_its_plans_with_each_groups_memory() {
