@@ -33,14 +33,15 @@ QString quantity(double v, devices::Dim d) {
   return QString::fromStdString(devices::format_quantity(v, d));
 }
 
+// The legend's name for what an operation is (short: the legend sits under a small chart).
 QString category(const planner::LayerOp& o) {
   if (o.compound)
-    return o.estimate.fused ? QObject::tr("compound, fused") : QObject::tr("compound, unfused");
+    return o.estimate.fused ? QObject::tr("fused compound") : QObject::tr("unfused compound");
   if (o.op == "gemm")
-    return QObject::tr("matrix product");
+    return QObject::tr("GEMM");
   if (o.op == "attention")
     return QObject::tr("attention");
-  return QObject::tr("norm, softmax, element-wise");
+  return QObject::tr("norm, element-wise");
 }
 
 QString decision(const planner::LayerOp& o) {
@@ -51,10 +52,11 @@ QString decision(const planner::LayerOp& o) {
   return QObject::tr("unfused (fused is not faster)");
 }
 
-void set_row(QTableWidget* t, int row, const QStringList& cells) {
+// Cells `numbers` (first, last) are figures, aligned right.
+void set_row(QTableWidget* t, int row, const QStringList& cells, std::pair<int, int> numbers) {
   for (int c = 0; c < cells.size(); ++c) {
     auto* item = new QTableWidgetItem(cells[c]);
-    if (c >= 3)
+    if (c >= numbers.first && c <= numbers.second)
       item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
     t->setItem(row, c, item);
   }
@@ -117,9 +119,9 @@ OpsView::OpsView(const devices::DeviceRegistry& registry,
                                    tr("FLOPs"), tr("HBM bytes"), tr("FLOP/byte"), tr("achieved"),
                                    tr("of roof")});
   compounds_->setColumnCount(7);
-  compounds_->setHorizontalHeaderLabels({tr("device"), tr("compound operation"), tr("shape"),
+  compounds_->setHorizontalHeaderLabels({tr("device"), tr("compound"), tr("decision"),
                                          tr("unfused"), tr("fused"), tr("speed-up"),
-                                         tr("decision")});
+                                         tr("kernel and shape")});
   for (QTableWidget* t : {ops_, compounds_}) {
     t->setEditTriggers(QAbstractItemView::NoEditTriggers);
     t->verticalHeader()->setVisible(false);
@@ -139,7 +141,7 @@ OpsView::OpsView(const devices::DeviceRegistry& registry,
   split->addWidget(tables);
   split->setStretchFactor(0, 1);
   split->setStretchFactor(1, 1);
-  split->setSizes({560, 560});
+  split->setSizes({500, 700});
   layout->addWidget(split, 1);
   connect(device_, &QComboBox::currentTextChanged, this, [this] { refresh(); });
   clear();
@@ -251,6 +253,9 @@ void OpsView::plot(const devices::DeviceSpec& d, const std::vector<planner::Laye
                       .arg(QString::fromStdString(devices::dtype_name(t)))
                       .arg(quantity(bw, devices::Dim::kBytesPerSec)));
   chart->legend()->setAlignment(Qt::AlignBottom);
+  QFont small = chart->legend()->font();
+  small.setPointSizeF(small.pointSizeF() * 0.85);
+  chart->legend()->setFont(small);
   replace(chart_, chart);
 }
 
@@ -269,7 +274,8 @@ void OpsView::fill_operations(const std::vector<planner::LayerOp>& ops) {
              quantity(o.estimate.flops, devices::Dim::kFlops),
              quantity(o.estimate.hbm_bytes, devices::Dim::kBytes), QString::number(x, 'g', 3),
              quantity(y, devices::Dim::kFlopsPerSec),
-             roof > 0 ? QString::number(100 * y / roof, 'f', 0) + "%" : QString("-")});
+             roof > 0 ? QString::number(100 * y / roof, 'f', 0) + "%" : QString("-")},
+            {3, 8});
   }
 }
 
@@ -295,11 +301,12 @@ void OpsView::fill_compounds() {
       double unfused = o.unfused->time.value;
       set_row(
           compounds_, row,
-          {QString::fromStdString(d->name), QString::fromStdString(o.name + " (" + o.op + ")"),
-           shape_text(o.dims), quantity(unfused, devices::Dim::kSeconds),
+          {QString::fromStdString(d->name), QString::fromStdString(o.name), decision(o),
+           quantity(unfused, devices::Dim::kSeconds),
            o.fused ? quantity(o.fused->time.value, devices::Dim::kSeconds) : QString("-"),
            o.fused ? QString::number(unfused / o.fused->time.value, 'f', 2) + "x" : QString("-"),
-           decision(o)});
+           QString::fromStdString(o.op) + " " + shape_text(o.dims)},
+          {3, 5});
     }
   }
 }

@@ -247,7 +247,7 @@ class MainWindowTest : public QObject {
     QCOMPARE(ops->compounds()->rowCount(), static_cast<int>(best.fusions.size()));
     for (int r = 0; r < ops->compounds()->rowCount(); ++r) {
       bool fused = best.fusions[static_cast<std::size_t>(r)].find(": fused") != std::string::npos;
-      QCOMPARE(ops->compounds()->item(r, 6)->text().startsWith("fused"), fused);
+      QCOMPARE(ops->compounds()->item(r, 2)->text().startsWith("fused"), fused);
     }
     // Another plan with another tensor parallelism or micro-batch: the points move.
     int other = -1;
@@ -276,7 +276,7 @@ class MainWindowTest : public QObject {
     QVERIFY(ops->operations()->rowCount() >= 8);
     QScatterSeries* gemms = nullptr;
     for (QAbstractSeries* s : ops->roofline()->chart()->series()) {
-      if (s->name() == "matrix product")
+      if (s->name() == "GEMM")
         gemms = qobject_cast<QScatterSeries*>(s);
     }
     QVERIFY(gemms != nullptr && gemms->count() > 0);
