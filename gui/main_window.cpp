@@ -118,27 +118,7 @@ MainWindow::MainWindow(QWidget* parent)
   tabs_->addTab(compare_tab, tr("Compare"));
   connect(keep, &QPushButton::clicked, this, &MainWindow::keep_scenario);
   tabs_->addTab(view_, tr("Cluster"));
-  cluster_form_ = new FileForm(
-      FileForm::Kind::kCluster, cluster_editor_,
-      [this](const std::string& path, const std::string& text) {
-        devices::parse_cluster(path, text, registry_);
-      },
-      this);
-  task_form_ = new FileForm(
-      FileForm::Kind::kTask, task_editor_,
-      [](const std::string& path, const std::string& text) {
-        devices::parse_task(path, text, devices::ModelRegistry::load_bundled());
-      },
-      this);
-  auto* files = new QSplitter(Qt::Horizontal, this);
-  for (auto [form, editor] : {std::pair<QWidget*, QWidget*>{cluster_form_, cluster_editor_},
-                              std::pair<QWidget*, QWidget*>{task_form_, task_editor_}}) {
-    auto* column = new QSplitter(Qt::Vertical, this);
-    column->addWidget(form);
-    column->addWidget(editor);
-    files->addWidget(column);
-  }
-  tabs_->addTab(files, tr("Files"));
+  tabs_->addTab(files_tab(), tr("Files"));
   ask_ = [this] {
     return QMessageBox::question(this, tr("Unsaved edits"),
                                  tr("The cluster or task file has edits that are not saved. "
@@ -198,6 +178,31 @@ MainWindow::MainWindow(QWidget* parent)
     status_->setText(tr("cancelled: the plans shown are the previous scenario's"));
   });
   resize(1280, 800);
+}
+
+// The Files tab: each file's form above its text.
+QWidget* MainWindow::files_tab() {
+  cluster_form_ = new FileForm(
+      FileForm::Kind::kCluster, cluster_editor_,
+      [this](const std::string& path, const std::string& text) {
+        devices::parse_cluster(path, text, registry_);
+      },
+      this);
+  task_form_ = new FileForm(
+      FileForm::Kind::kTask, task_editor_,
+      [](const std::string& path, const std::string& text) {
+        devices::parse_task(path, text, devices::ModelRegistry::load_bundled());
+      },
+      this);
+  auto* files = new QSplitter(Qt::Horizontal, this);
+  for (auto [form, editor] : {std::pair<QWidget*, QWidget*>{cluster_form_, cluster_editor_},
+                              std::pair<QWidget*, QWidget*>{task_form_, task_editor_}}) {
+    auto* column = new QSplitter(Qt::Vertical, this);
+    column->addWidget(form);
+    column->addWidget(editor);
+    files->addWidget(column);
+  }
+  return files;
 }
 
 MainWindow::~MainWindow() {

@@ -134,6 +134,7 @@ class MainWindow : public QMainWindow {
   void show_result(const ScenarioResult& r);
   void show_selected();
   void show_mixed_selected();
+  QWidget* files_tab();
   void show_mixed_groups(const ScenarioResult& r);
   void show_replay(const report::SimulatedPlan& s,
                    const std::vector<std::int64_t>& ranks,

@@ -237,6 +237,7 @@ void OpsView::plot(const devices::DeviceSpec& d, const std::vector<planner::Laye
     roof->append(x, planner::roofline_bound(d, t, x) / kTera);
   chart->addSeries(roof);
   std::vector<QScatterSeries*> order;  // compounds first (drawn below)
+  order.reserve(series.size());
   for (auto& [name, s] : series)
     order.push_back(s);
   std::stable_sort(order.begin(), order.end(), [](QScatterSeries* a, QScatterSeries* b) {

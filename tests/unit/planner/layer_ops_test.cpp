@@ -10,14 +10,14 @@
 namespace yirage::planner {
 namespace {
 
-const costmodel::CalibrationSet kNoCalibration;
+const costmodel::CalibrationSet uncalibrated;
 
 void expect_same_as_layer_cost(const devices::TaskSpec& t,
                                const LayerShape& s,
                                const std::string& device) {
   const devices::DeviceSpec* d = testing::bundled_registry().find(device);
   ASSERT_NE(d, nullptr) << device;
-  DeviceContext cx = op_context(*d, t, kNoCalibration, s);
+  DeviceContext cx = op_context(*d, t, uncalibrated, s);
   LayerCost c = layer_cost(t.model, s, cx);
   std::vector<LayerOp> ops = layer_ops(t.model, s, cx);
   ASSERT_FALSE(ops.empty());
@@ -84,7 +84,7 @@ TEST(LayerOps, CompoundOperationsCarryBothForms) {
   const devices::DeviceSpec* d = testing::bundled_registry().find("H100-SXM");
   ASSERT_NE(d, nullptr);
   int compounds = 0;
-  for (const LayerOp& o : layer_ops(t.model, s, op_context(*d, t, kNoCalibration, s))) {
+  for (const LayerOp& o : layer_ops(t.model, s, op_context(*d, t, uncalibrated, s))) {
     if (!o.compound)
       continue;
     ++compounds;
@@ -108,7 +108,7 @@ TEST(LayerOps, NoOperationBeatsItsRoofline) {
   double bw = d->memory_bandwidth.value.value;
   EXPECT_EQ(roofline_bound(*d, t.precision, 1.0), bw);  // memory-bound at 1 FLOP/byte
   EXPECT_EQ(roofline_bound(*d, t.precision, 1e6), peak);
-  for (const LayerOp& o : layer_ops(t.model, s, op_context(*d, t, kNoCalibration, s))) {
+  for (const LayerOp& o : layer_ops(t.model, s, op_context(*d, t, uncalibrated, s))) {
     double i = arithmetic_intensity(o.estimate);
     EXPECT_LE(achieved_rate(o.estimate), roofline_bound(*d, t.precision, i) * (1 + 1e-9)) << o.name;
   }
