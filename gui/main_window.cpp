@@ -502,7 +502,7 @@ void MainWindow::show_mixed_groups(const ScenarioResult& r) {
 }
 
 // A node group's own plan (data parallelism across groups, inference): its charts and
-// operations; a plan's row: the groups again.
+// operations; a pipeline part: its stages' operations; a plan's row: the groups again.
 void MainWindow::show_mixed_selected() {
   const ScenarioResult& r = model_->result();
   const MixedView::GroupPlan* g = mixed_->group_plan(mixed_->currentRow());
@@ -513,7 +513,12 @@ void MainWindow::show_mixed_selected() {
   OpsSelection ops{r.task, {}, {}, g->device, {}};
   for (const devices::DeviceSpec& d : r.cluster.device_types)
     ops.device_types.push_back(d.name);
-  if (g->train) {
+  if (g->stage) {
+    ops.shape = planner::training_layer_shape(r.task, *g->stage);
+    ops.layout = mixed_->item(mixed_->currentRow(), 1)->text().toStdString() +
+                 ": tp=" + std::to_string(g->stage->tp) +
+                 ", mb=" + std::to_string(g->stage->micro_batch);
+  } else if (g->train) {
     charts_->show(*g->train, g->device);
     ops.shape = planner::training_layer_shape(r.task, g->train->layout);
     ops.layout = g->train->layout.str();

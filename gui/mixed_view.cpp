@@ -79,7 +79,13 @@ void MixedView::add_pipeline(const planner::HeteroPipelinePlan& h, bool best) {
         tr("tp=%1, %2 %3").arg(p.tp).arg(p.stages).arg(p.stages == 1 ? tr("stage") : tr("stages")),
         q(report::secs(p.stage_time)) + tr(" per micro-batch"),
         QString()};
-    add_row(cells + memory_cells(p.memory.total(), p.memory.capacity), false);
+    planner::Layout stage;
+    stage.dp = h.dp;
+    stage.tp = p.tp;
+    stage.pp = p.stages;
+    stage.micro_batch = h.micro_batch;
+    add_row(cells + memory_cells(p.memory.total(), p.memory.capacity), false,
+            GroupPlan{p.device, std::nullopt, std::nullopt, stage});
     if (best)
       best_memory_.emplace_back(p.group + " (" + p.device + ")", p.memory);
   }
@@ -102,7 +108,7 @@ void MixedView::add_data_parallel(const planner::HeteroPlan& h, bool best) {
                       q(report::secs(g.plan.step.total)),
                       q(report::format_count(g.plan.tokens_per_s))};
     add_row(cells + memory_cells(m.total(), m.capacity), false,
-            GroupPlan{g.device, g.plan, std::nullopt});
+            GroupPlan{g.device, g.plan, std::nullopt, std::nullopt});
     if (best)
       best_memory_.emplace_back(g.group + " (" + g.device + ")", m);
   }
@@ -141,7 +147,7 @@ void MixedView::show_inference(const devices::TaskSpec& t, const planner::Hetero
                       q(report::secs(decode ? e.tpot : e.ttft)),
                       q(report::format_count(e.tokens_per_s))};
     add_row(cells + memory_cells(e.weights + e.kv_cache + e.workspace, e.capacity), false,
-            GroupPlan{g.device, std::nullopt, e});
+            GroupPlan{g.device, std::nullopt, e, std::nullopt});
   }
 }
 

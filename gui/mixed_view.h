@@ -26,11 +26,13 @@ class MixedView : public QTableWidget {
   void show_inference(const devices::TaskSpec& t, const planner::HeteroInferPlan& p);
   void clear_plans();
 
-  /// A group row's homogeneous plan (data parallelism across groups, inference), if any.
+  /// A group row's plan: its own homogeneous plan (data parallelism across groups,
+  /// inference), or its stages' layout in the pipeline spanning the groups.
   struct GroupPlan {
     std::string device;
     std::optional<planner::PlanEstimate> train;
     std::optional<planner::InferEstimate> infer;
+    std::optional<planner::Layout> stage;  // tp and micro-batch of a pipeline part
   };
 
   const GroupPlan* group_plan(int row) const;

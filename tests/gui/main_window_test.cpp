@@ -319,6 +319,16 @@ class MainWindowTest : public QObject {
     view->selectRow(row);
     QCOMPARE(w.ops()->device()->currentText(), t->item(row, 2)->text());
     QVERIFY(w.ops()->points().size() >= 5);
+    // A part of the pipeline across the groups: its stages' layer.
+    int part = -1;
+    for (int r = 0; r < view->rowCount() && part < 0; ++r) {
+      if (view->group_plan(r) != nullptr && view->group_plan(r)->stage)
+        part = r;
+    }
+    QVERIFY(part > 0);
+    view->selectRow(part);
+    QCOMPARE(w.ops()->device()->currentText(), t->item(part, 2)->text());
+    QVERIFY(w.ops()->points().size() >= 5);
     // The inference plan of the same cluster: a row per group.
     QSignalSpy updated(&w, &yirage::gui::MainWindow::plans_updated);
     QVERIFY(w.open_task(kData + "/tasks/llama3-70b-decode.yaml"));
