@@ -297,7 +297,10 @@ void add_capacity_command(CLI::App& app, Context& cx) {
   cmd->add_option("--tokens-per-s", a->tokens_per_s, "Throughput target, e.g. 1e6");
   cmd->add_option("--days", a->days, "Finish the task's training_tokens within this many days");
   cmd->add_flag("--slo", a->slo, "Meet the task's own objective (TTFT, TPOT, min_throughput)");
+  // Bounded so that a cluster of the template's nodes stays within the device count a
+  // cluster file may give (devices/support/yaml_reader.h, kMaxWholeNumber).
   cmd->add_option("--max-nodes", a->max_nodes, "Largest cluster to consider")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000}))
       ->capture_default_str();
   cmd->callback([&cx, a] {
     cx.action = [&cx, a] {

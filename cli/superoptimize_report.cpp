@@ -1,5 +1,7 @@
 #include "cli/superoptimize_report.h"
 
+#include "report/summary.h"
+
 #include "codegen/ir/thread_fusion.h"
 #include "codegen/ir/ugraph_json.h"
 #include "costmodel/calibration.h"
@@ -34,6 +36,29 @@ std::string us(devices::Seconds t) {
   return devices::format(t);
 }
 
+// The memory bound of a search: the verifier evaluates the reference program on whole tensors
+// of 8-byte values (finite-field elements or doubles), so a program whose tensors need more
+// than this is refused before the search starts rather than failing in it.
+constexpr double kVerifyMemoryLimit = 8.0 * (1 << 30);
+
+/// Empty, or why the program's tensors are too large to verify.
+std::string verify_memory_limit(const codegen::Program& p) {
+  std::string why;
+  double bytes = 0;
+  for (const codegen::Shape& shape : codegen::kernel_shapes(p.graph, &why)) {
+    double n = 8;
+    for (std::int64_t d : shape)
+      n *= static_cast<double>(d);
+    bytes += n;
+  }
+  if (bytes <= kVerifyMemoryLimit)
+    return {};
+  return p.graph.name + " needs " + report::bytes(bytes) +
+         " to hold its tensors for verification (8 bytes an element), more than the search's "
+         "limit of " +
+         report::bytes(kVerifyMemoryLimit) + "; give smaller shapes (--shape)";
+}
+
 }  // namespace
 
 std::optional<SearchSetup> setup_search(const devices::DeviceRegistry& registry,
@@ -63,6 +88,10 @@ std::optional<SearchSetup> setup_search(const devices::DeviceRegistry& registry,
   s.program = codegen::load_program(program);
   if (!resize.empty())
     s.program = codegen::resize_inputs(s.program, resize);
+  if (std::string why = verify_memory_limit(s.program); !why.empty()) {
+    err << "error: " << why << "\n";
+    return std::nullopt;
+  }
   costmodel::CalibrationSet cal =
       costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
   if (const costmodel::GpuEfficiency* e = cal.find_gpu(s.device->name))

@@ -223,6 +223,11 @@ ClusterSpec parse_cluster(const std::string& path,
   read_groups(cx, top, c);
   if (YAML::Node n = top.get("network"))
     c.network = read_network(doc, n);
+  if (diag.empty() && c.total_devices() > kMaxWholeNumber) {
+    doc.error(top.key_node("node_groups"), "the cluster has " + std::to_string(c.total_devices()) +
+                                               " devices; yirage plans clusters of at most " +
+                                               std::to_string(kMaxWholeNumber));
+  }
   if (diag.empty() && c.total_nodes() > 1 && !c.network) {
     doc.error(top.key_node("node_groups"), "the cluster has " + std::to_string(c.total_nodes()) +
                                                " nodes but no 'network' between them");

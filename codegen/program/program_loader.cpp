@@ -15,6 +15,21 @@ namespace {
 using devices::MapReader;
 using devices::YamlDoc;
 
+// The most elements a tensor of a program may have, 2^32: larger ones are refused at load,
+// before shape products can overflow 64 bits or the verifier tries to hold them in memory.
+constexpr double kMaxElements = 4294967296.0;
+
+/// Empty, or why `s` is too large.
+std::string too_large(const Shape& s) {
+  double n = 1;
+  for (std::int64_t d : s)
+    n *= static_cast<double>(d);
+  if (n <= kMaxElements)
+    return {};
+  return "a tensor of shape " + shape_text(s) +
+         " has more than 2^32 elements, the most yirage handles";
+}
+
 std::vector<std::string> op_names() {
   std::vector<std::string> names;
   for (OpKind k : {OpKind::kMatmul, OpKind::kExp, OpKind::kSquare, OpKind::kSqrt, OpKind::kSilu,
@@ -59,6 +74,10 @@ struct Reader {
     }
     if (s && !ok)
       doc.error(s, "shape must be a list of positive integers, such as [16, 4096]");
+    if (std::string why = ok ? too_large(shape) : ""; !why.empty()) {
+      doc.error(s, why);
+      ok = false;
+    }
     if (!name || !declare(n, *name))
       return;
     p.graph.inputs.push_back({*name, shape});
@@ -108,7 +127,9 @@ struct Reader {
       op.dim = dim ? static_cast<int>(*dim) : static_cast<int>(in_shapes[0].size()) - 1;
     std::string why;
     auto s = infer_shape(op.kind, in_shapes, op.dim, &why);
-    if (!s) {
+    if (s)
+      why = too_large(*s);
+    if (!s || !why.empty()) {
       doc.error(n, *name + ": " + why);
       return;
     }
@@ -201,19 +222,30 @@ Program load_program(const std::filesystem::path& path) {
 Program resize_inputs(const Program& p, const std::map<std::string, Shape>& shapes) {
   Program r = p;
   devices::Diagnostics diag;
-  for (const auto& [name, shape] : shapes) {
+  for (const auto& entry : shapes) {
+    const std::string& name = entry.first;  // (clang 14 cannot capture a structured binding)
+    const Shape& shape = entry.second;
     auto it = std::find_if(r.graph.inputs.begin(), r.graph.inputs.end(),
                            [&](const KernelInput& i) { return i.name == name; });
     if (it == r.graph.inputs.end())
       diag.error({p.file, 0, 0},
                  "--shape names '" + name + "', which is not an input of " + p.graph.name);
+    else if (std::string why = too_large(shape); !why.empty())
+      diag.error({p.file, 0, 0}, "--shape " + name + ": " + why);
     else
       it->shape = shape;
   }
   diag.throw_if_errors();
   std::string why;
-  if (kernel_shapes(r.graph, &why).empty())
+  std::vector<Shape> inferred = kernel_shapes(r.graph, &why);
+  if (inferred.empty())
     diag.error({p.file, 0, 0}, "with the shapes given: " + why);
+  for (const Shape& s : inferred) {
+    if (std::string large = too_large(s); !large.empty()) {
+      diag.error({p.file, 0, 0}, "with the shapes given: " + large);
+      break;
+    }
+  }
   diag.throw_if_errors();
   return r;
 }

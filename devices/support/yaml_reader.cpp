@@ -182,12 +182,17 @@ std::optional<std::int64_t> MapReader::integer(std::string_view key,
     return std::nullopt;
   std::int64_t v = 0;
   auto [ptr, ec] = std::from_chars(s->data(), s->data() + s->size(), v);
-  if (ec == std::errc::result_out_of_range) {
-    doc_->error(get(key), quote_key(key) + " is out of range: " + *s);
+  if (ec != std::errc() && ec != std::errc::result_out_of_range) {
+    doc_->error(get(key), quote_key(key) + " must be a whole number, got " + quote_key(*s));
     return std::nullopt;
   }
-  if (ec != std::errc() || ptr != s->data() + s->size()) {
+  if (ptr != s->data() + s->size()) {
     doc_->error(get(key), quote_key(key) + " must be a whole number, got " + quote_key(*s));
+    return std::nullopt;
+  }
+  if (ec == std::errc::result_out_of_range || v > kMaxWholeNumber) {
+    doc_->error(get(key), quote_key(key) + " is out of range: " + *s + " (at most " +
+                              std::to_string(kMaxWholeNumber) + ")");
     return std::nullopt;
   }
   if (v < min) {

@@ -45,6 +45,11 @@ class YamlDoc {
   Diagnostics* diag_;
 };
 
+/// The largest whole number an input file may give (counts of nodes, layers, tokens...):
+/// 2^31 - 1, so that products of two counts (devices x micro-batch, batch x sequence) cannot
+/// overflow 64 bits.
+inline constexpr std::int64_t kMaxWholeNumber = 2147483647;
+
 /// Whether a quantity may be zero.
 enum class Sign { kPositive, kNonNegative };
 
@@ -79,6 +84,7 @@ class MapReader {
   std::optional<std::string> choice(std::string_view key,
                                     const std::vector<std::string>& choices,
                                     bool required = false);
+  /// A whole number from `min` to `kMaxWholeNumber`.
   std::optional<std::int64_t> integer(std::string_view key,
                                       bool required = false,
                                       std::int64_t min = 1);
