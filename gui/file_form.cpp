@@ -4,6 +4,7 @@
 #include "devices/support/units.h"
 #include "gui/file_editor.h"
 
+#include <QComboBox>
 #include <QFontDatabase>
 #include <QScrollArea>
 #include <QVBoxLayout>
@@ -147,8 +148,11 @@ std::vector<FileForm::Spec> FileForm::specs(const std::string& text) const {
 }
 
 void FileForm::rebuild(const std::vector<Spec>& want) {
-  for (Field& f : fields_)
+  for (Field& f : fields_) {
     f.edit->disconnect(this);
+    if (auto* combo = qobject_cast<QComboBox*>(f.edit->parent()))
+      combo->disconnect(this);
+  }
   if (QWidget* old = scroll_->takeWidget())
     old->deleteLater();  // sync may run inside a field's own signal
   fields_.clear();
@@ -160,7 +164,21 @@ void FileForm::rebuild(const std::vector<Spec>& want) {
     QStringList parts;
     for (const std::string& p : s.path)
       parts << QString::fromStdString(p);
-    Field f{parts.join("."), s.path, s.unit, new QLineEdit(inner), new QLabel(inner)};
+    QWidget* input = nullptr;
+    QLineEdit* edit = nullptr;
+    if (auto c = choices_.find(s.path.back()); c != choices_.end()) {
+      auto* combo = new QComboBox(inner);
+      combo->setEditable(true);
+      combo->setInsertPolicy(QComboBox::NoInsert);
+      combo->addItems(c->second);
+      edit = combo->lineEdit();
+      input = combo;
+      connect(combo, &QComboBox::activated, this, [this, i] { commit(i); });
+    } else {
+      edit = new QLineEdit(inner);
+      input = edit;
+    }
+    Field f{parts.join("."), s.path, s.unit, edit, new QLabel(inner)};
     auto* label = new QLabel(s.label, inner);
     label->setObjectName("form_label");
     auto* hint = new QLabel(
@@ -175,7 +193,7 @@ void FileForm::rebuild(const std::vector<Spec>& want) {
     f.problem->setTextInteractionFlags(Qt::TextSelectableByMouse);
     auto row = static_cast<int>(i);
     grid_->addWidget(label, row, 0);
-    grid_->addWidget(f.edit, row, 1);
+    grid_->addWidget(input, row, 1);
     grid_->addWidget(hint, row, 2);
     grid_->addWidget(f.problem, row, 3);
     connect(f.edit, &QLineEdit::editingFinished, this, [this, i] { commit(i); });
@@ -268,6 +286,16 @@ void FileForm::commit(std::size_t i) {
   }
   f.problem->clear();
   editor_->set_text(QString::fromStdString(candidate));
+}
+
+void FileForm::set_choices(const std::string& name, const QStringList& values) {
+  choices_[name] = values;
+  try {
+    rebuild(specs(editor_->text()->toPlainText().toStdString()));
+  } catch (const YAML::Exception&) {
+    // The form follows when the text parses.
+  }
+  sync();
 }
 
 QLineEdit* FileForm::field(const QString& key) const {

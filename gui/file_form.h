@@ -12,9 +12,11 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QScrollArea>
+#include <QStringList>
 #include <QWidget>
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,6 +45,10 @@ class FileForm : public QWidget {
   QLineEdit* field(const QString& key) const;
   /// The message shown next to that field (empty when it checks).
   QString problem(const QString& key) const;
+
+  /// Offers `values` in a list on every field whose key ends in `name` ("device", "mode");
+  /// any value may still be typed.
+  void set_choices(const std::string& name, const QStringList& values);
 
   /// Rebuilds the fields from the editor's text.
   void sync();
@@ -73,6 +79,7 @@ class FileForm : public QWidget {
   QGridLayout* grid_;
   QLabel* status_;
   std::vector<Field> fields_;
+  std::map<std::string, QStringList> choices_;  // by the last key of a field's path
 };
 
 }  // namespace yirage::gui

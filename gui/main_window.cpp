@@ -194,6 +194,21 @@ QWidget* MainWindow::files_tab() {
         devices::parse_task(path, text, devices::ModelRegistry::load_bundled());
       },
       this);
+  QStringList devices;
+  for (const devices::DeviceSpec& d : registry_.devices()) {
+    if (d.kind != devices::DeviceKind::kCpu)
+      devices << QString::fromStdString(d.name);
+  }
+  cluster_form_->set_choices("device", devices);
+  QStringList models;
+  for (const std::string& name : devices::ModelRegistry::load_bundled().names())
+    models << QString::fromStdString(name);
+  task_form_->set_choices("model", models);
+  task_form_->set_choices("mode", {"train", "prefill", "decode", "serve"});
+  QStringList precisions;
+  for (devices::DType t : devices::kAllDTypes)
+    precisions << QString::fromStdString(devices::dtype_name(t));
+  task_form_->set_choices("precision", precisions);
   auto* files = new QSplitter(Qt::Horizontal, this);
   for (auto [form, editor] : {std::pair<QWidget*, QWidget*>{cluster_form_, cluster_editor_},
                               std::pair<QWidget*, QWidget*>{task_form_, task_editor_}}) {

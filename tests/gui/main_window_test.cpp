@@ -4,6 +4,7 @@
 // selected renders a screenshot that is not blank and shows the table and the charts.
 #include "gui/main_window.h"
 
+#include <QComboBox>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -385,6 +386,12 @@ class MainWindowTest : public QObject {
     batch->setText("256");
     emit batch->editingFinished();
     QVERIFY(w.task_editor()->text()->toPlainText().contains("global_batch: 256"));
+    // Listed values: the precision from its list.
+    auto* precision = qobject_cast<QComboBox*>(w.task_form()->field("precision")->parent());
+    QVERIFY(precision != nullptr && precision->findText("fp8") >= 0);
+    precision->setCurrentIndex(precision->findText("fp8"));
+    emit precision->activated(precision->currentIndex());
+    QVERIFY(w.task_editor()->text()->toPlainText().contains("precision: fp8"));
   }
 
   void charts_export_as_png_and_svg() {
