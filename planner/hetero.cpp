@@ -161,12 +161,38 @@ HeteroResult data_parallel_across(const ClusterSpec& cluster,
   return {h, "", {}, {}};
 }
 
+// The bound of the pipeline search (search_hetero_pipeline): it tries every order of up to
+// five node groups and every combination of the groups' tensor-parallel degrees (powers of
+// two up to the devices of a node), which grows exponentially with the groups. Five groups of
+// eight devices (120 orders x 4^5) or eight such groups (4^8) stay within it, and take seconds.
+constexpr double kMaxPipelineCombinations = 131072;
+
+/// The orders times the tensor-parallel combinations the pipeline search would try.
+double pipeline_combinations(const ClusterSpec& cluster) {
+  double n = 1;
+  std::size_t groups = cluster.groups.size();
+  for (std::size_t i = 2; groups <= 5 && i <= groups; ++i)
+    n *= static_cast<double>(i);
+  for (const NodeGroup& g : cluster.groups)
+    n *= std::floor(std::log2(static_cast<double>(g.devices_per_node))) + 1;
+  return n;
+}
+
 }  // namespace
 
 HeteroResult search_hetero_training(const ClusterSpec& cluster,
                                     const devices::TaskSpec& task,
                                     const costmodel::CalibrationSet& cal) {
   HeteroResult r = data_parallel_across(cluster, task, cal);
+  if (double n = pipeline_combinations(cluster); n > kMaxPipelineCombinations) {
+    r.pipeline_why = "not searched: the " + std::to_string(cluster.groups.size()) +
+                     " node groups give " + devices::format_number(n) +
+                     " orders and tensor-parallel combinations, more than the search's limit "
+                     "of " +
+                     devices::format_number(kMaxPipelineCombinations, 6) +
+                     "; merge node groups of the same device";
+    return r;
+  }
   HeteroPipelineResult p = search_hetero_pipeline(cluster, task, cal);
   r.pipeline = p.plan;
   r.pipeline_why = p.why;
