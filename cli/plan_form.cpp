@@ -11,6 +11,7 @@
 #include "cli/context.h"
 #include "cli/layout_arg.h"
 #include "cli/plan_file.h"
+#include "cli/plan_kernels.h"
 #include "cli/run.h"
 #include "cli/structured_output.h"
 #include "planner/hetero.h"
@@ -36,7 +37,34 @@ struct PlanArgs {
   std::string plan_file;         // --plan: evaluate the layout of a plan file
   std::string save_plan;         // --save-plan: write the best (or given) plan
   std::size_t simulate_top = 0;  // --simulate-top: re-rank the best K by simulation
+  std::string emit_kernels;      // --emit-kernels: the best plan's fused kernels go here
 };
+
+// After --save-plan (exit code `rc`): --emit-kernels, if asked.
+int emit(int rc,
+         Context& cx,
+         const PlanArgs& a,
+         const std::string& plan,
+         const devices::ClusterSpec& cluster,
+         const costmodel::CalibrationSet& calibrations,
+         const std::vector<KernelSite>& sites) {
+  if (rc != kExitOk)
+    return rc;
+  return emit_plan_kernels(cx, a.emit_kernels, plan, cluster, calibrations, sites);
+}
+
+// A homogeneous cluster's one device type.
+std::vector<KernelSite> one_site(const devices::ClusterSpec& cluster,
+                                 const std::vector<planner::CompoundChoice>& compounds) {
+  return {{cluster.groups.front().name, cluster.groups.front().device, compounds}};
+}
+
+std::vector<KernelSite> pipeline_sites(const planner::HeteroPipelinePlan& plan) {
+  std::vector<KernelSite> s;
+  for (const planner::PipelinePart& p : plan.parts)
+    s.push_back({p.group, p.device, p.compounds});
+  return s;
+}
 
 // --simulate-top K: the best K plans replayed in SimGrid, re-ranked by the simulated step
 // (plans the replay cannot simulate keep their estimate and go last).
@@ -86,7 +114,8 @@ int evaluate_layout(Context& cx,
   } else {
     print_plan_detail(cx.out, p, tc.task, note);
   }
-  return save_plan(cx, a, tc.cluster, tc.task, p.layout.str(), plan_json(p));
+  return emit(save_plan(cx, a, tc.cluster, tc.task, p.layout.str(), plan_json(p)), cx, a,
+              p.layout.str(), tc.cluster, tc.calibrations, one_site(tc.cluster, p.compounds));
 }
 
 // `--layout tp=..,pp=..,replicas=..,batch=..` for an inference task: that layout alone.
@@ -102,7 +131,8 @@ int evaluate_infer_layout(Context& cx, const planner::InferContext& ic, const Pl
            << ", the given layout:\n";
     print_infer_table(cx.out, ic.task, {p}, 1);
   }
-  return save_plan(cx, a, ic.cluster, ic.task, p.layout.str(), infer_json(p));
+  return emit(save_plan(cx, a, ic.cluster, ic.task, p.layout.str(), infer_json(p)), cx, a,
+              p.layout.str(), ic.cluster, ic.calibrations, one_site(ic.cluster, p.compounds));
 }
 
 int explain_nothing_fits(Context& cx, const planner::SearchResult& r) {
@@ -154,15 +184,20 @@ int plan_inference(Context& cx,
       j["plans"].push_back(infer_json(r.plans[i]));
     }
     write_structured(cx.out, cx.yaml, j);
-    return save_plan(cx, a, cluster, task, r.plans.front().layout.str(),
-                     infer_json(r.plans.front()));
+    return emit(
+        save_plan(cx, a, cluster, task, r.plans.front().layout.str(), infer_json(r.plans.front())),
+        cx, a, r.plans.front().layout.str(), cluster, calibrations,
+        one_site(cluster, r.plans.front().compounds));
   }
   cx.out << task.name << " (" << devices::mode_name(task.mode) << ") on " << cluster.name << " ("
          << cluster.total_devices() << " x " << cluster.groups.front().device
          << "): " << r.candidates << " layouts, " << r.plans.size() << " can run\n";
   print_infer_table(cx.out, task, r.plans, a.top);
   cx.out << "  model: " << model_note(cluster, calibrations) << "\n";
-  return save_plan(cx, a, cluster, task, r.plans.front().layout.str(), infer_json(r.plans.front()));
+  return emit(
+      save_plan(cx, a, cluster, task, r.plans.front().layout.str(), infer_json(r.plans.front())),
+      cx, a, r.plans.front().layout.str(), cluster, calibrations,
+      one_site(cluster, r.plans.front().compounds));
 }
 
 // `--layout "dp=..,mb=..,recompute=..,zero=.. | group: tp=..,pp=..,layers=.. | ..."` on a
@@ -182,7 +217,8 @@ int evaluate_hetero_layout(Context& cx,
     print_hetero_pipeline(cx.out, plan);
     cx.out << "  model: " << model_note(cluster, calibrations) << "\n";
   }
-  return save_plan(cx, a, cluster, task, plan.str(), hetero_pipeline_json(plan));
+  return emit(save_plan(cx, a, cluster, task, plan.str(), hetero_pipeline_json(plan)), cx, a,
+              plan.str(), cluster, calibrations, pipeline_sites(plan));
 }
 
 int plan_hetero(Context& cx,
@@ -217,21 +253,36 @@ int plan_hetero(Context& cx,
     print_hetero_training(cx.out, r);
     cx.out << "  model: " << model_note(cluster, calibrations) << "\n";
   }
-  if (!r.pipeline)
-    return kExitOk;
-  return save_plan(cx, a, cluster, task, r.pipeline->str(), hetero_pipeline_json(*r.pipeline));
+  if (!pipeline_is_best(r)) {
+    std::vector<KernelSite> sites;
+    std::string layouts;
+    for (const planner::GroupShare& g : r.plan->groups) {
+      sites.push_back({g.group, g.device, g.plan.compounds});
+      layouts += (layouts.empty() ? "" : " | ") + g.group + ": " + g.plan.layout.str();
+    }
+    return emit(kExitOk, cx, a, layouts, cluster, calibrations, sites);
+  }
+  return emit(save_plan(cx, a, cluster, task, r.pipeline->str(), hetero_pipeline_json(*r.pipeline)),
+              cx, a, r.pipeline->str(), cluster, calibrations, pipeline_sites(*r.pipeline));
 }
 
 int plan_hetero_inference(Context& cx,
                           const devices::ClusterSpec& cluster,
                           const devices::TaskSpec& task,
-                          const costmodel::CalibrationSet& calibrations) {
+                          const costmodel::CalibrationSet& calibrations,
+                          const PlanArgs& a) {
   planner::HeteroInferResult r = planner::search_hetero_inference(cluster, task, calibrations);
   if (!r.plan) {
     cx.out << "no plan for " << task.name << " on " << cluster.name << ": " << r.why << "\n";
     return kExitCheckFailed;
   }
   const planner::HeteroInferPlan& h = *r.plan;
+  std::vector<KernelSite> sites;
+  std::string layouts;
+  for (const planner::InferShare& g : h.groups) {
+    sites.push_back({g.group, g.device, g.plan.compounds});
+    layouts += (layouts.empty() ? "" : " | ") + g.group + ": " + g.plan.layout.str();
+  }
   if (cx.json || cx.yaml) {
     nlohmann::ordered_json j;
     j["cluster"] = cluster.name;
@@ -248,13 +299,13 @@ int plan_hetero_inference(Context& cx,
       j["groups"].push_back(gj);
     }
     write_structured(cx.out, cx.yaml, j);
-    return kExitOk;
+    return emit(kExitOk, cx, a, layouts, cluster, calibrations, sites);
   }
   cx.out << task.name << " (" << devices::mode_name(task.mode) << ") on " << cluster.name << " ("
          << cluster.total_devices() << " devices in " << cluster.groups.size() << " node groups)\n";
   print_hetero_infer(cx.out, task, h);
   cx.out << "  model: " << model_note(cluster, calibrations) << "\n";
-  return kExitOk;
+  return emit(kExitOk, cx, a, layouts, cluster, calibrations, sites);
 }
 
 int plan(Context& cx, const PlanArgs& given) {
@@ -273,7 +324,7 @@ int plan(Context& cx, const PlanArgs& given) {
       return kExitUnavailable;
     }
     if (task.mode != devices::Mode::kTrain && a.layout.empty()) {
-      return plan_hetero_inference(cx, cluster, task, calibrations);
+      return plan_hetero_inference(cx, cluster, task, calibrations, a);
     }
     cx.err << "yirage-plan: both files are valid, but " << why
            << (task.mode == devices::Mode::kTrain ? " for --layout" : " for inference")
@@ -301,8 +352,10 @@ int plan(Context& cx, const PlanArgs& given) {
     for (const SimulatedPlan& s : rerank_by_simulation(tc, r.plans, a.simulate_top))
       j["simulated"].push_back(simulated_json(s));
     write_structured(cx.out, cx.yaml, j);
-    return save_plan(cx, a, cluster, task, r.plans.front().layout.str(),
-                     plan_json(r.plans.front()));
+    return emit(
+        save_plan(cx, a, cluster, task, r.plans.front().layout.str(), plan_json(r.plans.front())),
+        cx, a, r.plans.front().layout.str(), cluster, calibrations,
+        one_site(cluster, r.plans.front().compounds));
   }
   cx.out << task.name << " on " << cluster.name << " (" << cluster.total_devices() << " x "
          << cluster.groups.front().device << "): " << r.candidates << " layouts, " << r.plans.size()
@@ -314,7 +367,10 @@ int plan(Context& cx, const PlanArgs& given) {
     cx.out << "the best " << sims.size() << " re-ranked by SimGrid simulation of their step:\n";
     print_simulated(cx.out, sims);
   }
-  return save_plan(cx, a, cluster, task, r.plans.front().layout.str(), plan_json(r.plans.front()));
+  return emit(
+      save_plan(cx, a, cluster, task, r.plans.front().layout.str(), plan_json(r.plans.front())), cx,
+      a, r.plans.front().layout.str(), cluster, calibrations,
+      one_site(cluster, r.plans.front().compounds));
 }
 
 }  // namespace
@@ -333,6 +389,10 @@ void add_plan_form(CLI::App& app, Context& cx) {
       ->type_name("K");
   app.add_option("--save-plan", a->save_plan,
                  "Write the best plan (or the --layout given) to this plan file (YAML)");
+  app.add_option("--emit-kernels", a->emit_kernels,
+                 "Write the kernels of the best plan's fused operations for each device type "
+                 "(CUDA, HIP, CPU) with a manifest to this directory")
+      ->type_name("DIR");
   app.add_option("--plan", a->plan_file,
                  "Evaluate the layout of a plan file written by --save-plan");
   app.callback([&cx, &app, a] {

@@ -174,6 +174,7 @@ Priced price(const ClusterSpec& whole,
                       c.layout.pp,
                       c.layers,
                       0,
+                      {},
                       {}};
     for (std::int64_t j = 0; j < c.layout.pp; ++j, ++index) {
       std::int64_t n = c.layers / c.layout.pp + (j < c.layers % c.layout.pp ? 1 : 0);
@@ -213,6 +214,9 @@ Priced price(const ClusterSpec& whole,
                                      zero3_exposed(cx, c.layout, params, st.compute, k.m));
       optimizer = std::max(optimizer, optimizer_time(cx, c.layout, params, dcx.efficiency));
     }
+    Layout typical = c.layout;
+    typical.micro_batch = h.micro_batch;
+    part.compounds = typical_layer_cost(cx, typical, dcx).compounds;
     h.parts.push_back(part);
     const devices::DeviceSpec& d = whole.device(*c.model->group);
     peak += costmodel::matrix_peak(d, task.precision).value * f(c.model->group->devices());

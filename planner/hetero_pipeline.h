@@ -27,6 +27,7 @@ struct PipelinePart {
   std::int64_t layers = 0;  // over all of this group's stages
   double stage_time = 0;    // one micro-batch on its slowest stage (compute, TP, sends)
   MemoryUse memory;         // its fullest stage
+  std::vector<CompoundChoice> compounds;  // one layer's fuse-or-not decisions
 };
 
 struct HeteroPipelinePlan {

@@ -166,6 +166,18 @@ Memory inference_memory(const InferContext& cx, const InferLayout& l) {
   return mem;
 }
 
+// The fuse-or-not decisions of a pass's layers, added to `out` once per operation and shape.
+void add_compounds(const ForwardPass& p, std::vector<CompoundChoice>& out) {
+  for (const LayerCost* c : {&p.dense, &p.moe})
+    for (const CompoundChoice& k : c->compounds) {
+      bool seen = std::any_of(out.begin(), out.end(), [&](const CompoundChoice& o) {
+        return o.op == k.op && o.dims == k.dims;
+      });
+      if (!seen)
+        out.push_back(k);
+    }
+}
+
 void serve(const InferContext& cx,
            const InferLayout& l,
            const DeviceContext& dcx,
@@ -173,13 +185,17 @@ void serve(const InferContext& cx,
            std::string* why) {
   const devices::ServeSpec& s = *cx.task.serve;
   double rate = s.request_rate.value / f(l.replicas);
-  double prefill = forward_pass(cx, l, 1, s.prompt_length, s.prompt_length, dcx).total;
+  ForwardPass first = forward_pass(cx, l, 1, s.prompt_length, s.prompt_length, dcx);
+  double prefill = first.total;
   double share = rate * prefill;
   if (share >= 1) {
     *why = "prefill alone needs " + devices::format_number(100 * share, 3) + "% of a replica";
     return;
   }
-  double step = forward_pass(cx, l, l.batch, 1, s.prompt_length + s.output_length / 2, dcx).total;
+  ForwardPass next = forward_pass(cx, l, l.batch, 1, s.prompt_length + s.output_length / 2, dcx);
+  double step = next.total;
+  add_compounds(first, e.compounds);
+  add_compounds(next, e.compounds);
   double capacity = f(l.batch) * (1 - share) / (f(s.output_length) * step);
   if (capacity < rate) {
     *why = "a batch of " + std::to_string(l.batch) + " serves " +
@@ -221,10 +237,14 @@ std::variant<InferEstimate, InferRejected> estimate_inference(const InferContext
   const devices::TaskSpec& t = cx.task;
   std::string why;
   if (t.mode == devices::Mode::kPrefill) {
-    e.ttft = forward_pass(cx, l, l.batch, t.sequence_length, t.sequence_length, dcx).total;
+    ForwardPass p = forward_pass(cx, l, l.batch, t.sequence_length, t.sequence_length, dcx);
+    e.ttft = p.total;
+    add_compounds(p, e.compounds);
     e.tokens_per_s = f(std::min(l.replicas * l.batch, t.global_batch) * t.sequence_length) / e.ttft;
   } else if (t.mode == devices::Mode::kDecode) {
-    e.tpot = forward_pass(cx, l, l.batch, 1, t.sequence_length, dcx).total;
+    ForwardPass p = forward_pass(cx, l, l.batch, 1, t.sequence_length, dcx);
+    e.tpot = p.total;
+    add_compounds(p, e.compounds);
     e.tokens_per_s = f(std::min(l.replicas * l.batch, t.global_batch)) / e.tpot;
   } else {
     serve(cx, l, dcx, e, &why);

@@ -40,6 +40,7 @@ struct InferEstimate {
   double joules_per_token = 0;  // at TDP (an upper bound); 0 if unknown
   std::optional<double> usd_per_million_tokens;
   std::string binding;
+  std::vector<CompoundChoice> compounds;  // fuse-or-not decisions of the steps' layers
 };
 
 struct InferRejected {

@@ -84,6 +84,17 @@ struct StepBreakdown {
   double total = 0;
 };
 
+/// One compound operation of a layer and the fuse-or-not decision for it on one device: what
+/// `--emit-kernels` generates kernels for.
+struct CompoundChoice {
+  std::string op;                  // "rmsnorm_linear", as in costmodel::find_gpu_op
+  std::vector<std::int64_t> dims;  // in the op's order ("MxKxN"), per device
+  bool fused = false;
+  double fused_s = 0;    // seconds fused; 0 when it cannot fuse (why)
+  double unfused_s = 0;  // seconds as separate kernels
+  std::string why;       // why it cannot fuse
+};
+
 struct PlanEstimate {
   Layout layout;
   std::int64_t micro_batches = 0;  // per pipeline per step
@@ -93,8 +104,9 @@ struct PlanEstimate {
   double mfu = 0;          // model FLOPs (no recomputation) / peak
   double hfu = 0;          // hardware FLOPs (with recomputation) / peak
   devices::Joules energy;  // per step: every device at TDP (an upper bound); 0 if unknown
-  std::optional<double> usd_per_step;  // when every device has a price
-  std::vector<std::string> fusions;    // the fuse-or-not decisions of one layer
+  std::optional<double> usd_per_step;     // when every device has a price
+  std::vector<std::string> fusions;       // the fuse-or-not decisions of one layer
+  std::vector<CompoundChoice> compounds;  // the same, with shapes and times
 };
 
 /// A candidate that cannot run, and why.

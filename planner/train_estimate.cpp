@@ -198,11 +198,9 @@ std::variant<PlanEstimate, Rejected> estimate_training(const TrainContext& cx, c
     e.energy = devices::Joules{d.tdp->value.value * f(l.devices()) * b.total};
   if (d.price)
     e.usd_per_step = d.price->value.value * f(l.devices()) * b.total / 3600;
-  // The fusion decisions of the model's typical layer (its MoE layer when every layer is one).
-  bool all_moe = cx.task.model.moe && cx.task.model.moe->dense_layers == 0;
-  e.fusions =
-      stage_layer_cost(cx, LayerShape{l.micro_batch, cx.task.sequence_length, l.tp, all_moe}, dcx)
-          .fusions;
+  LayerCost typical = typical_layer_cost(cx, l, dcx);
+  e.fusions = typical.fusions;
+  e.compounds = typical.compounds;
   return e;
 }
 

@@ -136,6 +136,14 @@ LayerCost stage_layer_cost(const TrainContext& cx, const LayerShape& s, const De
   return layer(cx, s, dcx, &scratch);
 }
 
+LayerCost typical_layer_cost(const TrainContext& cx, const Layout& l, const DeviceContext& dcx) {
+  bool all_moe = cx.task.model.moe && cx.task.model.moe->dense_layers == 0;
+  LayerShape shape{l.micro_batch, cx.task.sequence_length / l.cp, l.tp, all_moe,
+                   cx.task.attention == devices::AttentionKernel::kUnfused};
+  shape.cp = l.cp;
+  return stage_layer_cost(cx, shape, dcx);
+}
+
 StageSpan even_span(const ModelSpec& m, const Layout& l, std::int64_t stage) {
   auto layers = [&](std::int64_t s) {
     return m.layers / l.pp + (s < m.layers % l.pp ? 1 : 0);

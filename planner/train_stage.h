@@ -101,6 +101,10 @@ double optimizer_time(const TrainContext& cx,
 /// One layer's cost for a micro-batch, from the context's cache when it has one.
 LayerCost stage_layer_cost(const TrainContext& cx, const LayerShape& s, const DeviceContext& dcx);
 
+/// The cost of the model's typical layer (its MoE layer when every layer is one) for one
+/// micro-batch of layout `l`: where a plan's fusion decisions and emitted kernels come from.
+LayerCost typical_layer_cost(const TrainContext& cx, const Layout& l, const DeviceContext& dcx);
+
 /// Layer costs of a search, keyed by (tp, cp, micro-batch, MoE layer): every layout of a search
 /// with the same three prices the same layer, so the search prices it once. One cache per
 /// device type and task (sequence length, precision, calibration); the batch may change.

@@ -44,7 +44,10 @@ OpEstimate compound(const DeviceContext& cx,
   auto fused =
       costmodel::estimate_gpu_op(cx.device, cx.dtype, cx.efficiency, *info, shape, true, &why);
   OpEstimate unfused = op(cx, name, dims, false);
+  c.compounds.push_back(
+      {name, dims, false, fused ? fused->time.value : 0, unfused.time.value, fused ? "" : why});
   if (cx.fuse && fused && fused->time < unfused.time) {
+    c.compounds.back().fused = true;
     c.fusions.push_back(name + ": fused (" +
                         devices::format_number(unfused.time.value / fused->time.value, 3) + "x)");
     return *fused;

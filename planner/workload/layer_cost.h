@@ -8,6 +8,7 @@
 #include "costmodel/gpu_kernel.h"
 #include "devices/device_spec.h"
 #include "devices/model_spec.h"
+#include "planner/plan.h"
 
 #include <optional>
 #include <string>
@@ -36,6 +37,7 @@ struct LayerCost {
   double tp_comm = 0;                // forward + backward tensor-parallel collectives (exposed)
   double flops_forward = 0;          // per device
   std::vector<std::string> fusions;  // "rmsnorm_linear: fused (1.2x)", ...
+  std::vector<CompoundChoice> compounds;
 };
 
 struct DeviceContext {
