@@ -8,7 +8,9 @@
 #include "devices/support/text.h"
 #include "devices/support/units.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 namespace yirage::cli {
 namespace {
@@ -36,27 +38,57 @@ std::string us(devices::Seconds t) {
   return devices::format(t);
 }
 
-// The memory bound of a search: the verifier evaluates the reference program on whole tensors
-// of 8-byte values (finite-field elements or doubles), so a program whose tensors need more
-// than this is refused before the search starts rather than failing in it.
+// The bounds of a search. The verifier evaluates the reference program (and each finalist)
+// on whole tensors of 8-byte values (finite-field elements or doubles), several times over:
+// a program whose tensors need more memory than this, or whose operations need more
+// multiply-adds than this (ten times the largest bundled program, gated MLP's 0.94 billion),
+// is refused before the search starts rather than exhausting memory or running for hours.
 constexpr double kVerifyMemoryLimit = 8.0 * (1 << 30);
+constexpr double kVerifyWorkLimit = 1e10;
 
-/// Empty, or why the program's tensors are too large to verify.
-std::string verify_memory_limit(const codegen::Program& p) {
+double product(const codegen::Shape& s) {
+  double n = 1;
+  for (std::int64_t d : s)
+    n *= static_cast<double>(d);
+  return n;
+}
+
+/// Empty, or why the program is too large to verify.
+std::string verify_limits(const codegen::Program& p) {
   std::string why;
+  std::vector<codegen::Shape> shapes = codegen::kernel_shapes(p.graph, &why);
   double bytes = 0;
-  for (const codegen::Shape& shape : codegen::kernel_shapes(p.graph, &why)) {
-    double n = 8;
-    for (std::int64_t d : shape)
-      n *= static_cast<double>(d);
-    bytes += n;
+  for (const codegen::Shape& shape : shapes)
+    bytes += 8 * product(shape);
+  // Each op's multiply-adds: a matmul's output elements times its inner dimension, any other
+  // op about its largest input.
+  double work = 0;
+  std::size_t first_output = p.graph.inputs.size();
+  for (std::size_t i = 0; i < p.graph.ops.size() && first_output + i < shapes.size(); ++i) {
+    const codegen::KernelOp& op = p.graph.ops[i];
+    if (op.in.empty())
+      continue;
+    double largest = 0;
+    for (int t : op.in)
+      largest = std::max(largest, product(shapes[static_cast<std::size_t>(t)]));
+    const codegen::Shape& a = shapes[static_cast<std::size_t>(op.in.front())];
+    work += op.kind == codegen::OpKind::kMatmul
+                ? product(shapes[first_output + i]) * static_cast<double>(a.back())
+                : largest;
   }
-  if (bytes <= kVerifyMemoryLimit)
-    return {};
-  return p.graph.name + " needs " + report::bytes(bytes) +
-         " to hold its tensors for verification (8 bytes an element), more than the search's "
-         "limit of " +
-         report::bytes(kVerifyMemoryLimit) + "; give smaller shapes (--shape)";
+  std::string what = p.graph.name + " needs ";
+  if (bytes > kVerifyMemoryLimit) {
+    return what + report::bytes(bytes) +
+           " to hold its tensors for verification (8 bytes an element), more than the search's "
+           "limit of " +
+           report::bytes(kVerifyMemoryLimit) + "; give smaller shapes (--shape)";
+  }
+  if (work > kVerifyWorkLimit) {
+    return what + report::format_count(work) +
+           " multiply-adds to verify, more than the search's limit of " +
+           report::format_count(kVerifyWorkLimit) + "; give smaller shapes (--shape)";
+  }
+  return {};
 }
 
 }  // namespace
@@ -88,7 +120,7 @@ std::optional<SearchSetup> setup_search(const devices::DeviceRegistry& registry,
   s.program = codegen::load_program(program);
   if (!resize.empty())
     s.program = codegen::resize_inputs(s.program, resize);
-  if (std::string why = verify_memory_limit(s.program); !why.empty()) {
+  if (std::string why = verify_limits(s.program); !why.empty()) {
     err << "error: " << why << "\n";
     return std::nullopt;
   }
