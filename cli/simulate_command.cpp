@@ -224,6 +224,16 @@ int simulate(Context& cx, const SimulateArgs& given) {
   if (const int* code = std::get_if<int>(&loaded))
     return *code;
   auto& [cluster, task, calibrations, layout] = std::get<PlanInputs>(loaded);
+  // The memory bound of a simulation: SimGrid replays every device as a host, and the step
+  // program holds every rank's operations. 16384 devices take about 20 s and 0.6 GB.
+  constexpr std::int64_t kMaxSimulatedDevices = 65536;
+  if (cluster.total_devices() > kMaxSimulatedDevices) {
+    throw devices::InputError({devices::diagnostic_at(
+        cluster.loc, "simulate replays every device: " + std::to_string(cluster.total_devices()) +
+                         " devices are more than its limit of " +
+                         std::to_string(kMaxSimulatedDevices) +
+                         " (the planner, without simulate, takes any cluster)")});
+  }
   SimulateArgs a = given;
   a.layout = layout;
   std::vector<SimulatedPlan> simulated;
