@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <new>
 #include <sstream>
 
 #ifndef YIRAGE_VERSION
@@ -89,6 +90,10 @@ int run(const std::vector<std::string>& args,
   } catch (const devices::InternalError& e) {
     err << e.what() << "\nThis is a bug in yirage; please report it with the input files.\n";
     return 70;  // EX_SOFTWARE
+  } catch (const std::bad_alloc&) {
+    // Inputs beyond the limits the loaders and searches check: say so rather than abort.
+    err << "error: out of memory: the inputs need more memory than this machine has\n";
+    return kExitBadInput;
   }
 }
 
