@@ -19,8 +19,11 @@ bool gemv_uses_mma(const GemvForm& f, Backend b) {
 void emit_gemv_mma_constants(CodeWriter& w, const GemvForm& f) {
   std::size_t nw = f.weight_inputs.size();
   std::int64_t tiles = f.n / 64;
+  // Blocks along K: the fewest (a power of two) that give 1.5 blocks per H100 SM; more slices
+  // only add partial sums (bench/tune_kernels.py on H100: 96 column tiles run best at 4
+  // slices, 224 at 1: gated MLP 81.1 us against 98.2 us at 2).
   std::int64_t ks = 1;
-  while (tiles * ks < 2 * 132 && (f.k / (ks * 2)) % 64 == 0)
+  while (2 * tiles * ks < 3 * 132 && (f.k / (ks * 2)) % 64 == 0)
     ks *= 2;
   w.line("#ifndef YR_KSPLIT");
   w.line("#define YR_KSPLIT " + std::to_string(ks) + "  // blocks along K");

@@ -198,7 +198,7 @@ YR_DEV void yr_matmul_mma(float* out, const __half* a, const __half* b, long bat
 
 // GEMV path: X[8, 4096] x 2 weight(s) [4096, 14336]; grid (N / NB, KS), 256 threads.
 #ifndef YR_KSPLIT
-#define YR_KSPLIT 2  // blocks along K
+#define YR_KSPLIT 1  // blocks along K
 #endif
 #ifndef YR_STAGES
 #define YR_STAGES 3  // ring slots: chunks in flight + 1

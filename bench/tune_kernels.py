@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Tuning sweep for the generated GEMV kernels (bench/kernels.py's cases) on one GPU: each
+case's kernel is built with every combination of its tuning macros (YR_KSPLIT, YR_UNROLL for
+the CUDA-core path, YR_STAGES for the tensor-core path), checked against float64, and timed
+as bench/kernels.py times it (CUDA-graph replay over weights rotated past the L2; median of
+batches). Also measures the device's read-bandwidth ceiling with bench/stream_probe.cu on the
+same rotation, so that each kernel's bandwidth can be read against what the memory gives.
+
+    python3 bench/tune_kernels.py --out /tmp/tune.csv
+"""
+import argparse
+import concurrent.futures
+import ctypes
+import datetime
+import itertools
+import os
+import subprocess
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kernels  # noqa: E402
+
+SWEEP = {
+    "rmsnorm_linear_m1": {"YR_KSPLIT": [4, 8, 16, 32], "YR_UNROLL": [2, 4, 8]},
+    "rmsnorm_linear_m8": {"YR_KSPLIT": [2, 4, 8, 16], "YR_STAGES": [3, 4, 6, 8]},
+    "rmsnorm_linear_m16": {"YR_KSPLIT": [2, 4, 8, 16], "YR_STAGES": [3, 4, 6, 8]},
+    "gated_mlp_m8": {"YR_KSPLIT": [1, 2, 4, 8], "YR_STAGES": [3, 4, 6]},
+}
+
+
+def variants(case):
+    keys = sorted(SWEEP[case])
+    for values in itertools.product(*(SWEEP[case][k] for k in keys)):
+        yield ["%s=%d" % kv for kv in zip(keys, values)]
+
+
+def try_build(case, src, build, defines):
+    try:
+        return kernels.build(case, src, build, defines)
+    except subprocess.CalledProcessError:
+        return None  # a tiling the kernel's static_asserts refuse
+
+
+def probe(build, sizes):
+    lib = os.path.join(build, "stream_probe.so")
+    src = os.path.join(kernels.HERE, "stream_probe.cu")
+    subprocess.run([kernels.NVCC, "-O3", "-gencode", "arch=compute_90a,code=sm_90a", "-shared",
+                    "-Xcompiler", "-fPIC", "-o", lib, src], check=True)
+    fn = ctypes.CDLL(lib).stream_probe_launch
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_long, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    out = torch.zeros(sms * 4, dtype=torch.int32, device="cuda")
+    rows = []
+    for size in sizes:
+        count = max(2, -(-2 * kernels.L2_BYTES // size) + 1)
+        bufs = [torch.randint(0, 1 << 30, (size // 4,), dtype=torch.int32, device="cuda")
+                for _ in range(count)]
+        step = lambda i: fn(bufs[i].data_ptr(), size, out.data_ptr(), sms,
+                            torch.cuda.current_stream().cuda_stream)
+        t = kernels.time_graph(step, bufs)
+        rows.append((size, t, size / t / 1e9))
+        print("probe %6.1f MB: %7.2f us  %5.0f GB/s" % (size / 1e6, t * 1e6, size / t / 1e9),
+              flush=True)
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kernels", default=os.path.join(kernels.HERE, "generated"))
+    ap.add_argument("--build", default="/tmp/yirage_tune")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--cases", nargs="*", default=list(SWEEP))
+    ap.add_argument("--sweep", action="append", default=[],
+                    help="CASE=KEY:V,V/KEY:V,V replaces a case's sweep (another code path)")
+    args = ap.parse_args()
+    for spec in args.sweep:
+        case, rest = spec.split("=", 1)
+        SWEEP[case] = {kv.split(":")[0]: [int(v) for v in kv.split(":")[1].split(",")]
+                       for kv in rest.split("/")}
+    os.makedirs(args.build, exist_ok=True)
+    jobs = [(c, d) for c in args.cases for d in variants(c)]
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 4) as pool:
+        libs = list(pool.map(lambda j: try_build(j[0], args.kernels, args.build, j[1]), jobs))
+    lines = ["kind,case,defines,kernel_s,weight_gbps,err,correct"]
+    for size, t, gbps in probe(args.build, [4096 * 6144 * 2, 2 * 4096 * 14336 * 2]):
+        lines.append("probe,read_%d_bytes,,%.4e,%.0f,," % (size, t, gbps))
+    for (case, defines), lib in zip(jobs, libs):
+        if lib is None:
+            print("%-20s %-28s refused by the kernel's tiling" % (case, " ".join(defines)))
+            continue
+        name, program, m, k, n, nw = kernels.CASES_BY_NAME[case]
+        sets = kernels.make_sets(m, k, n, nw)
+        outs = [torch.empty(m, n, device="cuda", dtype=torch.half) for _ in sets]
+        kern = kernels.Generated(lib, program)
+        step = lambda i: kern.launch([sets[i][0]] + sets[i][1], [outs[i]])
+        t = kernels.time_graph(step, sets)
+        err = max(kernels.rel_err(outs[i], kernels.reference(program, x, ws))
+                  for i, (x, ws) in enumerate(sets))
+        gbps = nw * k * n * 2 / t / 1e9
+        ok = err < kernels.TOLERANCE
+        print("%-20s %-28s %7.2f us %5.0f GB/s err %.1e%s" % (
+            case, " ".join(defines), t * 1e6, gbps, err, "" if ok else " WRONG"), flush=True)
+        lines.append("kernel,%s,%s,%.4e,%.0f,%.2e,%s" % (case, " ".join(defines), t, gbps, err,
+                                                       "yes" if ok else "no"))
+        del sets, outs, kern
+        torch.cuda.empty_cache()
+    props = torch.cuda.get_device_properties(0)
+    with open(args.out, "w") as f:
+        f.write("# Tuning sweep of yirage's generated GEMV kernels and the read-bandwidth "
+                "ceiling (bench/tune_kernels.py, bench/stream_probe.cu).\n")
+        f.write("# device: %s, %d SMs; driver %s\n" % (props.name, props.multi_processor_count,
+                                                      kernels.driver_version()))
+        f.write("# software: torch %s, CUDA %s, nvcc %s\n" % (
+            torch.__version__, torch.version.cuda,
+            subprocess.run([kernels.NVCC, "--version"], capture_output=True, text=True)
+            .stdout.strip().splitlines()[-1]))
+        f.write("# date: %s\n" % datetime.datetime.now(datetime.timezone.utc)
+                .strftime("%Y-%m-%d %H:%M UTC"))
+        f.write("# script: python3 bench/tune_kernels.py %s\n" % " ".join(sys.argv[1:]))
+        f.write("# method: as bench/kernels.py (CUDA-graph replay, weights or probe buffers "
+                "rotated over sets > 2x L2, median of %d batches of %d calls); probe rows: "
+                "one 16-byte non-allocating read of every byte\n" % (kernels.REPEATS,
+                                                                      kernels.CALLS))
+        f.write("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
