@@ -19,28 +19,40 @@ bool gemv_uses_mma(const GemvForm& f, Backend b) {
 void emit_gemv_mma_constants(CodeWriter& w, const GemvForm& f) {
   std::size_t nw = f.weight_inputs.size();
   std::int64_t tiles = f.n / 64;
-  // Blocks along K: the fewest (a power of two) that give 1.5 blocks per H100 SM; more slices
-  // only add partial sums (bench/tune_kernels.py on H100: 96 column tiles run best at 4
-  // slices, 224 at 1: gated MLP 81.1 us against 98.2 us at 2).
+  // The tiling measured best on H100 (bench/tune_kernels.py, data/benchmarks/H100-SXM/
+  // kernel_tuning*.csv): chunks of 32 KB of weights (SR = 256 / NW rows), 3 ring slots with
+  // one weight and 2 with two, and K split only as far as needed to give 0.7 blocks per SM
+  // (96 column tiles at 1 slice: 24.0 us at M = 8 against 24.2 us at 4 slices of 64-row
+  // chunks; gated MLP's 224 tiles at 1 slice, 128-row chunks, 2 slots: 78.9 us against 80.0 us
+  // at 64 rows, 3 slots, and 98 us at 2 slices).
   std::int64_t ks = 1;
-  while (2 * tiles * ks < 3 * 132 && (f.k / (ks * 2)) % 64 == 0)
+  while (10 * tiles * ks < 7 * 132 && (f.k / (ks * 2)) % 64 == 0)
     ks *= 2;
+  std::int64_t sr = 256 / static_cast<std::int64_t>(nw);
+  while (sr > 64 && (f.k / ks) % sr != 0)
+    sr /= 2;
   w.line("#ifndef YR_KSPLIT");
   w.line("#define YR_KSPLIT " + std::to_string(ks) + "  // blocks along K");
   w.line("#endif");
   w.line("#ifndef YR_STAGES");
-  w.line("#define YR_STAGES 3  // ring slots: chunks in flight + 1");
+  w.line("#define YR_STAGES " + std::to_string(nw == 1 ? 3 : 2) +
+         "  // ring slots: chunks in flight + 1");
   w.line("#endif");
   w.line("constexpr int M = " + std::to_string(f.m) + ", K = " + std::to_string(f.k) +
          ", N = " + std::to_string(f.n) + ", NW = " + std::to_string(nw) + ";");
   w.line("constexpr bool kHasRms = " + std::string(f.rms_accum >= 0 ? "true" : "false") + ";");
   w.line("constexpr int NB = 64;                      // columns per block: one n8 tile per warp");
   w.line("constexpr int KS = YR_KSPLIT, KC = K / KS;  // K slices, rows per slice");
-  w.line("constexpr int SR = 64, CHUNKS = KC / SR;    // rows per chunk");
+  w.line("#ifndef YR_SR");
+  w.line("#define YR_SR " + std::to_string(sr) + "  // weight rows per chunk");
+  w.line("#endif");
+  w.line("constexpr int SR = YR_SR, CHUNKS = KC / SR;");
   w.line("constexpr int STAGES = YR_STAGES, RED_SLICES = 1;");
   w.line("constexpr int XS = SR + 8;                  // X rows padded by 16 bytes");
   w.line("constexpr int SLOT = NW * SR * NB + M * XS; // halves per ring slot");
-  w.line("static_assert(N % NB == 0 && KC % SR == 0 && M <= 16 && STAGES >= 2, \"tiling\");");
+  w.line(
+      "static_assert(N % NB == 0 && KC % SR == 0 && SR % 32 == 0 && M <= 16 && STAGES >= 2, "
+      "\"tiling\");");
   w.line("constexpr long kSharedBytes = (long)STAGES * SLOT * 2 + M * 4;");
   w.line("constexpr long kPartialFloats = KS > 1 ? (long)KS * NW * M * N : 0;");
   w.line("constexpr long kSquareFloats = KS > 1 ? (long)(N / NB) * KS * M : 0;");
@@ -57,16 +69,26 @@ void emit_gemv_mma_constants(CodeWriter& w, const GemvForm& f) {
 namespace {
 
 const char* kMmaStep = R"MMA(
-// One k16 step of warp `warp`'s n8 tile: A = X[0:16, k0:k0+16] (rows >= M are zero), B = the
-// slot's weight rows k0..k0+15 at columns 8 warp..8 warp+7, from ldmatrix.trans.
-YR_DEV void yr_mma_step(float (&acc)[NW][4], const __half* slot, const __half* xs, int k0,
-                        int warp, int lane) {
+// One k16 step of warp `warp`'s n8 tile into accumulator set `acc`: A = X[0:16, k0:k0+16]
+// (rows >= M are zero), B = the slot's weight rows k0..k0+15 at columns 8 warp..8 warp+7,
+// from ldmatrix.trans. Warp 0 also adds the squares of its A fragment to `sq` (rows g and
+// g + 8, a quarter of the step's columns each): rms(X) comes from the tiles already loaded.
+YR_DEV void yr_mma_step(float (&acc)[NW][4], float (&sq)[2], const __half* slot,
+                        const __half* xs, int k0, int warp, int lane) {
   const int g = lane >> 2, t = lane & 3;
   auto ld = [&](int row, int col) {
     return row < M ? *reinterpret_cast<const unsigned*>(xs + row * XS + col) : 0u;
   };
   const unsigned a0 = ld(g, k0 + 2 * t), a1 = ld(g + 8, k0 + 2 * t);
   const unsigned a2 = ld(g, k0 + 2 * t + 8), a3 = ld(g + 8, k0 + 2 * t + 8);
+  if (kHasRms && warp == 0) {
+    auto sq2 = [](unsigned v) {
+      const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&v));
+      return f.x * f.x + f.y * f.y;
+    };
+    sq[0] += sq2(a0) + sq2(a2);
+    sq[1] += sq2(a1) + sq2(a3);
+  }
   const int k = k0 + (lane & 15);
 #pragma unroll
   for (int i = 0; i < NW; ++i) {
@@ -92,49 +114,62 @@ const char* kMmaBody = R"MMA(  extern __shared__ float4 smem4[];
   const int ks = blockIdx.y;
   const long kbase = (long)ks * KC, nbase = (long)blockIdx.x * NB;
   (void)partial; (void)squares; (void)counters; (void)last;
-  const __half* wp[NW] = {WEIGHTS};
+  // Each thread's part of a chunk's weights, fixed over the chunks: 16-byte piece q of rows
+  // r0 + 32 p (p < SR / 32) of every weight.
+  constexpr int PASSES = SR / 32;
+  const int r0 = tid / 8, q = tid % 8;
+  const __half* wsrc[NW] = {WEIGHTS};
+#pragma unroll
+  for (int i = 0; i < NW; ++i) wsrc[i] += (kbase + r0) * N + nbase + q * 8;
+  const int wdst = r0 * NB + ((q ^ (r0 & 7)) * 8);  // (r0 + 32 p) & 7 == r0 & 7
   // Chunk c (rows kbase + c SR ..) into slot c % STAGES, as one commit group (empty past the end).
   auto load = [&](int c) {
     if (c < CHUNKS) {
       __half* slot = ring + (c % STAGES) * SLOT;
-      for (int e = tid; e < NW * SR * 8; e += 256) {
-        const int i = e / (SR * 8), r = e / 8 % SR, q = e % 8;
-        yr_cp16(slot + (i * SR + r) * NB + ((q ^ (r & 7)) * 8),
-                wp[i] + (kbase + (long)c * SR + r) * N + nbase + q * 8);
-      }
-      __half* xs = slot + NW * SR * NB;
-      for (int e = tid * 8; e < M * SR; e += 256 * 8)
-        yr_cp16(xs + (e / SR) * XS + e % SR, x + (long)(e / SR) * K + kbase + (long)c * SR + e % SR);
+#pragma unroll
+      for (int i = 0; i < NW; ++i)
+#pragma unroll
+        for (int p = 0; p < PASSES; ++p)
+          yr_cp16(slot + (i * SR + 32 * p) * NB + wdst, wsrc[i] + ((long)c * SR + 32 * p) * N);
+      for (int e = tid * 8; e < M * SR; e += 256 * 8)  // SR is a power of two: shifts
+        yr_cp16(slot + NW * SR * NB + (e / SR) * XS + e % SR,
+                x + (long)(e / SR) * K + kbase + (long)c * SR + e % SR);
     }
     asm volatile("cp.async.commit_group;\n" ::);
   };
   for (int c = 0; c < STAGES - 1; ++c) load(c);
-  float acc[NW][4];
+  // Two accumulator sets, even and odd k16 steps, so that consecutive mma do not wait on each
+  // other; summed after the loop.
+  float acc[NW][4], acc2[NW][4];
 #pragma unroll
-  for (int i = 0; i < NW; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.0f;
-  float sq[2] = {0.0f, 0.0f};  // this lane's share of the squares of rows warp and warp + 8
+  for (int i = 0; i < NW; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) acc[i][j] = acc2[i][j] = 0.0f;
+  float sq[2] = {0.0f, 0.0f};  // warp 0: this lane's share of the squares of rows g, g + 8
   for (int c = 0; c < CHUNKS; ++c) {
     yr_wait_groups<STAGES - 2>();  // chunk c has landed
     __syncthreads();               // and every warp is done with the slot refilled next
     load(c + STAGES - 1);
     const __half* slot = ring + (c % STAGES) * SLOT;
     const __half* xs = slot + NW * SR * NB;
-    if (kHasRms)
-      for (int h = 0; h < 2; ++h)
-        if (warp + 8 * h < M)
-          for (int j = lane; j < SR; j += 32) {
-            const float v = __half2float(xs[(warp + 8 * h) * XS + j]);
-            sq[h] += v * v;
-          }
 #pragma unroll
-    for (int k0 = 0; k0 < SR; k0 += 16) yr_mma_step(acc, slot, xs, k0, warp, lane);
+    for (int k0 = 0; k0 < SR; k0 += 32) {
+      yr_mma_step(acc, sq, slot, xs, k0, warp, lane);
+      yr_mma_step(acc2, sq, slot, xs, k0 + 16, warp, lane);
+    }
   }
   yr_wait_groups<0>();
-  if (kHasRms)
+#pragma unroll
+  for (int i = 0; i < NW; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) acc[i][j] += acc2[i][j];
+  if (kHasRms && warp == 0)
     for (int h = 0; h < 2; ++h) {
       float v = sq[h];
-      for (int o = 16; o > 0; o >>= 1) v += yr_shfl_xor(v, o);
-      if (lane == 0 && warp + 8 * h < M) ss[warp + 8 * h] = v;
+      v += yr_shfl_xor(v, 1);
+      v += yr_shfl_xor(v, 2);
+      const int g = lane >> 2;
+      if ((lane & 3) == 0 && g + 8 * h < M) ss[g + 8 * h] = v;
     }
   __syncthreads();  // the ring is read; its space now holds the block's tile for the finish
   {

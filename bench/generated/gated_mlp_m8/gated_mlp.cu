@@ -201,17 +201,20 @@ YR_DEV void yr_matmul_mma(float* out, const __half* a, const __half* b, long bat
 #define YR_KSPLIT 1  // blocks along K
 #endif
 #ifndef YR_STAGES
-#define YR_STAGES 3  // ring slots: chunks in flight + 1
+#define YR_STAGES 2  // ring slots: chunks in flight + 1
 #endif
 constexpr int M = 8, K = 4096, N = 14336, NW = 2;
 constexpr bool kHasRms = false;
 constexpr int NB = 64;                      // columns per block: one n8 tile per warp
 constexpr int KS = YR_KSPLIT, KC = K / KS;  // K slices, rows per slice
-constexpr int SR = 64, CHUNKS = KC / SR;    // rows per chunk
+#ifndef YR_SR
+#define YR_SR 128  // weight rows per chunk
+#endif
+constexpr int SR = YR_SR, CHUNKS = KC / SR;
 constexpr int STAGES = YR_STAGES, RED_SLICES = 1;
 constexpr int XS = SR + 8;                  // X rows padded by 16 bytes
 constexpr int SLOT = NW * SR * NB + M * XS; // halves per ring slot
-static_assert(N % NB == 0 && KC % SR == 0 && M <= 16 && STAGES >= 2, "tiling");
+static_assert(N % NB == 0 && KC % SR == 0 && SR % 32 == 0 && M <= 16 && STAGES >= 2, "tiling");
 constexpr long kSharedBytes = (long)STAGES * SLOT * 2 + M * 4;
 constexpr long kPartialFloats = KS > 1 ? (long)KS * NW * M * N : 0;
 constexpr long kSquareFloats = KS > 1 ? (long)(N / NB) * KS * M : 0;
@@ -227,16 +230,26 @@ YR_DEV float yr_shfl_xor(float v, int o) { return __shfl_xor_sync(0xffffffffu, v
 YR_DEV uint4 yr_stream_load(const __half* p) { return __ldcs(reinterpret_cast<const uint4*>(p)); }
 YR_DEV float yr_load_cg(const float* p) { return __ldcg(p); }  // other SMs wrote it
 
-// One k16 step of warp `warp`'s n8 tile: A = X[0:16, k0:k0+16] (rows >= M are zero), B = the
-// slot's weight rows k0..k0+15 at columns 8 warp..8 warp+7, from ldmatrix.trans.
-YR_DEV void yr_mma_step(float (&acc)[NW][4], const __half* slot, const __half* xs, int k0,
-                        int warp, int lane) {
+// One k16 step of warp `warp`'s n8 tile into accumulator set `acc`: A = X[0:16, k0:k0+16]
+// (rows >= M are zero), B = the slot's weight rows k0..k0+15 at columns 8 warp..8 warp+7,
+// from ldmatrix.trans. Warp 0 also adds the squares of its A fragment to `sq` (rows g and
+// g + 8, a quarter of the step's columns each): rms(X) comes from the tiles already loaded.
+YR_DEV void yr_mma_step(float (&acc)[NW][4], float (&sq)[2], const __half* slot,
+                        const __half* xs, int k0, int warp, int lane) {
   const int g = lane >> 2, t = lane & 3;
   auto ld = [&](int row, int col) {
     return row < M ? *reinterpret_cast<const unsigned*>(xs + row * XS + col) : 0u;
   };
   const unsigned a0 = ld(g, k0 + 2 * t), a1 = ld(g + 8, k0 + 2 * t);
   const unsigned a2 = ld(g, k0 + 2 * t + 8), a3 = ld(g + 8, k0 + 2 * t + 8);
+  if (kHasRms && warp == 0) {
+    auto sq2 = [](unsigned v) {
+      const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&v));
+      return f.x * f.x + f.y * f.y;
+    };
+    sq[0] += sq2(a0) + sq2(a2);
+    sq[1] += sq2(a1) + sq2(a3);
+  }
   const int k = k0 + (lane & 15);
 #pragma unroll
   for (int i = 0; i < NW; ++i) {
@@ -271,49 +284,62 @@ gated_mlp_gemv(const __half* __restrict__ x, const __half* __restrict__ w0, cons
   const int ks = blockIdx.y;
   const long kbase = (long)ks * KC, nbase = (long)blockIdx.x * NB;
   (void)partial; (void)squares; (void)counters; (void)last;
-  const __half* wp[NW] = {w0, w1};
+  // Each thread's part of a chunk's weights, fixed over the chunks: 16-byte piece q of rows
+  // r0 + 32 p (p < SR / 32) of every weight.
+  constexpr int PASSES = SR / 32;
+  const int r0 = tid / 8, q = tid % 8;
+  const __half* wsrc[NW] = {w0, w1};
+#pragma unroll
+  for (int i = 0; i < NW; ++i) wsrc[i] += (kbase + r0) * N + nbase + q * 8;
+  const int wdst = r0 * NB + ((q ^ (r0 & 7)) * 8);  // (r0 + 32 p) & 7 == r0 & 7
   // Chunk c (rows kbase + c SR ..) into slot c % STAGES, as one commit group (empty past the end).
   auto load = [&](int c) {
     if (c < CHUNKS) {
       __half* slot = ring + (c % STAGES) * SLOT;
-      for (int e = tid; e < NW * SR * 8; e += 256) {
-        const int i = e / (SR * 8), r = e / 8 % SR, q = e % 8;
-        yr_cp16(slot + (i * SR + r) * NB + ((q ^ (r & 7)) * 8),
-                wp[i] + (kbase + (long)c * SR + r) * N + nbase + q * 8);
-      }
-      __half* xs = slot + NW * SR * NB;
-      for (int e = tid * 8; e < M * SR; e += 256 * 8)
-        yr_cp16(xs + (e / SR) * XS + e % SR, x + (long)(e / SR) * K + kbase + (long)c * SR + e % SR);
+#pragma unroll
+      for (int i = 0; i < NW; ++i)
+#pragma unroll
+        for (int p = 0; p < PASSES; ++p)
+          yr_cp16(slot + (i * SR + 32 * p) * NB + wdst, wsrc[i] + ((long)c * SR + 32 * p) * N);
+      for (int e = tid * 8; e < M * SR; e += 256 * 8)  // SR is a power of two: shifts
+        yr_cp16(slot + NW * SR * NB + (e / SR) * XS + e % SR,
+                x + (long)(e / SR) * K + kbase + (long)c * SR + e % SR);
     }
     asm volatile("cp.async.commit_group;\n" ::);
   };
   for (int c = 0; c < STAGES - 1; ++c) load(c);
-  float acc[NW][4];
+  // Two accumulator sets, even and odd k16 steps, so that consecutive mma do not wait on each
+  // other; summed after the loop.
+  float acc[NW][4], acc2[NW][4];
 #pragma unroll
-  for (int i = 0; i < NW; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.0f;
-  float sq[2] = {0.0f, 0.0f};  // this lane's share of the squares of rows warp and warp + 8
+  for (int i = 0; i < NW; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) acc[i][j] = acc2[i][j] = 0.0f;
+  float sq[2] = {0.0f, 0.0f};  // warp 0: this lane's share of the squares of rows g, g + 8
   for (int c = 0; c < CHUNKS; ++c) {
     yr_wait_groups<STAGES - 2>();  // chunk c has landed
     __syncthreads();               // and every warp is done with the slot refilled next
     load(c + STAGES - 1);
     const __half* slot = ring + (c % STAGES) * SLOT;
     const __half* xs = slot + NW * SR * NB;
-    if (kHasRms)
-      for (int h = 0; h < 2; ++h)
-        if (warp + 8 * h < M)
-          for (int j = lane; j < SR; j += 32) {
-            const float v = __half2float(xs[(warp + 8 * h) * XS + j]);
-            sq[h] += v * v;
-          }
 #pragma unroll
-    for (int k0 = 0; k0 < SR; k0 += 16) yr_mma_step(acc, slot, xs, k0, warp, lane);
+    for (int k0 = 0; k0 < SR; k0 += 32) {
+      yr_mma_step(acc, sq, slot, xs, k0, warp, lane);
+      yr_mma_step(acc2, sq, slot, xs, k0 + 16, warp, lane);
+    }
   }
   yr_wait_groups<0>();
-  if (kHasRms)
+#pragma unroll
+  for (int i = 0; i < NW; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) acc[i][j] += acc2[i][j];
+  if (kHasRms && warp == 0)
     for (int h = 0; h < 2; ++h) {
       float v = sq[h];
-      for (int o = 16; o > 0; o >>= 1) v += yr_shfl_xor(v, o);
-      if (lane == 0 && warp + 8 * h < M) ss[warp + 8 * h] = v;
+      v += yr_shfl_xor(v, 1);
+      v += yr_shfl_xor(v, 2);
+      const int g = lane >> 2;
+      if ((lane & 3) == 0 && g + 8 * h < M) ss[g + 8 * h] = v;
     }
   __syncthreads();  // the ring is read; its space now holds the block's tile for the finish
   {
