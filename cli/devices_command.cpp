@@ -1,9 +1,9 @@
 // `yirage-plan devices [--json]` and `yirage-plan devices show NAME`.
+#include "report/structured_output.h"
 #include "report/table.h"
 
 #include "cli/context.h"
 #include "cli/run.h"
-#include "cli/structured_output.h"
 #include "devices/device_fields.h"
 #include "devices/support/text.h"
 

@@ -1,11 +1,11 @@
 // `yirage-plan estimate`: the cost of one collective on a cluster (and, with --device, of one
 // operation on a device), with its breakdown; --json carries latency_s and energy_j.
+#include "report/structured_output.h"
 #include "report/table.h"
 
 #include "cli/context.h"
 #include "cli/estimate_ops.h"
 #include "cli/run.h"
-#include "cli/structured_output.h"
 #include "costmodel/calibration.h"
 #include "costmodel/collective.h"
 #include "costmodel/validation.h"

@@ -1,9 +1,9 @@
 #include "cli/estimate_ops.h"
 
+#include "report/structured_output.h"
 #include "report/table.h"
 
 #include "cli/run.h"
-#include "cli/structured_output.h"
 #include "costmodel/calibration.h"
 #include "costmodel/gpu_op.h"
 #include "devices/support/text.h"

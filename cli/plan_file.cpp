@@ -1,6 +1,7 @@
 #include "cli/plan_file.h"
 
-#include "cli/structured_output.h"
+#include "report/structured_output.h"
+
 #include "devices/support/diagnostics.h"
 #include "devices/support/yaml_reader.h"
 
@@ -21,7 +22,7 @@ std::string plan_file_yaml(const devices::ClusterSpec& cluster,
   j["estimate"] = estimate;
   std::ostringstream out;
   out << "# A yirage plan: `yirage-plan CLUSTER TASK --plan FILE` evaluates it again.\n";
-  write_structured(out, true, j);
+  report::write_structured(out, true, j);
   return out.str();
 }
 

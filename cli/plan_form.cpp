@@ -6,6 +6,7 @@
 #include "report/hetero_report.h"
 #include "report/plan_report.h"
 #include "report/simulate_report.h"
+#include "report/structured_output.h"
 #include "report/summary.h"
 
 #include "cli/context.h"
@@ -13,7 +14,6 @@
 #include "cli/plan_file.h"
 #include "cli/plan_kernels.h"
 #include "cli/run.h"
-#include "cli/structured_output.h"
 #include "planner/hetero.h"
 #include "planner/infer_estimate.h"
 #include "planner/search.h"

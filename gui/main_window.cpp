@@ -3,6 +3,7 @@
 #include "report/atomic_write.h"
 #include "report/hetero_report.h"
 #include "report/plan_report.h"
+#include "report/structured_output.h"
 #include "report/summary.h"
 
 #include "costmodel/sim/chrome_trace.h"
@@ -164,7 +165,8 @@ MainWindow::MainWindow(QWidget* parent)
     if (task_editor_->modified())
       task_editor_->save();
   });
-  file->addAction(tr("&Export the selected plan (JSON)..."), this, &MainWindow::export_plan);
+  file->addAction(tr("&Export the selected plan (JSON or YAML)..."), this,
+                  &MainWindow::export_plan);
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
   connect(what_if_, &WhatIfPanel::changed, this, &MainWindow::recompute);
@@ -670,15 +672,27 @@ void MainWindow::export_plan() {
   const ScenarioResult& r = model_->result();
   if (rows.isEmpty() || (r.train.empty() && r.infer.empty()))
     return;
-  QString path =
-      QFileDialog::getSaveFileName(this, tr("Export plan"), QString(), tr("JSON (*.json)"));
+  QString path = QFileDialog::getSaveFileName(this, tr("Export plan"), QString(),
+                                              tr("JSON (*.json);;YAML (*.yaml *.yml)"));
   if (path.isEmpty())
     return;
   auto i = static_cast<std::size_t>(rows.front().row());
+  if (QString err = export_plan_to(path, i); !err.isEmpty())
+    QMessageBox::warning(this, tr("Export plan"), err);
+}
+
+QString MainWindow::export_plan_to(const QString& path, std::size_t row) const {
+  const ScenarioResult& r = model_->result();
+  if (row >= (r.train.empty() ? r.infer.size() : r.train.size()))
+    return tr("no plan %1 to export").arg(row + 1);
   nlohmann::ordered_json j =
-      r.train.empty() ? report::infer_json(r.infer[i]) : report::plan_json(r.train[i]);
-  if (std::string err = report::atomic_write(path.toStdString(), j.dump(2) + "\n"); !err.empty())
-    QMessageBox::warning(this, tr("Export plan"), QString::fromStdString(err));
+      r.train.empty() ? report::infer_json(r.infer[row]) : report::plan_json(r.train[row]);
+  // The CLI's --json and --yaml forms of the same value.
+  std::ostringstream text;
+  bool yaml =
+      path.endsWith(".yaml", Qt::CaseInsensitive) || path.endsWith(".yml", Qt::CaseInsensitive);
+  report::write_structured(text, yaml, j);
+  return QString::fromStdString(report::atomic_write(path.toStdString(), text.str()));
 }
 
 }  // namespace yirage::gui

@@ -96,6 +96,9 @@ class MainWindow : public QMainWindow {
 
   /// Writes the replayed step as Chrome trace JSON; returns the error, or empty.
   QString export_trace(const QString& path) const;
+  /// Writes plan `row` of the table to `path`: YAML when it ends in .yaml or .yml, else JSON
+  /// (the CLI's --yaml and --json forms). Returns an error message or empty.
+  QString export_plan_to(const QString& path, std::size_t row) const;
 
   const ClusterView* cluster_view() const { return view_; }
 

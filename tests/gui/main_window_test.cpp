@@ -210,6 +210,28 @@ class MainWindowTest : public QObject {
     QFile::remove(path);
   }
 
+  void the_selected_plan_exports_as_json_and_yaml() {
+    yirage::gui::MainWindow w;
+    QVERIFY(open_example(w, "h100-4x8-rail", "llama3-70b-train"));
+    QString json = QDir::temp().filePath("yirage_gui_plan.json");
+    QString yaml = QDir::temp().filePath("yirage_gui_plan.yaml");
+    QCOMPARE(w.export_plan_to(json, 0), QString());
+    QCOMPARE(w.export_plan_to(yaml, 0), QString());
+    QFile jf(json), yf(yaml);
+    QVERIFY(jf.open(QIODevice::ReadOnly) && yf.open(QIODevice::ReadOnly));
+    QJsonParseError err;
+    QJsonObject plan = QJsonDocument::fromJson(jf.readAll(), &err).object();
+    QCOMPARE(err.error, QJsonParseError::NoError);
+    QString layout = plan.value("layout").toString();
+    QVERIFY(layout.startsWith("tp="));
+    QString text = QString::fromUtf8(yf.readAll());
+    QVERIFY2(text.contains("layout: " + layout), qPrintable(text.left(200)));
+    QVERIFY(!text.trimmed().startsWith("{"));
+    QVERIFY(!w.export_plan_to(json, 100000).isEmpty());  // no such plan: said, nothing written
+    QFile::remove(json);
+    QFile::remove(yaml);
+  }
+
   void two_scenarios_side_by_side_with_their_difference() {
     yirage::gui::MainWindow w;
     QVERIFY(open_example(w, "h100-4x8-rail", "llama3-70b-train"));

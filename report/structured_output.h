@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-namespace yirage::cli {
+namespace yirage::report {
 
 /// Writes `j` as YAML (block style, keys in insertion order).
 void write_yaml(std::ostream& out, const nlohmann::ordered_json& j);
@@ -13,4 +13,4 @@ void write_yaml(std::ostream& out, const nlohmann::ordered_json& j);
 /// Writes `j` as YAML when `yaml`, else as indented JSON.
 void write_structured(std::ostream& out, bool yaml, const nlohmann::ordered_json& j);
 
-}  // namespace yirage::cli
+}  // namespace yirage::report

@@ -1,10 +1,10 @@
-#include "cli/structured_output.h"
+#include "report/structured_output.h"
 
 #include "devices/support/units.h"
 
 #include <yaml-cpp/yaml.h>
 
-namespace yirage::cli {
+namespace yirage::report {
 namespace {
 
 void emit(YAML::Emitter& e, const nlohmann::ordered_json& j) {
@@ -49,4 +49,4 @@ void write_structured(std::ostream& out, bool yaml, const nlohmann::ordered_json
   }
 }
 
-}  // namespace yirage::cli
+}  // namespace yirage::report
