@@ -1,8 +1,9 @@
 // libFuzzer target: a cluster file (data/clusters/README.md format) read from any bytes,
 // against the bundled device registry.
+#include "tests/fuzz/fuzz_input.h"
+
 #include "devices/cluster_loader.h"
 #include "devices/registry.h"
-#include "tests/fuzz/fuzz_input.h"
 
 #include <cstddef>
 #include <cstdint>

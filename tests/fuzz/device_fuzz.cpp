@@ -1,7 +1,8 @@
 // libFuzzer target: one device file (data/devices/*.yaml format) read from any bytes.
+#include "tests/fuzz/fuzz_input.h"
+
 #include "devices/device_loader.h"
 #include "devices/support/yaml_reader.h"
-#include "tests/fuzz/fuzz_input.h"
 
 #include <cstddef>
 #include <cstdint>

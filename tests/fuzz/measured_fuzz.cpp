@@ -1,7 +1,8 @@
 // libFuzzer target: a measured CSV file (data/benchmarks/README.md format) read from any
 // bytes, then split for calibration as `calibrate` and `validate --held-out` do.
-#include "costmodel/measured.h"
 #include "tests/fuzz/fuzz_input.h"
+
+#include "costmodel/measured.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,6 +1,7 @@
 // libFuzzer target: a tensor program (data/programs/README.md format) read from any bytes.
-#include "codegen/program/program_loader.h"
 #include "tests/fuzz/fuzz_input.h"
+
+#include "codegen/program/program_loader.h"
 
 #include <cstddef>
 #include <cstdint>

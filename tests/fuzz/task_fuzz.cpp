@@ -1,8 +1,9 @@
 // libFuzzer target: a task file (data/tasks/README.md format) read from any bytes, against
 // the bundled model presets.
+#include "tests/fuzz/fuzz_input.h"
+
 #include "devices/model_loader.h"
 #include "devices/task_loader.h"
-#include "tests/fuzz/fuzz_input.h"
 
 #include <cstddef>
 #include <cstdint>
