@@ -68,6 +68,21 @@ def build(case, src_dir, build_dir, defines):
 CASES_BY_NAME = {c[0]: c for c in CASES}
 
 
+def provenance(title, script):
+    """The header lines of a measured CSV: what, device, software, date, command."""
+    props = torch.cuda.get_device_properties(0)
+    nvcc = subprocess.run([NVCC, "--version"], capture_output=True, text=True)
+    return "".join([
+        "# %s\n" % title,
+        "# device: %s, %d SMs; driver %s\n" % (props.name, props.multi_processor_count,
+                                               driver_version()),
+        "# software: torch %s, CUDA %s, nvcc %s\n" % (
+            torch.__version__, torch.version.cuda, nvcc.stdout.strip().splitlines()[-1]),
+        "# date: %s\n" % datetime.datetime.now(datetime.timezone.utc)
+        .strftime("%Y-%m-%d %H:%M UTC"),
+        "# script: python3 %s %s\n" % (script, " ".join(sys.argv[1:]))])
+
+
 class Generated:
     """A generated kernel loaded with ctypes: launch(inputs, outputs) on the current stream."""
 
@@ -205,16 +220,8 @@ def main():
                   r["gbps"], r["err"], r["torch_err"]), flush=True)
     props = torch.cuda.get_device_properties(0)
     with open(args.out, "w") as f:
-        f.write("# yirage's generated CUDA kernels against PyTorch on one GPU (bench/kernels.py).\n")
-        f.write("# device: %s, %d SMs; driver %s\n" % (props.name, props.multi_processor_count,
-                                                      driver_version()))
-        f.write("# software: torch %s, CUDA %s, nvcc %s\n" % (
-            torch.__version__, torch.version.cuda,
-            subprocess.run([NVCC, "--version"], capture_output=True, text=True)
-            .stdout.strip().splitlines()[-1]))
-        f.write("# date: %s\n" % datetime.datetime.now(datetime.timezone.utc)
-                .strftime("%Y-%m-%d %H:%M UTC"))
-        f.write("# script: python3 bench/kernels.py %s\n" % " ".join(sys.argv[1:]))
+        f.write(provenance("yirage's generated CUDA kernels against PyTorch on one GPU "
+                           "(bench/kernels.py).", "bench/kernels.py"))
         f.write("# method: fp16; checked against float64 (err: max |y - ref| / max |ref|, pass "
                 "below %g); weights rotated over sets > 2x L2; median of %d batches of %d calls "
                 "after %d warm-up calls; kernel_s = generated kernel replayed in a CUDA graph, "

@@ -11,7 +11,6 @@ same rotation, so that each kernel's bandwidth can be read against what the memo
 import argparse
 import concurrent.futures
 import ctypes
-import datetime
 import itertools
 import os
 import subprocess
@@ -113,19 +112,10 @@ def main():
                                                        "yes" if ok else "no"))
         del sets, outs, kern
         torch.cuda.empty_cache()
-    props = torch.cuda.get_device_properties(0)
     with open(args.out, "w") as f:
-        f.write("# Tuning sweep of yirage's generated GEMV kernels and the read-bandwidth "
-                "ceiling (bench/tune_kernels.py, bench/stream_probe.cu).\n")
-        f.write("# device: %s, %d SMs; driver %s\n" % (props.name, props.multi_processor_count,
-                                                      kernels.driver_version()))
-        f.write("# software: torch %s, CUDA %s, nvcc %s\n" % (
-            torch.__version__, torch.version.cuda,
-            subprocess.run([kernels.NVCC, "--version"], capture_output=True, text=True)
-            .stdout.strip().splitlines()[-1]))
-        f.write("# date: %s\n" % datetime.datetime.now(datetime.timezone.utc)
-                .strftime("%Y-%m-%d %H:%M UTC"))
-        f.write("# script: python3 bench/tune_kernels.py %s\n" % " ".join(sys.argv[1:]))
+        f.write(kernels.provenance(
+            "Tuning sweep of yirage's generated GEMV kernels and the read-bandwidth ceiling "
+            "(bench/tune_kernels.py, bench/stream_probe.cu).", "bench/tune_kernels.py"))
         f.write("# method: as bench/kernels.py (CUDA-graph replay, weights or probe buffers "
                 "rotated over sets > 2x L2, median of %d batches of %d calls); probe rows: "
                 "one 16-byte non-allocating read of every byte\n" % (kernels.REPEATS,

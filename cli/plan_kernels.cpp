@@ -19,12 +19,7 @@ using namespace report;
 
 namespace {
 
-std::string dims_text(const std::vector<std::int64_t>& dims) {
-  std::string s;
-  for (std::int64_t d : dims)
-    s += (s.empty() ? "" : "x") + std::to_string(d);
-  return s;
-}
+using codegen::dims_text;
 
 // A device type's fused operations, once per operation and shape, with the groups using them.
 struct DeviceWork {

@@ -71,21 +71,6 @@ class OpList {
   std::vector<LayerOp> ops_;
 };
 
-std::int64_t attention_out_width(const devices::ModelSpec& m) {
-  return m.mla ? m.heads * m.mla->v_head_dim : m.heads * m.head_dim;
-}
-
-// Output width of the projections before attention (for MLA the compressed projections,
-// priced by their parameter count), as layer_cost() computes it.
-std::int64_t qkv_width(const devices::ModelSpec& m) {
-  if (!m.mla)
-    return (m.heads + 2 * m.kv_heads) * m.head_dim;
-  ParameterCount p = count_parameters(m);
-  double per_layer = p.attention / static_cast<double>(m.layers);
-  double out_proj = static_cast<double>(attention_out_width(m) * m.hidden);
-  return static_cast<std::int64_t>((per_layer - out_proj) / static_cast<double>(m.hidden));
-}
-
 void attention(
     OpList& ops, const LayerShape& s, std::int64_t heads, std::int64_t kv, std::int64_t head_dim) {
   if (!s.unfused_attention && s.cp > 1) {

@@ -9,14 +9,14 @@
 #include <map>
 
 namespace yirage::codegen {
-namespace {
-
 std::string dims_text(const std::vector<std::int64_t>& dims) {
   std::string s;
   for (std::int64_t d : dims)
     s += (s.empty() ? "" : "x") + std::to_string(d);
   return s;
 }
+
+namespace {
 
 // The shapes of `g`'s tensors computed by its first `ops` ops (and its inputs).
 std::vector<Shape> prefix_shapes(const KernelGraph& g, std::size_t ops, std::string* why) {

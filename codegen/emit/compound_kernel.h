@@ -22,6 +22,9 @@
 
 namespace yirage::codegen {
 
+/// "8192x4096x6144"
+std::string dims_text(const std::vector<std::int64_t>& dims);
+
 /// The code generator for a device type: CUDA for NVIDIA GPUs, HIP for AMD GPUs, CPU C++
 /// for CPUs (the registry's `backend`); nullopt when yirage has none for it.
 std::optional<Backend> backend_for(const devices::DeviceSpec& d);

@@ -56,21 +56,6 @@ OpEstimate compound(const DeviceContext& cx,
   return unfused;
 }
 
-std::int64_t attention_out_width(const devices::ModelSpec& m) {
-  return m.mla ? m.heads * m.mla->v_head_dim : m.heads * m.head_dim;
-}
-
-// Output width of the projections before attention (Q, K, V; for MLA the compressed
-// projections, priced by their parameter count).
-std::int64_t qkv_width(const devices::ModelSpec& m) {
-  if (!m.mla)
-    return (m.heads + 2 * m.kv_heads) * m.head_dim;
-  ParameterCount p = count_parameters(m);
-  double per_layer = p.attention / static_cast<double>(m.layers);
-  double out_proj = static_cast<double>(attention_out_width(m) * m.hidden);
-  return static_cast<std::int64_t>((per_layer - out_proj) / static_cast<double>(m.hidden));
-}
-
 double tp_collectives(const DeviceContext& cx, double bytes, bool inference) {
   if (!cx.tp_group || cx.tp_group->ranks <= 1) {
     return 0;

@@ -105,4 +105,17 @@ double training_flops_per_token(const ModelSpec& m, std::int64_t seq) {
   return 3.0 * forward_flops_per_token(m, seq);
 }
 
+std::int64_t attention_out_width(const devices::ModelSpec& m) {
+  return m.mla ? m.heads * m.mla->v_head_dim : m.heads * m.head_dim;
+}
+
+std::int64_t qkv_width(const devices::ModelSpec& m) {
+  if (!m.mla)
+    return (m.heads + 2 * m.kv_heads) * m.head_dim;
+  ParameterCount p = count_parameters(m);
+  double per_layer = p.attention / static_cast<double>(m.layers);
+  double out_proj = static_cast<double>(attention_out_width(m) * m.hidden);
+  return static_cast<std::int64_t>((per_layer - out_proj) / static_cast<double>(m.hidden));
+}
+
 }  // namespace yirage::planner

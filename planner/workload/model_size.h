@@ -28,6 +28,14 @@ struct ParameterCount {
 /// GPT-3 (Brown et al. 2020, Table 2.1).
 ParameterCount count_parameters(const devices::ModelSpec& m);
 
+/// Width of the attention output (the output projection's input): heads x head dim (MLA:
+/// its value head dim).
+std::int64_t attention_out_width(const devices::ModelSpec& m);
+
+/// Output width of the projections before attention (Q, K, V; for MLA the compressed
+/// projections, priced by their parameter count).
+std::int64_t qkv_width(const devices::ModelSpec& m);
+
 /// Bytes of the weights at precision `t`.
 double weight_bytes(const devices::ModelSpec& m, devices::DType t);
 
