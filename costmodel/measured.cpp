@@ -179,13 +179,15 @@ MeasuredFile load_measured(const std::filesystem::path& path) {
 namespace {
 
 // The integers of a shape ("2048x4096x14336", "llama3-8b:1x2048x2048"), last first: the
-// order that varies the first dimension fastest.
+// order that varies the first dimension fastest. They only order rows, so a number too long
+// for 64 bits stops growing at 10^17 instead of overflowing.
 std::vector<std::int64_t> reversed_dims(const std::string& shape) {
+  constexpr std::int64_t kLargest = 100'000'000'000'000'000;
   std::vector<std::int64_t> dims;
   std::int64_t v = -1;
   for (char c : shape) {
     if (c >= '0' && c <= '9') {
-      v = (v < 0 ? 0 : v * 10) + (c - '0');
+      v = v < 0 ? c - '0' : std::min(kLargest, v * 10 + (c - '0'));
     } else if (v >= 0) {
       dims.push_back(v);
       v = -1;
