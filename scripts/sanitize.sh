@@ -22,8 +22,8 @@ export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export QT_QPA_PLATFORM=offscreen
 # Left out: the three backend tests that superoptimize every bundled program again before
-# compiling its kernels with g++, nvcc and hipcc (about a minute each in Release, over ten
-# minutes each instrumented). The same search runs here in superoptimizer_test and the
+# compiling its kernels with g++, nvcc and hipcc (one to two minutes each in Release; still
+# running after eight minutes each instrumented). The same search runs here in superoptimizer_test and the
 # KnownUgraph tests, and the emitters in the other backend tests.
 slow='^(CpuBackend|CudaBackend|HipBackend)\.EveryBundledProgram'
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" --timeout 900 -E "$slow" "$@"
