@@ -60,6 +60,19 @@ class RowReader {
     return v;
   }
 
+  /// A count of ranks: a whole number from 1 to devices::kMaxWholeNumber (0 after an error).
+  std::int64_t count(const Cell& c, const std::string& column) {
+    double v = number(c, column, true);
+    if (v <= 0)
+      return 0;  // already reported
+    if (v != std::floor(v) || v > static_cast<double>(devices::kMaxWholeNumber)) {
+      error(c.col, "'" + column + "' must be a whole number from 1 to " +
+                       std::to_string(devices::kMaxWholeNumber) + ", got " + c.text);
+      return 0;
+    }
+    return static_cast<std::int64_t>(v);
+  }
+
  private:
   const std::string& path_;
   int line_no_;
@@ -106,15 +119,14 @@ MeasuredRow read_row(RowReader& r,
   row.shape = cell("shape").text;
   row.time_s = r.number(cell("time_s"), "time_s", true);
   if (row.kind == "collective") {
-    row.ranks = static_cast<std::int64_t>(r.number(cell("ranks"), "ranks", true));
-    row.ranks_per_node =
-        static_cast<std::int64_t>(r.number(cell("ranks_per_node"), "ranks_per_node", true));
+    row.ranks = r.count(cell("ranks"), "ranks");
+    row.ranks_per_node = r.count(cell("ranks_per_node"), "ranks_per_node");
     row.bytes = r.number(cell("bytes"), "bytes", true);
   } else if (row.kind == "op" || row.kind == "layer") {
     if (row.shape.empty())
       r.error(1, "an " + row.kind + " row needs a 'shape'");
     Cell ranks = cell("ranks");
-    row.ranks = ranks.text.empty() ? 1 : static_cast<std::int64_t>(r.number(ranks, "ranks", true));
+    row.ranks = ranks.text.empty() ? 1 : r.count(ranks, "ranks");
     row.ranks_per_node = row.ranks;
   } else {
     r.error(cell("kind").col, "unknown kind '" + row.kind + "'; expected collective, op or layer");

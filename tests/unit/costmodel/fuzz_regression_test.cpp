@@ -38,6 +38,26 @@ TEST(FuzzRegression, MeasuredShapeWithTooManyDigitsIsOrderedWithoutOverflow) {
   EXPECT_NE(fit[0], fit[1]);  // one size class each way
 }
 
+// A rank count of 2.2e124 was cast to int64 (undefined); counts are now whole numbers up to
+// 2^31 - 1, refused at their cell otherwise.
+TEST(FuzzRegression, MeasuredRanksOutOfRangeAreRefused) {
+  try {
+    parse_measured("m.csv",
+                   "# synthetic\n"
+                   "kind,op,device,fabric,ranks,ranks_per_node,bytes,dtype,time_s,stat\n"
+                   "collective,all_reduce,H200,nvswitch,2.2e124,2,4096,bf16,1e-05,median\n"
+                   "collective,all_reduce,H200,nvswitch,2,2.5,4096,bf16,1e-05,median\n");
+    FAIL() << "loaded";
+  } catch (const devices::InputError& e) {
+    ASSERT_EQ(e.items().size(), 2u);
+    EXPECT_EQ(e.items()[0].loc.str(), "m.csv:3:37");
+    EXPECT_EQ(e.items()[0].message,
+              "'ranks' must be a whole number from 1 to 2147483647, got 2.2e124");
+    EXPECT_EQ(e.items()[1].message,
+              "'ranks_per_node' must be a whole number from 1 to 2147483647, got 2.5");
+  }
+}
+
 TEST(FuzzRegression, EveryMeasuredFindingLoadsOrIsRefused) {
   int files = 0;
   for (const auto& e : fs::directory_iterator(kRegressions / "measured")) {
