@@ -50,12 +50,27 @@ void emit_library_op(CodeWriter& w, const BlockProgram& p, const LoweredStep& st
 /// The schedule comment of `p` ("// launch 0: grid ...").
 void emit_schedule_comment(CodeWriter& w, const BlockProgram& p, const std::string& extra);
 
-/// The GEMV kernel and its launcher for p.gemv (CUDA or HIP).
+/// The GEMV kernel and its launcher for p.gemv (CUDA or HIP): on CUDA with one weight and
+/// M <= 16, weights read straight into tensor-core fragments (gemv_direct_emitter.cpp);
+/// else on CUDA with 4 < M <= 16, a shared-memory ring read by ldmatrix (gemv_mma_emitter.cpp);
+/// else fp32 FMAs (gemv_emitter.cpp).
 void emit_gemv(CodeWriter& w, const BlockProgram& p, Backend b);
+/// The GEMV paths' workspace size and launcher: a grid of (N / NB, KS) blocks of `threads`.
+void emit_gemv_launcher(CodeWriter& w,
+                        const GemvForm& f,
+                        const std::string& name,
+                        Backend b,
+                        const std::string& threads);
 
 /// The tensor-core variant of the GEMV path (CUDA, 4 < M <= 16): whether it applies, its
 /// constants, its per-k16-step helper and its kernel body up to the partial tiles in `red`.
 bool gemv_uses_mma(const GemvForm& f, Backend b);
+/// Whether the CUDA GEMV path reads the weights straight into tensor-core fragments
+/// (gemv_direct_emitter.cpp), and its parts.
+bool gemv_uses_direct(const GemvForm& f, Backend b);
+void emit_gemv_direct_constants(CodeWriter& w, const GemvForm& f);
+void emit_gemv_direct_helpers(CodeWriter& w);
+void emit_gemv_direct_kernel(CodeWriter& w, const GemvForm& f, const std::string& name);
 void emit_gemv_mma_constants(CodeWriter& w, const GemvForm& f);
 void emit_gemv_mma_step(CodeWriter& w);
 void emit_gemv_mma_body(CodeWriter& w, const GemvForm& f);

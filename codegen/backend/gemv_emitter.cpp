@@ -272,6 +272,13 @@ void emit_gemv(CodeWriter& w, const BlockProgram& p, Backend b) {
          std::to_string(f.weight_inputs.size()) + " weight(s) [" + std::to_string(f.k) + ", " +
          std::to_string(f.n) + "]" + (f.rms_accum >= 0 ? ", rms(X) over K" : "") +
          "; grid (N / NB, KS), 256 threads.");
+  if (gemv_uses_direct(f, b)) {
+    emit_gemv_direct_constants(w, f);
+    emit_gemv_direct_helpers(w);
+    emit_epilogue(w, p, name);
+    emit_gemv_direct_kernel(w, f, name);
+    return;
+  }
   bool mma = gemv_uses_mma(f, b);
   if (mma)
     emit_gemv_mma_constants(w, f);
@@ -296,6 +303,14 @@ void emit_gemv(CodeWriter& w, const BlockProgram& p, Backend b) {
   emit_finish(w, name);
   w.close();
   w.line("");
+  emit_gemv_launcher(w, f, name, b, "256");
+}
+
+void emit_gemv_launcher(CodeWriter& w,
+                        const GemvForm& f,
+                        const std::string& name,
+                        Backend b,
+                        const std::string& threads) {
   std::string api = b == Backend::kCuda ? "cuda" : "hip";
   w.line("extern \"C\" long " + name +
          "_workspace_bytes() { return (kPartialFloats + kSquareFloats) * 4 + (N / NB) * 4; }");
@@ -312,7 +327,7 @@ void emit_gemv(CodeWriter& w, const BlockProgram& p, Backend b) {
   std::string args = "static_cast<const __half*>(inputs[" + std::to_string(f.x_input) + "])";
   for (int wi : f.weight_inputs)
     args += ", static_cast<const __half*>(inputs[" + std::to_string(wi) + "])";
-  w.line(name + "_gemv<<<dim3(N / NB, KS), 256, kSharedBytes, stream>>>(");
+  w.line(name + "_gemv<<<dim3(N / NB, KS), " + threads + ", kSharedBytes, stream>>>(");
   w.line("    " + args + ",");
   w.line("    static_cast<__half*>(outputs[0]), partial, squares, counters);");
   w.line("return static_cast<int>(" + api + "GetLastError());");

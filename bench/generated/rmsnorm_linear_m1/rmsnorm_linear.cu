@@ -196,26 +196,74 @@ YR_DEV void yr_matmul_mma(float* out, const __half* a, const __half* b, long bat
 }
 
 // GEMV path: X[1, 4096] x 1 weight(s) [4096, 6144], rms(X) over K; grid (N / NB, KS), 256 threads.
-#ifndef YR_KSPLIT
-#define YR_KSPLIT 8  // blocks along K
+#ifndef YR_CG
+#define YR_CG 8  // lane groups of 8 columns a warp (8 at most)
 #endif
-#ifndef YR_UNROLL
-#define YR_UNROLL 4  // weight rows in flight per thread
+#ifndef YR_CW
+#define YR_CW 3  // warps across the tile
+#endif
+#ifndef YR_WARPS
+#define YR_WARPS 16  // warps a block: YR_CW across N, YR_WARPS / YR_CW along K
+#endif
+#ifndef YR_DEPTH
+#define YR_DEPTH 1  // k16 steps of loads a warp keeps in registers
+#endif
+#ifndef YR_KSPLIT
+#define YR_KSPLIT 4  // blocks along K
 #endif
 constexpr int M = 1, K = 4096, N = 6144, NW = 1;
 constexpr bool kHasRms = true;
-constexpr int NB = 64;              // columns per block, 8 per thread
-constexpr int KS = YR_KSPLIT, KC = K / KS;  // K slices, rows per slice
-constexpr int KL = 256 / (NB / 8);     // k-lanes: threads per column group
-constexpr int WARPS = 256 / YR_WARP, RED_SLICES = WARPS;  // red: one slice a warp
-static_assert(N % NB == 0 && KC % (KL * YR_UNROLL) == 0 && KC % 8 == 0, "tiling");
-constexpr long kSharedBytes = M * KC * 2 + WARPS * NW * M * NB * 4 + M * 4;
-constexpr long kPartialFloats = KS > 1 ? (long)KS * NW * M * N : 0;
+constexpr int CG = YR_CG, CW = YR_CW, KW = YR_WARPS / YR_CW > 0 ? YR_WARPS / YR_CW : 1;
+constexpr int DEPTH = YR_DEPTH, THREADS = 32 * CW * KW;
+constexpr int NB = 8 * CG * CW, MT = (M + 7) / 8, STEPS = K / 16;  // tile columns, n8 tiles of X
+constexpr int KS = YR_KSPLIT;  // K slices of STEPS / KS steps (rounded down or up)
+static_assert(N % NB == 0 && K % 16 == 0 && M <= 16 && CG <= 8 && DEPTH >= 1 && THREADS <= 1024 && KS <= STEPS, "tiling");
+constexpr long kPartialFloats = KS > 1 ? (long)(N / NB) * KS * NW * M * NB : 0;
 constexpr long kSquareFloats = KS > 1 ? (long)(N / NB) * KS * M : 0;
+constexpr long kSharedBytes = ((long)(KW - 1) * NW * M * NB + KW * M) * 4;
+
+// Weights are read once: past L1, as the bandwidth probe reads.
+YR_DEV uint4 yr_stream_load(const __half* p) {
+  uint4 v;
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+YR_DEV float4 yr_load_cg4(const float* p) { return __ldcg(reinterpret_cast<const float4*>(p)); }
 YR_DEV float yr_shfl_xor(float v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
-// Weights are read once: stream them past L1 and mark them evict-first in L2.
-YR_DEV uint4 yr_stream_load(const __half* p) { return __ldcs(reinterpret_cast<const uint4*>(p)); }
-YR_DEV float yr_load_cg(const float* p) { return __ldcg(p); }  // other SMs wrote it
+YR_DEV unsigned yr_word(const uint4& v, int j) {
+  return j == 0 ? v.x : j == 1 ? v.y : j == 2 ? v.z : v.w;
+}
+YR_DEV float yr_squares(unsigned v) {
+  const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&v));
+  return f.x * f.x + f.y * f.y;
+}
+// One k16 step of a lane: w[i][r] = 8 columns of weight i at row 4c + r; xv[t] = X[8t + g,
+// 4c .. 4c + 3]. acc[i][t][j] is the m16n8 tile of column pair j of the lane's 8 columns.
+YR_DEV void yr_direct_step(float (&acc)[NW][MT][4][4], float (&sq)[MT], const uint4 (&w)[NW][4],
+                           const uint2 (&xv)[MT], bool squares) {
+#pragma unroll
+  for (int t = 0; t < MT; ++t)
+    if (kHasRms && squares) sq[t] += yr_squares(xv[t].x) + yr_squares(xv[t].y);
+#pragma unroll
+  for (int i = 0; i < NW; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const unsigned r0 = yr_word(w[i][0], j), r1 = yr_word(w[i][1], j);
+      const unsigned r2 = yr_word(w[i][2], j), r3 = yr_word(w[i][3], j);
+      // Rows of A: g = column 2j (low halves), g + 8 = column 2j + 1 (high halves).
+      const unsigned a0 = __byte_perm(r0, r1, 0x5410), a1 = __byte_perm(r0, r1, 0x7632);
+      const unsigned a2 = __byte_perm(r2, r3, 0x5410), a3 = __byte_perm(r2, r3, 0x7632);
+#pragma unroll
+      for (int t = 0; t < MT; ++t)
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
+                     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                     : "+f"(acc[i][t][j][0]), "+f"(acc[i][t][j][1]), "+f"(acc[i][t][j][2]),
+                       "+f"(acc[i][t][j][3])
+                     : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(xv[t].x), "r"(xv[t].y));
+    }
+}
 // The µGraph's epilogue for one element: acc[i] = (X W_i)[m, n], rms = rms(X[m, :]).
 YR_DEV float rmsnorm_linear_epilogue(const float* acc, float rms) {
   (void)rms;
@@ -226,105 +274,179 @@ YR_DEV float rmsnorm_linear_epilogue(const float* acc, float rms) {
   const float t7 = t6 / t2;  // div
   return t7;
 }
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(THREADS, 1)
 rmsnorm_linear_gemv(const __half* __restrict__ x, const __half* __restrict__ w0, __half* __restrict__ y, float* __restrict__ partial, float* __restrict__ squares, unsigned* __restrict__ counters) {
   extern __shared__ float4 smem4[];
-  __half* xs = reinterpret_cast<__half*>(smem4);                 // M x KC
-  float* red = reinterpret_cast<float*>(xs + M * KC);            // WARPS x NW x M x NB
-  float* ss = red + WARPS * NW * M * NB;                         // M
+  float* red = reinterpret_cast<float*>(smem4);  // (KW - 1) x NW x M x NB: the other k-warps' sums
+  float* ss = red + (KW - 1) * NW * M * NB;      // KW x M: sums of squares of X
   __shared__ bool last;
-  const int tid = threadIdx.x, lane = tid % YR_WARP, warp = tid / YR_WARP;
-  const int cg = tid % 8, kl = tid / 8;  // column group, k-lane
-  const long n0 = (long)blockIdx.x * NB + cg * 8;
-  const int ks = blockIdx.y;
-  const long kbase = (long)ks * KC;
-  (void)ks; (void)partial; (void)squares; (void)counters; (void)last;
-  // X[:, kbase : kbase + KC] into shared memory, 16 bytes a thread.
-  for (int e = tid * 8; e < M * KC; e += 256 * 8) {
-    const __half* src = x + (long)(e / KC) * K + kbase + e % KC;
-    unsigned s = (unsigned)__cvta_generic_to_shared(xs + e);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src));
-  }
-  asm volatile("cp.async.commit_group;\n" ::);
-asm volatile("cp.async.wait_group 0;\n" ::);
-  __syncthreads();
-  if (kHasRms) {
-    // Sum of squares of this slice of each row of X, one warp a row.
-    for (int m = warp; m < M; m += WARPS) {
-      float v = 0.0f;
-      for (int c = lane; c < KC; c += YR_WARP) { float h = __half2float(xs[m * KC + c]); v += h * h; }
-      for (int o = YR_WARP / 2; o > 0; o >>= 1) v += yr_shfl_xor(v, o);
-      if (lane == 0) ss[m] = v;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int cw = warp % CW, kw = warp / CW, g = lane >> 2, c = lane & 3;
+  const bool cols = g < CG;  // lane groups past CG have no columns
+  const int nl = (cw * CG + g) * 8;  // the lane's 8 columns in the tile
+  const long tile = blockIdx.x;
+  const int ks = blockIdx.y, sa = ks * STEPS / KS, sb = (ks + 1) * STEPS / KS;
+  {
+    const long col = tile * NB + (cols ? nl : 0);
+    const __half* wp[NW] = {w0};
+#pragma unroll
+    for (int i = 0; i < NW; ++i) wp[i] += (long)(4 * c) * N + col;
+    const __half* xp[MT];
+#pragma unroll
+    for (int t = 0; t < MT; ++t) xp[t] = x + (long)min(8 * t + g, M - 1) * K + 4 * c;
+    float acc[NW][MT][4][4], sq[MT];
+#pragma unroll
+    for (int t = 0; t < MT; ++t) {
+      sq[t] = 0.0f;
+#pragma unroll
+      for (int i = 0; i < NW; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc[i][t][j][e] = 0.0f;
     }
-  }
-  float acc[NW][M][8];
-  #pragma unroll
-  for (int i = 0; i < NW; ++i) for (int m = 0; m < M; ++m) for (int j = 0; j < 8; ++j) acc[i][m][j] = 0.0f;
-  const __half* wp[NW] = {w0};
-  for (int r0 = kl; r0 < KC; r0 += KL * YR_UNROLL) {
-    uint4 v[NW][YR_UNROLL];  // YR_UNROLL rows of 8 weights, loaded before any is used
-    #pragma unroll
-    for (int u = 0; u < YR_UNROLL; ++u) for (int i = 0; i < NW; ++i)
-      v[i][u] = yr_stream_load(wp[i] + (kbase + r0 + u * KL) * N + n0);
-    #pragma unroll
-    for (int u = 0; u < YR_UNROLL; ++u) {
-      float xv[M];
-      #pragma unroll
-      for (int m = 0; m < M; ++m) xv[m] = __half2float(xs[m * KC + r0 + u * KL]);
-      #pragma unroll
-      for (int i = 0; i < NW; ++i) {
-        const __half2* h = reinterpret_cast<const __half2*>(&v[i][u]);
-        #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          float2 wf = __half22float2(h[j]);
-          #pragma unroll
-          for (int m = 0; m < M; ++m) { acc[i][m][2 * j] += xv[m] * wf.x; acc[i][m][2 * j + 1] += xv[m] * wf.y; }
+    // This warp's steps: sa + kw, sa + kw + KW, ...
+    const int count = sa + kw < sb ? (sb - sa - kw + KW - 1) / KW : 0;
+    // DEPTH steps of loads in registers.
+    uint4 wb[DEPTH][NW][4];
+    uint2 xb[DEPTH][MT];
+    auto load = [&](uint4 (&w)[NW][4], uint2 (&xv)[MT], int it) {
+      const long k = 16L * (sa + kw + (long)KW * it);
+#pragma unroll
+      for (int i = 0; i < NW; ++i)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) w[i][r] = cols ? yr_stream_load(wp[i] + (k + r) * N) : make_uint4(0u, 0u, 0u, 0u);
+#pragma unroll
+      for (int t = 0; t < MT; ++t) {
+        xv[t] = *reinterpret_cast<const uint2*>(xp[t] + k);
+        if (8 * t + g >= M) xv[t] = make_uint2(0u, 0u);  // rows past M are zero
+      }
+    };
+#pragma unroll
+    for (int d = 0; d < DEPTH; ++d)
+      if (d < count) load(wb[d], xb[d], d);
+    for (int it0 = 0; it0 < count; it0 += DEPTH) {
+#pragma unroll
+      for (int d = 0; d < DEPTH; ++d)
+        if (it0 + d < count) {
+          yr_direct_step(acc, sq, wb[d], xb[d], cw == 0);
+          if (it0 + d + DEPTH < count) load(wb[d], xb[d], it0 + d + DEPTH);
         }
+    }
+    // acc[i][t][j][e] is (X W_i)[m, n] for m = 8t + 2c + (e & 1), n = col + 2j + (e >> 1).
+    if (kw > 0 && cols) {
+#pragma unroll
+      for (int i = 0; i < NW; ++i)
+#pragma unroll
+        for (int t = 0; t < MT; ++t)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int m = 8 * t + 2 * c + (e & 1);
+            if (m < M)
+#pragma unroll
+              for (int j = 0; j < 4; ++j)
+                red[(((kw - 1) * NW + i) * M + m) * NB + nl + 2 * j + (e >> 1)] =
+                    acc[i][t][j][e];
+          }
+    }
+    if (kHasRms && cw == 0)
+#pragma unroll
+      for (int t = 0; t < MT; ++t) {
+        float v = sq[t];
+        v += yr_shfl_xor(v, 1);
+        v += yr_shfl_xor(v, 2);
+        if (c == 0 && 8 * t + g < M) ss[kw * M + 8 * t + g] = v;
+      }
+    __syncthreads();
+    // The k-warps' sums, then the whole tile to Y (KS = 1) or this slice's slot; the last
+    // slice to finish (an atomic counter, reset by that block) adds the slots in slice order,
+    // so the result does not depend on which block came last.
+    float* slot = partial + (tile * KS + ks) * NW * M * NB;
+    if (kw == 0 && cols) {
+#pragma unroll
+      for (int i = 0; i < NW; ++i)
+#pragma unroll
+        for (int t = 0; t < MT; ++t)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int m = 8 * t + 2 * c + (e & 1);
+            if (m < M)
+#pragma unroll
+              for (int j = 0; j < 4; ++j)
+                for (int q = 0; q < KW - 1; ++q)
+                  acc[i][t][j][e] += red[((q * NW + i) * M + m) * NB + nl + 2 * j + (e >> 1)];
+          }
+#pragma unroll
+      for (int t = 0; t < MT; ++t)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int m = 8 * t + 2 * c + h;
+          if (m >= M) continue;
+          if (KS == 1) {
+            float s2 = 0.0f;
+            for (int q = 0; q < KW; ++q) s2 += ss[q * M + m];
+            const float rms = kHasRms ? sqrtf(s2 / K) : 0.0f;
+            __align__(16) __half out[8];
+#pragma unroll
+            for (int n = 0; n < 8; ++n) {
+              float a[NW];
+#pragma unroll
+              for (int i = 0; i < NW; ++i) a[i] = acc[i][t][n / 2][h + 2 * (n & 1)];
+              out[n] = __float2half(rmsnorm_linear_epilogue(a, rms));
+            }
+            *reinterpret_cast<uint4*>(y + (long)m * N + col) = *reinterpret_cast<const uint4*>(out);
+          } else {
+#pragma unroll
+            for (int i = 0; i < NW; ++i) {
+              float* dst = slot + ((long)i * M + m) * NB + nl;
+              reinterpret_cast<float4*>(dst)[0] = make_float4(acc[i][t][0][h], acc[i][t][0][h + 2], acc[i][t][1][h], acc[i][t][1][h + 2]);
+              reinterpret_cast<float4*>(dst)[1] = make_float4(acc[i][t][2][h], acc[i][t][2][h + 2], acc[i][t][3][h], acc[i][t][3][h + 2]);
+            }
+          }
+        }
+    }
+    if (KS > 1) {
+      if (kHasRms && tid < M) {
+        float s2 = 0.0f;
+        for (int q = 0; q < KW; ++q) s2 += ss[q * M + tid];
+        squares[(tile * KS + ks) * M + tid] = s2;
+      }
+      __threadfence();
+      __syncthreads();
+      if (tid == 0) last = atomicAdd(&counters[tile], 1u) == KS - 1;
+      __syncthreads();
+      if (last) {
+        __threadfence();
+        // Four columns a thread: the slots in slice order, then the µGraph's epilogue.
+        for (int e = tid * 4; e < M * NB; e += THREADS * 4) {
+          const int m = e / NB, n0 = e % NB;
+          float4 a[NW];
+          float s2 = 0.0f;
+#pragma unroll
+          for (int i = 0; i < NW; ++i) a[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+          for (int q = 0; q < KS; ++q) {
+            const float* base = partial + (tile * KS + q) * NW * M * NB;
+#pragma unroll
+            for (int i = 0; i < NW; ++i) {
+              const float4 v = yr_load_cg4(base + ((long)i * M + m) * NB + n0);
+              a[i].x += v.x; a[i].y += v.y; a[i].z += v.z; a[i].w += v.w;
+            }
+            if (kHasRms) s2 += __ldcg(squares + (tile * KS + q) * M + m);
+          }
+          const float rms = kHasRms ? sqrtf(s2 / K) : 0.0f;
+          __align__(8) __half out[4];
+#pragma unroll
+          for (int n = 0; n < 4; ++n) {
+            float v[NW];
+#pragma unroll
+            for (int i = 0; i < NW; ++i) v[i] = n == 0 ? a[i].x : n == 1 ? a[i].y : n == 2 ? a[i].z : a[i].w;
+            out[n] = __float2half(rmsnorm_linear_epilogue(v, rms));
+          }
+          *reinterpret_cast<uint2*>(y + (long)m * N + tile * NB + n0) = *reinterpret_cast<const uint2*>(out);
+        }
+        if (tid == 0) counters[tile] = 0u;  // ready for the next launch
       }
     }
-  }
-  // Reduce over the k-lanes of each warp (lane bits 3 and up), then over the warps.
-  #pragma unroll
-  for (int i = 0; i < NW; ++i) for (int m = 0; m < M; ++m) for (int j = 0; j < 8; ++j)
-    for (int o = 8; o < YR_WARP; o <<= 1) acc[i][m][j] += yr_shfl_xor(acc[i][m][j], o);
-  if (lane < 8) {
-    #pragma unroll
-    for (int i = 0; i < NW; ++i) for (int m = 0; m < M; ++m) for (int j = 0; j < 8; ++j)
-      red[((warp * NW + i) * M + m) * NB + cg * 8 + j] = acc[i][m][j];
-  }
-  __syncthreads();
-  if constexpr (KS == 1) {
-    for (int e = tid; e < M * NB; e += 256) {
-      const int m = e / NB, col = e % NB;
-      float a[NW];
-      for (int i = 0; i < NW; ++i) { a[i] = 0.0f; for (int q = 0; q < RED_SLICES; ++q) a[i] += red[((q * NW + i) * M + m) * NB + col]; }
-      y[(long)m * N + blockIdx.x * NB + col] = __float2half(rmsnorm_linear_epilogue(a, kHasRms ? sqrtf(ss[m] / K) : 0.0f));
-    }
-  }
-  else {
-    // This slice's partial sums to the workspace; the last slice of the tile finishes.
-    for (int e = tid; e < NW * M * NB; e += 256) {
-      const int i = e / (M * NB), m = e / NB % M, col = e % NB;
-      float s = 0.0f;
-      for (int q = 0; q < RED_SLICES; ++q) s += red[((q * NW + i) * M + m) * NB + col];
-      partial[(((long)ks * NW + i) * M + m) * N + blockIdx.x * NB + col] = s;
-    }
-    if (kHasRms && tid < M) squares[((long)blockIdx.x * KS + ks) * M + tid] = ss[tid];
-    __threadfence();
-    __syncthreads();
-    if (tid == 0) last = atomicAdd(&counters[blockIdx.x], 1u) == KS - 1;
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
-    for (int e = tid; e < M * NB; e += 256) {
-      const int m = e / NB, col = e % NB;
-      const long n = (long)blockIdx.x * NB + col;
-      float a[NW], sq = 0.0f;
-      for (int i = 0; i < NW; ++i) { a[i] = 0.0f; for (int q = 0; q < KS; ++q) a[i] += yr_load_cg(partial + (((long)q * NW + i) * M + m) * N + n); }
-      if (kHasRms) for (int q = 0; q < KS; ++q) sq += yr_load_cg(squares + ((long)blockIdx.x * KS + q) * M + m);
-      y[(long)m * N + n] = __float2half(rmsnorm_linear_epilogue(a, sqrtf(sq / K)));
-    }
-    if (tid == 0) counters[blockIdx.x] = 0u;  // ready for the next launch
   }
 }
 
@@ -336,7 +458,7 @@ extern "C" int rmsnorm_linear_launch(const void* const* inputs, void* const* out
   unsigned* counters = reinterpret_cast<unsigned*>(squares + kSquareFloats);
   if (kSharedBytes > 48 * 1024)
     (void)cudaFuncSetAttribute(reinterpret_cast<const void*>(rmsnorm_linear_gemv), cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes);
-  rmsnorm_linear_gemv<<<dim3(N / NB, KS), 256, kSharedBytes, stream>>>(
+  rmsnorm_linear_gemv<<<dim3(N / NB, KS), THREADS, kSharedBytes, stream>>>(
       static_cast<const __half*>(inputs[0]), static_cast<const __half*>(inputs[1]),
       static_cast<__half*>(outputs[0]), partial, squares, counters);
   return static_cast<int>(cudaGetLastError());

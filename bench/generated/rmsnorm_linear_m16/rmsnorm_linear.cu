@@ -194,72 +194,73 @@ YR_DEV void yr_matmul_mma(float* out, const __half* a, const __half* b, long bat
 }
 
 // GEMV path: X[16, 4096] x 1 weight(s) [4096, 6144], rms(X) over K; grid (N / NB, KS), 256 threads.
-#ifndef YR_KSPLIT
-#define YR_KSPLIT 1  // blocks along K
+#ifndef YR_CG
+#define YR_CG 8  // lane groups of 8 columns a warp (8 at most)
 #endif
-#ifndef YR_STAGES
-#define YR_STAGES 3  // ring slots: chunks in flight + 1
+#ifndef YR_CW
+#define YR_CW 3  // warps across the tile
+#endif
+#ifndef YR_WARPS
+#define YR_WARPS 16  // warps a block: YR_CW across N, YR_WARPS / YR_CW along K
+#endif
+#ifndef YR_DEPTH
+#define YR_DEPTH 1  // k16 steps of loads a warp keeps in registers
+#endif
+#ifndef YR_KSPLIT
+#define YR_KSPLIT 4  // blocks along K
 #endif
 constexpr int M = 16, K = 4096, N = 6144, NW = 1;
 constexpr bool kHasRms = true;
-constexpr int NB = 64;                      // columns per block: one n8 tile per warp
-constexpr int KS = YR_KSPLIT, KC = K / KS;  // K slices, rows per slice
-#ifndef YR_SR
-#define YR_SR 256  // weight rows per chunk
-#endif
-constexpr int SR = YR_SR, CHUNKS = KC / SR;
-constexpr int STAGES = YR_STAGES, RED_SLICES = 1;
-constexpr int XS = SR + 8;                  // X rows padded by 16 bytes
-constexpr int SLOT = NW * SR * NB + M * XS; // halves per ring slot
-static_assert(N % NB == 0 && KC % SR == 0 && SR % 32 == 0 && M <= 16 && STAGES >= 2, "tiling");
-constexpr long kSharedBytes = (long)STAGES * SLOT * 2 + M * 4;
-constexpr long kPartialFloats = KS > 1 ? (long)KS * NW * M * N : 0;
+constexpr int CG = YR_CG, CW = YR_CW, KW = YR_WARPS / YR_CW > 0 ? YR_WARPS / YR_CW : 1;
+constexpr int DEPTH = YR_DEPTH, THREADS = 32 * CW * KW;
+constexpr int NB = 8 * CG * CW, MT = (M + 7) / 8, STEPS = K / 16;  // tile columns, n8 tiles of X
+constexpr int KS = YR_KSPLIT;  // K slices of STEPS / KS steps (rounded down or up)
+static_assert(N % NB == 0 && K % 16 == 0 && M <= 16 && CG <= 8 && DEPTH >= 1 && THREADS <= 1024 && KS <= STEPS, "tiling");
+constexpr long kPartialFloats = KS > 1 ? (long)(N / NB) * KS * NW * M * NB : 0;
 constexpr long kSquareFloats = KS > 1 ? (long)(N / NB) * KS * M : 0;
-template <int N_> YR_DEV void yr_wait_groups() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N_));
-}
-YR_DEV void yr_cp16(void* dst, const void* src) {
-  unsigned s = (unsigned)__cvta_generic_to_shared(dst);
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src));
-}
-YR_DEV float yr_shfl_xor(float v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
-// Weights are read once: stream them past L1 and mark them evict-first in L2.
-YR_DEV uint4 yr_stream_load(const __half* p) { return __ldcs(reinterpret_cast<const uint4*>(p)); }
-YR_DEV float yr_load_cg(const float* p) { return __ldcg(p); }  // other SMs wrote it
+constexpr long kSharedBytes = ((long)(KW - 1) * NW * M * NB + KW * M) * 4;
 
-// One k16 step of warp `warp`'s n8 tile into accumulator set `acc`: A = X[0:16, k0:k0+16]
-// (rows >= M are zero), B = the slot's weight rows k0..k0+15 at columns 8 warp..8 warp+7,
-// from ldmatrix.trans. Warp 0 also adds the squares of its A fragment to `sq` (rows g and
-// g + 8, a quarter of the step's columns each): rms(X) comes from the tiles already loaded.
-YR_DEV void yr_mma_step(float (&acc)[NW][4], float (&sq)[2], const __half* slot,
-                        const __half* xs, int k0, int warp, int lane) {
-  const int g = lane >> 2, t = lane & 3;
-  auto ld = [&](int row, int col) {
-    return row < M ? *reinterpret_cast<const unsigned*>(xs + row * XS + col) : 0u;
-  };
-  const unsigned a0 = ld(g, k0 + 2 * t), a1 = ld(g + 8, k0 + 2 * t);
-  const unsigned a2 = ld(g, k0 + 2 * t + 8), a3 = ld(g + 8, k0 + 2 * t + 8);
-  if (kHasRms && warp == 0) {
-    auto sq2 = [](unsigned v) {
-      const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&v));
-      return f.x * f.x + f.y * f.y;
-    };
-    sq[0] += sq2(a0) + sq2(a2);
-    sq[1] += sq2(a1) + sq2(a3);
-  }
-  const int k = k0 + (lane & 15);
+// Weights are read once: past L1, as the bandwidth probe reads.
+YR_DEV uint4 yr_stream_load(const __half* p) {
+  uint4 v;
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+YR_DEV float4 yr_load_cg4(const float* p) { return __ldcg(reinterpret_cast<const float4*>(p)); }
+YR_DEV float yr_shfl_xor(float v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
+YR_DEV unsigned yr_word(const uint4& v, int j) {
+  return j == 0 ? v.x : j == 1 ? v.y : j == 2 ? v.z : v.w;
+}
+YR_DEV float yr_squares(unsigned v) {
+  const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&v));
+  return f.x * f.x + f.y * f.y;
+}
+// One k16 step of a lane: w[i][r] = 8 columns of weight i at row 4c + r; xv[t] = X[8t + g,
+// 4c .. 4c + 3]. acc[i][t][j] is the m16n8 tile of column pair j of the lane's 8 columns.
+YR_DEV void yr_direct_step(float (&acc)[NW][MT][4][4], float (&sq)[MT], const uint4 (&w)[NW][4],
+                           const uint2 (&xv)[MT], bool squares) {
 #pragma unroll
-  for (int i = 0; i < NW; ++i) {
-    const __half* row = slot + (i * SR + k) * NB + ((warp ^ (k & 7)) * 8);
-    unsigned b0, b1;
-    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
-                 : "=r"(b0), "=r"(b1)
-                 : "r"((unsigned)__cvta_generic_to_shared(row)));
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
-                 "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+f"(acc[i][0]), "+f"(acc[i][1]), "+f"(acc[i][2]), "+f"(acc[i][3])
-                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-  }
+  for (int t = 0; t < MT; ++t)
+    if (kHasRms && squares) sq[t] += yr_squares(xv[t].x) + yr_squares(xv[t].y);
+#pragma unroll
+  for (int i = 0; i < NW; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const unsigned r0 = yr_word(w[i][0], j), r1 = yr_word(w[i][1], j);
+      const unsigned r2 = yr_word(w[i][2], j), r3 = yr_word(w[i][3], j);
+      // Rows of A: g = column 2j (low halves), g + 8 = column 2j + 1 (high halves).
+      const unsigned a0 = __byte_perm(r0, r1, 0x5410), a1 = __byte_perm(r0, r1, 0x7632);
+      const unsigned a2 = __byte_perm(r2, r3, 0x5410), a3 = __byte_perm(r2, r3, 0x7632);
+#pragma unroll
+      for (int t = 0; t < MT; ++t)
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
+                     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                     : "+f"(acc[i][t][j][0]), "+f"(acc[i][t][j][1]), "+f"(acc[i][t][j][2]),
+                       "+f"(acc[i][t][j][3])
+                     : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(xv[t].x), "r"(xv[t].y));
+    }
 }
 // The µGraph's epilogue for one element: acc[i] = (X W_i)[m, n], rms = rms(X[m, :]).
 YR_DEV float rmsnorm_linear_epilogue(const float* acc, float rms) {
@@ -269,117 +270,179 @@ YR_DEV float rmsnorm_linear_epilogue(const float* acc, float rms) {
   const float t5 = t4 / t2;  // div
   return t5;
 }
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(THREADS, 1)
 rmsnorm_linear_gemv(const __half* __restrict__ x, const __half* __restrict__ w0, __half* __restrict__ y, float* __restrict__ partial, float* __restrict__ squares, unsigned* __restrict__ counters) {
   extern __shared__ float4 smem4[];
-  __half* ring = reinterpret_cast<__half*>(smem4);  // STAGES slots of SLOT halves
-  float* ss = reinterpret_cast<float*>(ring + STAGES * SLOT);  // M
-  float* red = reinterpret_cast<float*>(smem4);  // NW x M x NB, over the ring after the loop
+  float* red = reinterpret_cast<float*>(smem4);  // (KW - 1) x NW x M x NB: the other k-warps' sums
+  float* ss = red + (KW - 1) * NW * M * NB;      // KW x M: sums of squares of X
   __shared__ bool last;
-  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-  const int ks = blockIdx.y;
-  const long kbase = (long)ks * KC, nbase = (long)blockIdx.x * NB;
-  (void)partial; (void)squares; (void)counters; (void)last;
-  // Each thread's part of a chunk's weights, fixed over the chunks: 16-byte piece q of rows
-  // r0 + 32 p (p < SR / 32) of every weight.
-  constexpr int PASSES = SR / 32;
-  const int r0 = tid / 8, q = tid % 8;
-  const __half* wsrc[NW] = {w0};
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int cw = warp % CW, kw = warp / CW, g = lane >> 2, c = lane & 3;
+  const bool cols = g < CG;  // lane groups past CG have no columns
+  const int nl = (cw * CG + g) * 8;  // the lane's 8 columns in the tile
+  const long tile = blockIdx.x;
+  const int ks = blockIdx.y, sa = ks * STEPS / KS, sb = (ks + 1) * STEPS / KS;
+  {
+    const long col = tile * NB + (cols ? nl : 0);
+    const __half* wp[NW] = {w0};
 #pragma unroll
-  for (int i = 0; i < NW; ++i) wsrc[i] += (kbase + r0) * N + nbase + q * 8;
-  const int wdst = r0 * NB + ((q ^ (r0 & 7)) * 8);  // (r0 + 32 p) & 7 == r0 & 7
-  // Chunk c (rows kbase + c SR ..) into slot c % STAGES, as one commit group (empty past the end).
-  auto load = [&](int c) {
-    if (c < CHUNKS) {
-      __half* slot = ring + (c % STAGES) * SLOT;
+    for (int i = 0; i < NW; ++i) wp[i] += (long)(4 * c) * N + col;
+    const __half* xp[MT];
+#pragma unroll
+    for (int t = 0; t < MT; ++t) xp[t] = x + (long)min(8 * t + g, M - 1) * K + 4 * c;
+    float acc[NW][MT][4][4], sq[MT];
+#pragma unroll
+    for (int t = 0; t < MT; ++t) {
+      sq[t] = 0.0f;
 #pragma unroll
       for (int i = 0; i < NW; ++i)
 #pragma unroll
-        for (int p = 0; p < PASSES; ++p)
-          yr_cp16(slot + (i * SR + 32 * p) * NB + wdst, wsrc[i] + ((long)c * SR + 32 * p) * N);
-      for (int e = tid * 8; e < M * SR; e += 256 * 8)  // SR is a power of two: shifts
-        yr_cp16(slot + NW * SR * NB + (e / SR) * XS + e % SR,
-                x + (long)(e / SR) * K + kbase + (long)c * SR + e % SR);
-    }
-    asm volatile("cp.async.commit_group;\n" ::);
-  };
-  for (int c = 0; c < STAGES - 1; ++c) load(c);
-  // Two accumulator sets, even and odd k16 steps, so that consecutive mma do not wait on each
-  // other; summed after the loop.
-  float acc[NW][4], acc2[NW][4];
+        for (int j = 0; j < 4; ++j)
 #pragma unroll
-  for (int i = 0; i < NW; ++i)
-#pragma unroll
-    for (int j = 0; j < 4; ++j) acc[i][j] = acc2[i][j] = 0.0f;
-  float sq[2] = {0.0f, 0.0f};  // warp 0: this lane's share of the squares of rows g, g + 8
-  for (int c = 0; c < CHUNKS; ++c) {
-    yr_wait_groups<STAGES - 2>();  // chunk c has landed
-    __syncthreads();               // and every warp is done with the slot refilled next
-    load(c + STAGES - 1);
-    const __half* slot = ring + (c % STAGES) * SLOT;
-    const __half* xs = slot + NW * SR * NB;
-#pragma unroll
-    for (int k0 = 0; k0 < SR; k0 += 32) {
-      yr_mma_step(acc, sq, slot, xs, k0, warp, lane);
-      yr_mma_step(acc2, sq, slot, xs, k0 + 16, warp, lane);
+          for (int e = 0; e < 4; ++e) acc[i][t][j][e] = 0.0f;
     }
-  }
-  yr_wait_groups<0>();
+    // This warp's steps: sa + kw, sa + kw + KW, ...
+    const int count = sa + kw < sb ? (sb - sa - kw + KW - 1) / KW : 0;
+    // DEPTH steps of loads in registers.
+    uint4 wb[DEPTH][NW][4];
+    uint2 xb[DEPTH][MT];
+    auto load = [&](uint4 (&w)[NW][4], uint2 (&xv)[MT], int it) {
+      const long k = 16L * (sa + kw + (long)KW * it);
 #pragma unroll
-  for (int i = 0; i < NW; ++i)
+      for (int i = 0; i < NW; ++i)
 #pragma unroll
-    for (int j = 0; j < 4; ++j) acc[i][j] += acc2[i][j];
-  if (kHasRms && warp == 0)
-    for (int h = 0; h < 2; ++h) {
-      float v = sq[h];
-      v += yr_shfl_xor(v, 1);
-      v += yr_shfl_xor(v, 2);
-      const int g = lane >> 2;
-      if ((lane & 3) == 0 && g + 8 * h < M) ss[g + 8 * h] = v;
-    }
-  __syncthreads();  // the ring is read; its space now holds the block's tile for the finish
-  {
-    const int g = lane >> 2, t = lane & 3, col = warp * 8 + 2 * t;
+        for (int r = 0; r < 4; ++r) w[i][r] = cols ? yr_stream_load(wp[i] + (k + r) * N) : make_uint4(0u, 0u, 0u, 0u);
 #pragma unroll
-    for (int i = 0; i < NW; ++i) {
-      float* r = red + (long)i * M * NB + col;
-      if (g < M) { r[g * NB] = acc[i][0]; r[g * NB + 1] = acc[i][1]; }
-      if (g + 8 < M) { r[(g + 8) * NB] = acc[i][2]; r[(g + 8) * NB + 1] = acc[i][3]; }
+      for (int t = 0; t < MT; ++t) {
+        xv[t] = *reinterpret_cast<const uint2*>(xp[t] + k);
+        if (8 * t + g >= M) xv[t] = make_uint2(0u, 0u);  // rows past M are zero
+      }
+    };
+#pragma unroll
+    for (int d = 0; d < DEPTH; ++d)
+      if (d < count) load(wb[d], xb[d], d);
+    for (int it0 = 0; it0 < count; it0 += DEPTH) {
+#pragma unroll
+      for (int d = 0; d < DEPTH; ++d)
+        if (it0 + d < count) {
+          yr_direct_step(acc, sq, wb[d], xb[d], cw == 0);
+          if (it0 + d + DEPTH < count) load(wb[d], xb[d], it0 + d + DEPTH);
+        }
     }
-  }
-  __syncthreads();
-  if constexpr (KS == 1) {
-    for (int e = tid; e < M * NB; e += 256) {
-      const int m = e / NB, col = e % NB;
-      float a[NW];
-      for (int i = 0; i < NW; ++i) { a[i] = 0.0f; for (int q = 0; q < RED_SLICES; ++q) a[i] += red[((q * NW + i) * M + m) * NB + col]; }
-      y[(long)m * N + blockIdx.x * NB + col] = __float2half(rmsnorm_linear_epilogue(a, kHasRms ? sqrtf(ss[m] / K) : 0.0f));
+    // acc[i][t][j][e] is (X W_i)[m, n] for m = 8t + 2c + (e & 1), n = col + 2j + (e >> 1).
+    if (kw > 0 && cols) {
+#pragma unroll
+      for (int i = 0; i < NW; ++i)
+#pragma unroll
+        for (int t = 0; t < MT; ++t)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int m = 8 * t + 2 * c + (e & 1);
+            if (m < M)
+#pragma unroll
+              for (int j = 0; j < 4; ++j)
+                red[(((kw - 1) * NW + i) * M + m) * NB + nl + 2 * j + (e >> 1)] =
+                    acc[i][t][j][e];
+          }
     }
-  }
-  else {
-    // This slice's partial sums to the workspace; the last slice of the tile finishes.
-    for (int e = tid; e < NW * M * NB; e += 256) {
-      const int i = e / (M * NB), m = e / NB % M, col = e % NB;
-      float s = 0.0f;
-      for (int q = 0; q < RED_SLICES; ++q) s += red[((q * NW + i) * M + m) * NB + col];
-      partial[(((long)ks * NW + i) * M + m) * N + blockIdx.x * NB + col] = s;
-    }
-    if (kHasRms && tid < M) squares[((long)blockIdx.x * KS + ks) * M + tid] = ss[tid];
-    __threadfence();
+    if (kHasRms && cw == 0)
+#pragma unroll
+      for (int t = 0; t < MT; ++t) {
+        float v = sq[t];
+        v += yr_shfl_xor(v, 1);
+        v += yr_shfl_xor(v, 2);
+        if (c == 0 && 8 * t + g < M) ss[kw * M + 8 * t + g] = v;
+      }
     __syncthreads();
-    if (tid == 0) last = atomicAdd(&counters[blockIdx.x], 1u) == KS - 1;
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
-    for (int e = tid; e < M * NB; e += 256) {
-      const int m = e / NB, col = e % NB;
-      const long n = (long)blockIdx.x * NB + col;
-      float a[NW], sq = 0.0f;
-      for (int i = 0; i < NW; ++i) { a[i] = 0.0f; for (int q = 0; q < KS; ++q) a[i] += yr_load_cg(partial + (((long)q * NW + i) * M + m) * N + n); }
-      if (kHasRms) for (int q = 0; q < KS; ++q) sq += yr_load_cg(squares + ((long)blockIdx.x * KS + q) * M + m);
-      y[(long)m * N + n] = __float2half(rmsnorm_linear_epilogue(a, sqrtf(sq / K)));
+    // The k-warps' sums, then the whole tile to Y (KS = 1) or this slice's slot; the last
+    // slice to finish (an atomic counter, reset by that block) adds the slots in slice order,
+    // so the result does not depend on which block came last.
+    float* slot = partial + (tile * KS + ks) * NW * M * NB;
+    if (kw == 0 && cols) {
+#pragma unroll
+      for (int i = 0; i < NW; ++i)
+#pragma unroll
+        for (int t = 0; t < MT; ++t)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int m = 8 * t + 2 * c + (e & 1);
+            if (m < M)
+#pragma unroll
+              for (int j = 0; j < 4; ++j)
+                for (int q = 0; q < KW - 1; ++q)
+                  acc[i][t][j][e] += red[((q * NW + i) * M + m) * NB + nl + 2 * j + (e >> 1)];
+          }
+#pragma unroll
+      for (int t = 0; t < MT; ++t)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int m = 8 * t + 2 * c + h;
+          if (m >= M) continue;
+          if (KS == 1) {
+            float s2 = 0.0f;
+            for (int q = 0; q < KW; ++q) s2 += ss[q * M + m];
+            const float rms = kHasRms ? sqrtf(s2 / K) : 0.0f;
+            __align__(16) __half out[8];
+#pragma unroll
+            for (int n = 0; n < 8; ++n) {
+              float a[NW];
+#pragma unroll
+              for (int i = 0; i < NW; ++i) a[i] = acc[i][t][n / 2][h + 2 * (n & 1)];
+              out[n] = __float2half(rmsnorm_linear_epilogue(a, rms));
+            }
+            *reinterpret_cast<uint4*>(y + (long)m * N + col) = *reinterpret_cast<const uint4*>(out);
+          } else {
+#pragma unroll
+            for (int i = 0; i < NW; ++i) {
+              float* dst = slot + ((long)i * M + m) * NB + nl;
+              reinterpret_cast<float4*>(dst)[0] = make_float4(acc[i][t][0][h], acc[i][t][0][h + 2], acc[i][t][1][h], acc[i][t][1][h + 2]);
+              reinterpret_cast<float4*>(dst)[1] = make_float4(acc[i][t][2][h], acc[i][t][2][h + 2], acc[i][t][3][h], acc[i][t][3][h + 2]);
+            }
+          }
+        }
     }
-    if (tid == 0) counters[blockIdx.x] = 0u;  // ready for the next launch
+    if (KS > 1) {
+      if (kHasRms && tid < M) {
+        float s2 = 0.0f;
+        for (int q = 0; q < KW; ++q) s2 += ss[q * M + tid];
+        squares[(tile * KS + ks) * M + tid] = s2;
+      }
+      __threadfence();
+      __syncthreads();
+      if (tid == 0) last = atomicAdd(&counters[tile], 1u) == KS - 1;
+      __syncthreads();
+      if (last) {
+        __threadfence();
+        // Four columns a thread: the slots in slice order, then the µGraph's epilogue.
+        for (int e = tid * 4; e < M * NB; e += THREADS * 4) {
+          const int m = e / NB, n0 = e % NB;
+          float4 a[NW];
+          float s2 = 0.0f;
+#pragma unroll
+          for (int i = 0; i < NW; ++i) a[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+          for (int q = 0; q < KS; ++q) {
+            const float* base = partial + (tile * KS + q) * NW * M * NB;
+#pragma unroll
+            for (int i = 0; i < NW; ++i) {
+              const float4 v = yr_load_cg4(base + ((long)i * M + m) * NB + n0);
+              a[i].x += v.x; a[i].y += v.y; a[i].z += v.z; a[i].w += v.w;
+            }
+            if (kHasRms) s2 += __ldcg(squares + (tile * KS + q) * M + m);
+          }
+          const float rms = kHasRms ? sqrtf(s2 / K) : 0.0f;
+          __align__(8) __half out[4];
+#pragma unroll
+          for (int n = 0; n < 4; ++n) {
+            float v[NW];
+#pragma unroll
+            for (int i = 0; i < NW; ++i) v[i] = n == 0 ? a[i].x : n == 1 ? a[i].y : n == 2 ? a[i].z : a[i].w;
+            out[n] = __float2half(rmsnorm_linear_epilogue(v, rms));
+          }
+          *reinterpret_cast<uint2*>(y + (long)m * N + tile * NB + n0) = *reinterpret_cast<const uint2*>(out);
+        }
+        if (tid == 0) counters[tile] = 0u;  // ready for the next launch
+      }
+    }
   }
 }
 
@@ -391,7 +454,7 @@ extern "C" int rmsnorm_linear_launch(const void* const* inputs, void* const* out
   unsigned* counters = reinterpret_cast<unsigned*>(squares + kSquareFloats);
   if (kSharedBytes > 48 * 1024)
     (void)cudaFuncSetAttribute(reinterpret_cast<const void*>(rmsnorm_linear_gemv), cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes);
-  rmsnorm_linear_gemv<<<dim3(N / NB, KS), 256, kSharedBytes, stream>>>(
+  rmsnorm_linear_gemv<<<dim3(N / NB, KS), THREADS, kSharedBytes, stream>>>(
       static_cast<const __half*>(inputs[0]), static_cast<const __half*>(inputs[1]),
       static_cast<__half*>(outputs[0]), partial, squares, counters);
   return static_cast<int>(cudaGetLastError());
