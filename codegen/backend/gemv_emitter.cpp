@@ -203,9 +203,13 @@ void emit_finish(CodeWriter& w, const std::string& name) {
   w.line("partial[(((long)ks * NW + i) * M + m) * N + blockIdx.x * NB + col] = s;");
   w.close();
   w.line("if (kHasRms && tid < M) squares[((long)blockIdx.x * KS + ks) * M + tid] = ss[tid];");
-  w.line("__threadfence();");
+  w.line("// The barrier orders the block's writes before thread 0's fence and count, as");
+  w.line("// cooperative groups' grid sync does (one fence, not one a thread: 0.3 us on H100).");
   w.line("__syncthreads();");
-  w.line("if (tid == 0) last = atomicAdd(&counters[blockIdx.x], 1u) == KS - 1;");
+  w.open("if (tid == 0)");
+  w.line("__threadfence();");
+  w.line("last = atomicAdd(&counters[blockIdx.x], 1u) == KS - 1;");
+  w.close();
   w.line("__syncthreads();");
   w.line("if (!last) return;");
   w.line("__threadfence();");

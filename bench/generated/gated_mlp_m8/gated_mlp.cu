@@ -369,9 +369,13 @@ gated_mlp_gemv(const __half* __restrict__ x, const __half* __restrict__ w0, cons
       partial[(((long)ks * NW + i) * M + m) * N + blockIdx.x * NB + col] = s;
     }
     if (kHasRms && tid < M) squares[((long)blockIdx.x * KS + ks) * M + tid] = ss[tid];
-    __threadfence();
+    // The barrier orders the block's writes before thread 0's fence and count, as
+    // cooperative groups' grid sync does (one fence, not one a thread: 0.3 us on H100).
     __syncthreads();
-    if (tid == 0) last = atomicAdd(&counters[blockIdx.x], 1u) == KS - 1;
+    if (tid == 0) {
+      __threadfence();
+      last = atomicAdd(&counters[blockIdx.x], 1u) == KS - 1;
+    }
     __syncthreads();
     if (!last) return;
     __threadfence();
