@@ -418,12 +418,18 @@ rmsnorm_linear_gemv(const __half* __restrict__ x, const __half* __restrict__ w0,
       if (last) {
         __threadfence();
         // Four columns a thread: the slots in slice order, then the µGraph's epilogue.
-        for (int e = tid * 4; e < M * NB; e += THREADS * 4) {
+        // Unrolled, so that every load of the finish is in flight at once.
+        constexpr int ROUNDS = (M * NB / 4 + THREADS - 1) / THREADS;
+#pragma unroll
+        for (int r = 0; r < ROUNDS; ++r) {
+          const int e = (tid + r * THREADS) * 4;
+          if (e >= M * NB) continue;
           const int m = e / NB, n0 = e % NB;
           float4 a[NW];
           float s2 = 0.0f;
 #pragma unroll
           for (int i = 0; i < NW; ++i) a[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
           for (int q = 0; q < KS; ++q) {
             const float* base = partial + (tile * KS + q) * NW * M * NB;
 #pragma unroll
