@@ -275,7 +275,11 @@ void emit_gemv(CodeWriter& w, const BlockProgram& p, Backend b) {
   w.line("// GEMV path: X[" + std::to_string(f.m) + ", " + std::to_string(f.k) + "] x " +
          std::to_string(f.weight_inputs.size()) + " weight(s) [" + std::to_string(f.k) + ", " +
          std::to_string(f.n) + "]" + (f.rms_accum >= 0 ? ", rms(X) over K" : "") +
-         "; grid (N / NB, KS), 256 threads.");
+         "; grid (N / NB, KS) of " +
+         (gemv_uses_direct(f, b)
+              ? std::string("THREADS threads, weights read straight into tensor-core fragments.")
+          : gemv_uses_mma(f, b) ? std::string("256 threads, weights through a shared-memory ring.")
+                                : std::string("256 threads, fp32 FMAs.")));
   if (gemv_uses_direct(f, b)) {
     emit_gemv_direct_constants(w, f);
     emit_gemv_direct_helpers(w);

@@ -196,7 +196,7 @@ YR_DEV void yr_matmul_mma(float* out, const __half* a, const __half* b, long bat
   }
 }
 
-// GEMV path: X[8, 4096] x 2 weight(s) [4096, 14336]; grid (N / NB, KS), 256 threads.
+// GEMV path: X[8, 4096] x 2 weight(s) [4096, 14336]; grid (N / NB, KS) of 256 threads, weights through a shared-memory ring.
 #ifndef YR_KSPLIT
 #define YR_KSPLIT 1  // blocks along K
 #endif

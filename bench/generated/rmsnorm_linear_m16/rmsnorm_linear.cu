@@ -193,7 +193,7 @@ YR_DEV void yr_matmul_mma(float* out, const __half* a, const __half* b, long bat
   }
 }
 
-// GEMV path: X[16, 4096] x 1 weight(s) [4096, 6144], rms(X) over K; grid (N / NB, KS), 256 threads.
+// GEMV path: X[16, 4096] x 1 weight(s) [4096, 6144], rms(X) over K; grid (N / NB, KS) of THREADS threads, weights read straight into tensor-core fragments.
 #ifndef YR_CG
 #define YR_CG 8  // lane groups of 8 columns a warp (8 at most)
 #endif
