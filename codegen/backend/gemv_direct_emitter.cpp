@@ -24,10 +24,6 @@ namespace yirage::codegen {
 
 namespace {
 
-// The SM count the grid is sized for (H100 SXM, the device the bench measures); YR_SMS
-// overrides it at compile time.
-constexpr int kDefaultSms = 132;
-
 const char* kDirectHelpers = R"CU(
 // Weights are read once: past L1, as the bandwidth probe reads.
 YR_DEV uint4 yr_stream_load(const __half* p) {
@@ -285,10 +281,11 @@ struct Tiling {
 
 Tiling estimate(const GemvForm& f, int cg, int cw) {
   Tiling t{cg, cw, 1, f.n / (8 * cg * cw), 0.0};
-  t.ks = static_cast<int>(std::clamp<std::int64_t>(kDefaultSms / t.tiles, 1, f.k / 16));
+  const std::int64_t sms = std::max<std::int64_t>(1, f.compute_units);
+  t.ks = static_cast<int>(std::clamp<std::int64_t>(sms / t.tiles, 1, f.k / 16));
   std::int64_t blocks = t.tiles * t.ks;
-  std::int64_t waves = (blocks + kDefaultSms - 1) / kDefaultSms;
-  double busy = static_cast<double>(blocks) / static_cast<double>(waves * kDefaultSms);
+  std::int64_t waves = (blocks + sms - 1) / sms;
+  double busy = static_cast<double>(blocks) / static_cast<double>(waves * sms);
   double nw = static_cast<double>(f.weight_inputs.size());
   busy *= std::sqrt(cg / 8.0);
   t.seconds = 2.0 * static_cast<double>(f.k * f.n) * nw / (kStreamBytesPerS * busy);

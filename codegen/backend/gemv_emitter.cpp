@@ -16,12 +16,12 @@ namespace {
 
 constexpr int kColumnsPerBlock = 64;
 
-// Blocks along K: the fewest (a power of two) that give at least four blocks per H100 SM,
+// Blocks along K: the fewest (a power of two) that give at least four blocks per SM of the target,
 // keeping at least 8 rows of K per thread.
 int default_split(const GemvForm& f) {
   std::int64_t tiles = f.n / kColumnsPerBlock;
   int ks = 1;
-  while (tiles * ks < 4 * 132 && f.k % (ks * 2 * 32 * 8) == 0)
+  while (tiles * ks < 4 * f.compute_units && f.k % (ks * 2 * 32 * 8) == 0)
     ks *= 2;
   return ks;
 }

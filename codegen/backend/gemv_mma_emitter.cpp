@@ -26,7 +26,7 @@ void emit_gemv_mma_constants(CodeWriter& w, const GemvForm& f) {
   // chunks; gated MLP's 224 tiles at 1 slice, 128-row chunks, 2 slots: 78.9 us against 80.0 us
   // at 64 rows, 3 slots, and 98 us at 2 slices).
   std::int64_t ks = 1;
-  while (10 * tiles * ks < 7 * 132 && (f.k / (ks * 2)) % 64 == 0)
+  while (10 * tiles * ks < 7 * f.compute_units && (f.k / (ks * 2)) % 64 == 0)
     ks *= 2;
   std::int64_t sr = 256 / static_cast<std::int64_t>(nw);
   while (sr > 64 && (f.k / ks) % sr != 0)

@@ -268,7 +268,10 @@ CompoundKernel compound_kernel(const std::string& op,
     k.priced_s = k.library_s;
   }
   k.graph = *wide;
-  k.source = emit_kernels(lower(*wide), backend);
+  BlockProgram lowered = lower(*wide);
+  if (lowered.gemv && device.onchip.compute_units)  // the grid sized for this device's SMs
+    lowered.gemv->compute_units = device.onchip.compute_units->value;
+  k.source = emit_kernels(lowered, backend);
   return k;
 }
 

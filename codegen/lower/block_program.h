@@ -57,6 +57,9 @@ struct GemvForm {
   std::vector<int> weight_inputs;  // kernel input ids of the weights, in accumulator order
   std::vector<int> matmul_accums;  // block tensor ids of the matmul accumulators
   int rms_accum = -1;              // block tensor id of the rms accumulator, or -1
+  // The target's SMs (compute units) that the GEMV grid is sized for: the H100's unless the
+  // caller knows the device (emitting for a plan's device type sets it).
+  std::int64_t compute_units = 132;
 };
 
 struct BlockProgram {

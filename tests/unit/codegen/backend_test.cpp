@@ -289,6 +289,34 @@ TEST(CudaBackend, TheBenchKernelsAreWhatTheBackendEmits) {
     GTEST_SKIP() << "SKIP: " << nvcc << " is absent; the bench kernels were not compiled";
 }
 
+// The value of `#define NAME v` in generated code, or -1.
+long define_value(const std::string& text, const std::string& name) {
+  std::size_t at = text.find("#define " + name + " ");
+  return at == std::string::npos ? -1 : std::stol(text.substr(at + name.size() + 9));
+}
+
+// The GEMV grid is sized for the target's SMs: on an A100's 108 the M = 8 kernel keeps
+// most SMs busy in its waves, where the H100's tiling (128 blocks) would leave 88 of them
+// idle in a second wave; likewise on a small GPU of 20.
+TEST(CudaBackend, TheGemvGridFollowsTheTargetsSmCount) {
+  const fs::path json = devices::data_dir().parent_path() /
+                        "bench/generated/rmsnorm_linear_m8/rmsnorm_linear.ugraph.json";
+  BlockProgram p = lower(ugraph_from_json(read(json), json.string()));
+  ASSERT_TRUE(p.gemv);
+  for (std::int64_t sms : {132, 108, 20}) {
+    SCOPED_TRACE(sms);
+    p.gemv->compute_units = sms;
+    std::string text = emit_kernels(p, Backend::kCuda).text;
+    long cg = define_value(text, "YR_CG"), cw = define_value(text, "YR_CW");
+    long ks = define_value(text, "YR_KSPLIT");
+    ASSERT_GT(cg * cw * ks, 0) << text.substr(0, 200);
+    long blocks = p.gemv->n / (8 * cg * cw) * ks;
+    long waves = (blocks + sms - 1) / sms;
+    EXPECT_GE(static_cast<double>(blocks) / static_cast<double>(waves * sms), 0.85)
+        << blocks << " blocks in " << waves << " waves";
+  }
+}
+
 TEST(HipBackend, EveryBundledProgramCompilesForGfx90a) {
   if (shell("command -v hipcc", "/dev/null") != 0)
     GTEST_SKIP() << "SKIP: hipcc is absent; the HIP kernels were not compiled";
