@@ -70,6 +70,8 @@ bool gemv_uses_mma(const GemvForm& f, Backend b);
 bool gemv_uses_direct(const GemvForm& f, Backend b);
 void emit_gemv_direct_constants(CodeWriter& w, const GemvForm& f);
 void emit_gemv_direct_helpers(CodeWriter& w);
+/// yr_arrive: a K slice's acq_rel count at its tile's counter (CUDA or HIP).
+void emit_gemv_arrive_helper(CodeWriter& w, Backend b);
 void emit_gemv_direct_kernel(CodeWriter& w, const GemvForm& f, const std::string& name);
 void emit_gemv_mma_constants(CodeWriter& w, const GemvForm& f);
 void emit_gemv_mma_step(CodeWriter& w);

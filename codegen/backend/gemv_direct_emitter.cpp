@@ -11,10 +11,12 @@
 // tile, each with CG lane groups of 8 columns (lane groups past CG read nothing and give zero
 // rows of A, so that tiles can be 48 columns wide and 6144 columns make 128 tiles, one per
 // SM of an H100), and KW warps interleaved along K. Each warp keeps YR_DEPTH steps of loads
-// in registers. The KW warps meet in shared memory. With KS > 1 the slices write their sums
+// in registers. The KW warps meet in shared memory, in fragment order so that no two lanes
+// of a warp touch one bank (in the row-major order of Y, eight did: 1.3 us at M = 16). With
+// KS > 1 the slices write their sums
 // to numbered slots of a workspace and the last to finish (an atomic counter, reset by that
 // block) adds the slots in slot order, so the result does not depend on which block
-// finishes first; the tiling prefers KS = 1, as that finish costs about 1.7 us on H100.
+// finishes first; the tiling prefers KS = 1, as that finish costs 1.3-1.7 us on H100.
 #include "codegen/backend/backend.h"
 
 #include <algorithm>
@@ -71,8 +73,10 @@ YR_DEV void yr_direct_step(float (&acc)[NW][MT][4][4], float (&sq)[MT], const ui
 
 // The kernel body. NAME: the epilogue's prefix; WEIGHTS: w0, w1, ...
 const char* kDirectBody = R"CU(  extern __shared__ float4 smem4[];
-  float* red = reinterpret_cast<float*>(smem4);  // (KW - 1) x NW x M x NB: the other k-warps' sums
-  float* ss = red + (KW - 1) * NW * M * NB;      // KW x M: sums of squares of X
+  // The other k-warps' sums in fragment order, [KW - 1][CW][NW][MT][4 column pairs][32 lanes]
+  // float4s, so that every access of a warp is one run of 512 bytes (no bank conflicts).
+  float4* red = smem4;
+  float* ss = reinterpret_cast<float*>(red + (KW - 1) * CW * NW * MT * 4 * 32);  // KW x M: X's squares
   __shared__ bool last;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int cw = warp % CW, kw = warp / CW, g = lane >> 2, c = lane & 3;
@@ -128,20 +132,16 @@ const char* kDirectBody = R"CU(  extern __shared__ float4 smem4[];
         }
     }
     // acc[i][t][j][e] is (X W_i)[m, n] for m = 8t + 2c + (e & 1), n = col + 2j + (e >> 1).
+    auto at = [&](int q, int i, int t, int j) { return (((q * CW + cw) * NW + i) * MT + t) * 4 + j; };
     if (kw > 0 && cols) {
 #pragma unroll
       for (int i = 0; i < NW; ++i)
 #pragma unroll
         for (int t = 0; t < MT; ++t)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int m = 8 * t + 2 * c + (e & 1);
-            if (m < M)
-#pragma unroll
-              for (int j = 0; j < 4; ++j)
-                red[(((kw - 1) * NW + i) * M + m) * NB + nl + 2 * j + (e >> 1)] =
-                    acc[i][t][j][e];
-          }
+          for (int j = 0; j < 4; ++j)
+            red[at(kw - 1, i, t, j) * 32 + lane] =
+                make_float4(acc[i][t][j][0], acc[i][t][j][1], acc[i][t][j][2], acc[i][t][j][3]);
     }
     if (kHasRms && cw == 0)
 #pragma unroll
@@ -157,19 +157,16 @@ const char* kDirectBody = R"CU(  extern __shared__ float4 smem4[];
     // so the result does not depend on which block came last.
     float* slot = partial + (tile * KS + ks) * NW * M * NB;
     if (kw == 0 && cols) {
+      for (int q = 0; q < KW - 1; ++q)
 #pragma unroll
-      for (int i = 0; i < NW; ++i)
+        for (int i = 0; i < NW; ++i)
 #pragma unroll
-        for (int t = 0; t < MT; ++t)
+          for (int t = 0; t < MT; ++t)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int m = 8 * t + 2 * c + (e & 1);
-            if (m < M)
-#pragma unroll
-              for (int j = 0; j < 4; ++j)
-                for (int q = 0; q < KW - 1; ++q)
-                  acc[i][t][j][e] += red[((q * NW + i) * M + m) * NB + nl + 2 * j + (e >> 1)];
-          }
+            for (int j = 0; j < 4; ++j) {
+              const float4 v = red[at(q, i, t, j) * 32 + lane];
+              acc[i][t][j][0] += v.x; acc[i][t][j][1] += v.y; acc[i][t][j][2] += v.z; acc[i][t][j][3] += v.w;
+            }
 #pragma unroll
       for (int t = 0; t < MT; ++t)
 #pragma unroll
@@ -205,16 +202,10 @@ const char* kDirectBody = R"CU(  extern __shared__ float4 smem4[];
         for (int q = 0; q < KW; ++q) s2 += ss[q * M + tid];
         squares[(tile * KS + ks) * M + tid] = s2;
       }
-      // The barrier orders the block's writes before thread 0's fence and count, as
-      // cooperative groups' grid sync does (one fence, not one a thread: 0.3 us on H100).
-      __syncthreads();
-      if (tid == 0) {
-        __threadfence();
-        last = atomicAdd(&counters[tile], 1u) == KS - 1;
-      }
+      __syncthreads();  // the block's writes come before thread 0's count (yr_arrive)
+      if (tid == 0) last = yr_arrive(counters + tile) == KS - 1;
       __syncthreads();
       if (last) {
-        __threadfence();
         // Four columns a thread: the slots in slice order, then the µGraph's epilogue.
         // Unrolled, so that every load of the finish is in flight at once.
         constexpr int ROUNDS = (M * NB / 4 + THREADS - 1) / THREADS;
@@ -264,12 +255,13 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
 // busy when every lane reads, and at sqrt(CG / 8) of that with CG lane groups of 8 (fitted
 // to 48-column tiles, CG = 6, no K split: 23.92 us at M = 16 where CG = 8 tiles of 192
 // columns in 4 slices took 22.92 us, finish included, on the same machine); splitting K
-// costs a finish of about 1.7 us (the kernel without it, the ablation rows) plus the slots'
-// bytes read by one block at about 50 GB/s.
+// costs a finish of about 0.9 us plus the slots' bytes at about 65 GB/s (run 19: the kernel
+// without its finish, 1.28 us faster at M = 8 and 1.66 us at M = 16, 4 slots of 8 or 16 rows
+// of 192 fp32 columns).
 constexpr double kStreamBytesPerS = 3.0e12;
-constexpr double kFinishS = 1.7e-6;
-constexpr double kFinishBytesPerS = 5.0e10;
-constexpr int kWarps = 16;  // warps a block
+constexpr double kFinishS = 0.9e-6;
+constexpr double kFinishBytesPerS = 6.5e10;
+constexpr int kWarps = 18;  // warps a block (run 21-22: 0.4 us faster than 16 at M = 8)
 
 struct Tiling {
   int cg = 8;  // lane groups of 8 columns a warp
@@ -357,10 +349,12 @@ void emit_gemv_direct_constants(CodeWriter& w, const GemvForm& f) {
       "1024 && KS <= STEPS, \"tiling\");");
   w.line("constexpr long kPartialFloats = KS > 1 ? (long)(N / NB) * KS * NW * M * NB : 0;");
   w.line("constexpr long kSquareFloats = KS > 1 ? (long)(N / NB) * KS * M : 0;");
-  w.line("constexpr long kSharedBytes = ((long)(KW - 1) * NW * M * NB + KW * M) * 4;");
+  w.line(
+      "constexpr long kSharedBytes = ((long)(KW - 1) * CW * NW * MT * 4 * 32 * 4 + KW * M) * 4;");
 }
 
 void emit_gemv_direct_helpers(CodeWriter& w) {
+  emit_gemv_arrive_helper(w, Backend::kCuda);
   w.raw(kDirectHelpers);
 }
 

@@ -225,6 +225,15 @@ YR_DEV void yr_cp16(void* dst, const void* src) {
   unsigned s = (unsigned)__cvta_generic_to_shared(dst);
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src));
 }
+// A K slice's arrival at its tile's counter; returns the slices there before it. The
+// caller's barrier orders the block's slot writes before thread 0's release, and its
+// acquire, with the barrier after, orders the last block's reads of the other slots
+// (as CUTLASS's semaphore; 0.4-0.5 us faster than fences around atomicAdd on H100).
+YR_DEV unsigned yr_arrive(unsigned* counter) {
+  unsigned old;
+  asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], 1;" : "=r"(old) : "l"(counter) : "memory");
+  return old;
+}
 YR_DEV float yr_shfl_xor(float v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
 // Weights are read once: stream them past L1 and mark them evict-first in L2.
 YR_DEV uint4 yr_stream_load(const __half* p) { return __ldcs(reinterpret_cast<const uint4*>(p)); }
@@ -369,16 +378,10 @@ gated_mlp_gemv(const __half* __restrict__ x, const __half* __restrict__ w0, cons
       partial[(((long)ks * NW + i) * M + m) * N + blockIdx.x * NB + col] = s;
     }
     if (kHasRms && tid < M) squares[((long)blockIdx.x * KS + ks) * M + tid] = ss[tid];
-    // The barrier orders the block's writes before thread 0's fence and count, as
-    // cooperative groups' grid sync does (one fence, not one a thread: 0.3 us on H100).
-    __syncthreads();
-    if (tid == 0) {
-      __threadfence();
-      last = atomicAdd(&counters[blockIdx.x], 1u) == KS - 1;
-    }
+    __syncthreads();  // the block's writes come before thread 0's count (yr_arrive)
+    if (tid == 0) last = yr_arrive(counters + blockIdx.x) == KS - 1;
     __syncthreads();
     if (!last) return;
-    __threadfence();
     for (int e = tid; e < M * NB; e += 256) {
       const int m = e / NB, col = e % NB;
       const long n = (long)blockIdx.x * NB + col;
