@@ -21,13 +21,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kernels  # noqa: E402
 
 
-def build(src, build_dir):
-    lib = os.path.join(build_dir, os.path.basename(src) + ".so")
-    subprocess.run([kernels.NVCC, "-O3", "-std=c++17", "-gencode", "arch=compute_90a,code=sm_90a",
-                    "-shared", "-Xcompiler", "-fPIC", "-o", lib, src], check=True)
-    return lib
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dir", help="the --emit-kernels directory")
@@ -47,7 +40,7 @@ def main():
         entry = os.path.splitext(os.path.basename(src))[0]
         sets = kernels.make_sets(m, kk, n, nw)
         outs = [torch.empty(m, n, device="cuda", dtype=torch.half) for _ in sets]
-        gen = kernels.Generated(build(src, args.build), entry)
+        gen = kernels.Generated(kernels.build_source(src, args.build), entry)
         step = lambda i: gen.launch([sets[i][0]] + sets[i][1], [outs[i]])
         step(0)
         torch.cuda.synchronize()

@@ -68,6 +68,15 @@ def build(case, src_dir, build_dir, defines):
 CASES_BY_NAME = {c[0]: c for c in CASES}
 
 
+def build_source(src, build_dir):
+    """A generated .cu file built for sm_90a as a shared library in build_dir."""
+    lib = os.path.join(build_dir, os.path.basename(src) + ".so")
+    os.makedirs(build_dir, exist_ok=True)
+    subprocess.run([NVCC, "-O3", "-std=c++17", "-gencode", "arch=compute_90a,code=sm_90a",
+                    "-shared", "-Xcompiler", "-fPIC", "-o", lib, src, "-lcublas"], check=True)
+    return lib
+
+
 def provenance(title, script):
     """The header lines of a measured CSV: what, device, software, date, command."""
     props = torch.cuda.get_device_properties(0)

@@ -45,7 +45,11 @@ std::string tensor_type(const BlockProgram& p, int t);
 void emit_block_body(CodeWriter& w, const BlockProgram& p, const LoweredStep& step, Backend b);
 
 /// A library op over whole kernel tensors, run by the block's threads (or one CPU thread).
-void emit_library_op(CodeWriter& w, const BlockProgram& p, const LoweredStep& step);
+/// `grid`: on a GPU, over the whole grid (one output element a thread, or one warp a row of
+/// a reduction over the last dim); else the helpers' own loop (a CPU).
+void emit_library_op(CodeWriter& w, const BlockProgram& p, const LoweredStep& step, bool grid);
+/// Whether a library op is a reduction over the last dim (a warp a row on a GPU).
+bool library_reduces_rows(const BlockProgram& p, const LoweredStep& step);
 
 /// The schedule comment of `p` ("// launch 0: grid ...").
 void emit_schedule_comment(CodeWriter& w, const BlockProgram& p, const std::string& extra);

@@ -283,7 +283,15 @@ void emit_block_body(CodeWriter& w, const BlockProgram& p, const LoweredStep& s,
   emit_saves(c);
 }
 
-void emit_library_op(CodeWriter& w, const BlockProgram& p, const LoweredStep& s) {
+bool library_reduces_rows(const BlockProgram& p, const LoweredStep& s) {
+  if (s.block || !is_reduction(s.op.kind))
+    return false;
+  const Shape& in = p.shapes[static_cast<std::size_t>(s.op.in[0])];
+  return s.op.dim + 1 == static_cast<int>(in.size());
+}
+
+void emit_library_op(CodeWriter& w, const BlockProgram& p, const LoweredStep& s, bool grid) {
+  const std::string span = grid ? ", YR_GTID, YR_GNT" : "";
   const KernelOp& op = s.op;
   std::vector<Shape> in;
   for (int u : op.in)
@@ -294,23 +302,27 @@ void emit_library_op(CodeWriter& w, const BlockProgram& p, const LoweredStep& s)
   std::string k = "k" + std::to_string(out);
   if (is_unary(op.kind)) {
     os << "yr_unary(" << op_enum(op.kind) << ", " << k << ", k" << op.in[0] << ", " << elements(os_)
-       << "L);";
+       << "L" << span << ");";
   } else if (is_binary(op.kind)) {
     os << "yr_binary(" << op_enum(op.kind) << ", " << k << ", k" << op.in[0] << ", k" << op.in[1]
        << ", " << d4(os_) << ", " << d4_strides(in[0], true) << ", " << d4_strides(in[1], true)
-       << ");";
+       << span << ");";
   } else if (is_reduction(op.kind)) {
     auto d = static_cast<std::size_t>(op.dim);
     std::int64_t inner = 1;
     for (std::size_t i = d + 1; i < in[0].size(); ++i)
       inner *= in[0][i];
-    os << "yr_reduce(" << op_enum(op.kind) << ", " << k << ", k" << op.in[0] << ", "
-       << elements(in[0]) / (in[0][d] * inner) << "L, " << in[0][d] << "L, " << inner << "L, "
-       << in[0][d] << "L);";
+    if (grid && library_reduces_rows(p, s))
+      os << "yr_reduce_rows(" << op_enum(op.kind) << ", " << k << ", k" << op.in[0] << ", "
+         << elements(in[0]) / in[0][d] << "L, " << in[0][d] << "L, " << in[0][d] << "L);";
+    else
+      os << "yr_reduce(" << op_enum(op.kind) << ", " << k << ", k" << op.in[0] << ", "
+         << elements(in[0]) / (in[0][d] * inner) << "L, " << in[0][d] << "L, " << inner << "L, "
+         << in[0][d] << "L" << span << ");";
   } else {
     std::int64_t m = in[0][in[0].size() - 2], kk = in[0].back(), n = in[1].back();
     os << "yr_matmul(" << k << ", k" << op.in[0] << ", k" << op.in[1] << ", "
-       << elements(os_) / (m * n) << "L, " << m << "L, " << kk << "L, " << n << "L);";
+       << elements(os_) / (m * n) << "L, " << m << "L, " << kk << "L, " << n << "L" << span << ");";
   }
   w.line(os.str() + "  // " + op_name(op.kind) + " -> " + shape_text(os_));
 }

@@ -30,7 +30,7 @@ void emit_step(CodeWriter& w, const BlockProgram& p, std::size_t i, const std::s
   const LoweredStep& s = p.steps[i];
   w.open("static void " + name + "_launch" + std::to_string(i) + "(" + param_list(p, s) + ")");
   if (!s.block) {
-    emit_library_op(w, p, s);
+    emit_library_op(w, p, s, false);
     w.close();
     return;
   }

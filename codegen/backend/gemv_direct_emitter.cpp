@@ -36,7 +36,6 @@ YR_DEV uint4 yr_stream_load(const __half* p) {
   return v;
 }
 YR_DEV float4 yr_load_cg4(const float* p) { return __ldcg(reinterpret_cast<const float4*>(p)); }
-YR_DEV float yr_shfl_xor(float v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
 YR_DEV unsigned yr_word(const uint4& v, int j) {
   return j == 0 ? v.x : j == 1 ? v.y : j == 2 ? v.z : v.w;
 }

@@ -244,15 +244,12 @@ void emit_fma_body(CodeWriter& w, const GemvForm& f, Backend b) {
 void emit_gemv_helpers(CodeWriter& w, Backend b) {
   emit_gemv_arrive_helper(w, b);
   if (b == Backend::kCuda) {
-    w.line(
-        "YR_DEV float yr_shfl_xor(float v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }");
     w.line("// Weights are read once: stream them past L1 and mark them evict-first in L2.");
     w.line(
         "YR_DEV uint4 yr_stream_load(const __half* p) { return __ldcs(reinterpret_cast<const "
         "uint4*>(p)); }");
     w.line("YR_DEV float yr_load_cg(const float* p) { return __ldcg(p); }  // other SMs wrote it");
   } else {
-    w.line("YR_DEV float yr_shfl_xor(float v, int o) { return __shfl_xor(v, o); }");
     w.line(
         "YR_DEV uint4 yr_stream_load(const __half* p) { return *reinterpret_cast<const uint4*>(p); "
         "}");

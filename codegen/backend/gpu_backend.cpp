@@ -4,6 +4,8 @@
 // (block_program.h) gets the streaming GEMV kernel of gemv_emitter.cpp instead.
 #include "codegen/backend/backend.h"
 
+#include <algorithm>
+
 namespace yirage::codegen {
 namespace {
 
@@ -32,8 +34,9 @@ void emit_kernel(CodeWriter& w, const BlockProgram& p, std::size_t i, Backend b)
   w.line("__global__ void __launch_bounds__(" + std::to_string(kBlockThreads) + ")");
   w.open(name + "(" + gpu_params(p, s) + ")");
   if (!s.block) {
-    w.line("// a library op, run by one block (a simple generated kernel, not a tuned library)");
-    emit_library_op(w, p, s);
+    w.line("// a library op over the grid, one output element a thread or one warp a row (a");
+    w.line("// simple generated kernel, not a tuned library)");
+    emit_library_op(w, p, s, true);
     w.close();
     return;
   }
@@ -43,6 +46,68 @@ void emit_kernel(CodeWriter& w, const BlockProgram& p, std::size_t i, Backend b)
   w.line("(void)bx; (void)by; (void)bz;");
   emit_block_body(w, p, s, b);
   w.close();
+}
+
+// Library matmuls on CUDA go to cuBLAS when both operands have one type (fp16 inputs or fp32
+// intermediates); the launcher then calls yr_gemm in place of a kernel.
+bool uses_cublas(const BlockProgram& p, const LoweredStep& s, Backend b) {
+  return b == Backend::kCuda && !s.block && s.op.kind == OpKind::kMatmul &&
+         tensor_type(p, s.op.in[0]) == tensor_type(p, s.op.in[1]);
+}
+
+const char* kCublas = R"CU(#include <cublas_v2.h>
+
+// Library matmuls call cuBLAS (link with -lcublas): row-major C = A B is column-major
+// C^T = B^T A^T. The handle is made on the first call, so call once before a CUDA-graph
+// capture. Returns 0, or 1000 + the cuBLAS status.
+static int yr_gemm(const void* a, cudaDataType ta, long sa, const void* b, cudaDataType tb,
+                   long sb, void* c, cudaDataType tc, long batch, long m, long k, long n,
+                   cudaStream_t stream) {
+  static cublasHandle_t handle = nullptr;
+  if (handle == nullptr) {
+    cublasStatus_t made = cublasCreate(&handle);
+    if (made != CUBLAS_STATUS_SUCCESS) {
+      handle = nullptr;
+      return 1000 + (int)made;
+    }
+  }
+  cublasSetStream(handle, stream);
+  const float one = 1.0f, zero = 0.0f;
+  cublasStatus_t st = cublasGemmStridedBatchedEx(
+      handle, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m, (int)k, &one, b, tb, (int)n, sb, a, ta,
+      (int)k, sa, &zero, c, tc, (int)n, m * n, (int)batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  return st == CUBLAS_STATUS_SUCCESS ? 0 : 1000 + (int)st;
+}
+)CU";
+
+std::string cuda_type(const BlockProgram& p, int t) {
+  return tensor_type(p, t) == "float" ? "CUDA_R_32F" : "CUDA_R_16F";
+}
+
+// The launcher's cuBLAS call for a library matmul (batch strides 0 for an operand without
+// the batch dims).
+std::string cublas_call(const BlockProgram& p, const LoweredStep& s) {
+  const Shape& a = p.shapes[static_cast<std::size_t>(s.op.in[0])];
+  const Shape& bm = p.shapes[static_cast<std::size_t>(s.op.in[1])];
+  const Shape& c = p.shapes[static_cast<std::size_t>(s.out[0])];
+  std::int64_t m = a[a.size() - 2], k = a.back(), n = bm.back(), batch = elements(c) / (m * n);
+  std::int64_t sa = elements(a) == m * k ? 0 : m * k, sb = elements(bm) == k * n ? 0 : k * n;
+  std::string in0 = std::to_string(s.op.in[0]), in1 = std::to_string(s.op.in[1]);
+  std::string out = std::to_string(s.out[0]);
+  return "if (int rc = yr_gemm(k" + in0 + ", " + cuda_type(p, s.op.in[0]) + ", " +
+         std::to_string(sa) + "L, k" + in1 + ", " + cuda_type(p, s.op.in[1]) + ", " +
+         std::to_string(sb) + "L, k" + out + ", " + cuda_type(p, s.out[0]) + ", " +
+         std::to_string(batch) + "L, " + std::to_string(m) + "L, " + std::to_string(k) + "L, " +
+         std::to_string(n) + "L, stream)) return rc;  // matmul -> " + shape_text(c) + " (cuBLAS)";
+}
+
+// Blocks of a library op's grid: one thread an output element, or 64 (a wavefront) a row of
+// a reduction over the last dim; at most 4096 blocks (the threads then loop).
+std::int64_t library_blocks(const BlockProgram& p, const LoweredStep& s) {
+  std::int64_t n = elements(p.shapes[static_cast<std::size_t>(s.out[0])]);
+  if (library_reduces_rows(p, s))
+    n *= 64;
+  return std::clamp<std::int64_t>((n + kBlockThreads - 1) / kBlockThreads, 1, 4096);
 }
 
 // Bytes of the workspace: every intermediate kernel tensor (fp32), 256-byte aligned.
@@ -90,8 +155,12 @@ void emit_launcher(CodeWriter& w, const BlockProgram& p, Backend b) {
              std::to_string(off[t]) + ");  // " + shape_text(p.shapes[t]));
   for (std::size_t i = 0; i < p.steps.size(); ++i) {
     const LoweredStep& s = p.steps[i];
+    if (uses_cublas(p, s, b)) {
+      w.line(cublas_call(p, s));
+      continue;
+    }
     std::string k = name + "_launch" + std::to_string(i);
-    std::string grid = "dim3(1)";
+    std::string grid = "dim3(" + std::to_string(library_blocks(p, s)) + ")";
     std::int64_t smem = 0;
     if (s.block) {
       const Grid& g = s.block->graph.grid;
@@ -128,8 +197,14 @@ KernelSource emit_kernels(const BlockProgram& p, Backend b) {
   if (p.gemv) {
     emit_gemv(w, p, b);
   } else {
+    bool cublas = false;
+    for (const LoweredStep& s : p.steps)
+      cublas = cublas || uses_cublas(p, s, b);
+    if (cublas)
+      w.raw(kCublas);
     for (std::size_t i = 0; i < p.steps.size(); ++i)
-      emit_kernel(w, p, i, b);
+      if (!uses_cublas(p, p.steps[i], b))
+        emit_kernel(w, p, i, b);
     w.line("");
     emit_launcher(w, p, b);
   }

@@ -16,9 +16,12 @@ const char* kCudaHead = R"PRE(#include <cuda_fp16.h>
 #define YR_DEV __device__ __forceinline__
 #define YR_TID ((long)threadIdx.x)
 #define YR_NT ((long)blockDim.x)
+#define YR_GTID ((long)blockIdx.x * blockDim.x + threadIdx.x)  // a library op's thread
+#define YR_GNT ((long)gridDim.x * blockDim.x)
 #define YR_SYNC() __syncthreads()
 #define YR_WARP 32
 typedef cudaStream_t yr_stream_t;
+YR_DEV float yr_shfl_xor(float v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
 )PRE";
 
 const char* kHipHead = R"PRE(#include <hip/hip_fp16.h>
@@ -29,9 +32,12 @@ const char* kHipHead = R"PRE(#include <hip/hip_fp16.h>
 #define YR_DEV __device__ __forceinline__
 #define YR_TID ((long)threadIdx.x)
 #define YR_NT ((long)blockDim.x)
+#define YR_GTID ((long)blockIdx.x * blockDim.x + threadIdx.x)  // a library op's thread
+#define YR_GNT ((long)gridDim.x * blockDim.x)
 #define YR_SYNC() __syncthreads()
 #define YR_WARP 64  // a wavefront
 typedef hipStream_t yr_stream_t;
+YR_DEV float yr_shfl_xor(float v, int o) { return __shfl_xor(v, o); }
 )PRE";
 
 const char* kTypes = R"PRE(typedef __half yr_in_t;   // the kernel's input tensors
@@ -52,6 +58,30 @@ YR_DEV bool yr_vector_ok(const A* src, D4 t, D4 st, long base) {
   const long v = 16 / (long)sizeof(A);
   return sizeof(O) == sizeof(A) && t.d[3] % v == 0 && st.d[0] % v == 0 && st.d[1] % v == 0 &&
          st.d[2] % v == 0 && base % v == 0 && ((uintptr_t)src & 15) == 0;
+}
+)PRE";
+
+const char* kRowReduce = R"PRE(
+// A library reduction over contiguous rows (the last dim) on a GPU: one warp a row, its
+// lanes across the row, then a butterfly of shuffles.
+template <class O, class A>
+YR_DEV void yr_reduce_rows(int op, O* out, const A* a, long rows, long len, long count) {
+  const long lane = threadIdx.x % YR_WARP;
+  for (long r = YR_GTID / YR_WARP; r < rows; r += YR_GNT / YR_WARP) {
+    const A* p = a + r * len;
+    float acc = op == kMax ? -INFINITY : 0.0f;
+    for (long l = lane; l < len; l += YR_WARP) {
+      float v = yr_f(p[l]);
+      acc = op == kMax ? fmaxf(acc, v) : op == kRms ? acc + v * v : acc + v;
+    }
+    for (int o = YR_WARP / 2; o > 0; o >>= 1) {
+      float t = yr_shfl_xor(acc, o);
+      acc = op == kMax ? fmaxf(acc, t) : acc + t;
+    }
+    if (op == kMean) acc /= (float)count;
+    if (op == kRms) acc = sqrtf(acc / (float)count);
+    if (lane == 0) out[r] = yr_to<O>(acc);
+  }
 }
 )PRE";
 
@@ -140,8 +170,8 @@ YR_DEV void yr_load_wait(int) {}
 
 std::string prelude_gpu(Backend b) {
   bool cuda = b == Backend::kCuda;
-  return std::string(cuda ? kCudaHead : kHipHead) + kTypes + prelude_common() + kVectorOk +
-         (cuda ? kCudaLoads : kHipLoads);
+  return std::string(cuda ? kCudaHead : kHipHead) + kTypes + prelude_common() + kRowReduce +
+         kVectorOk + (cuda ? kCudaLoads : kHipLoads);
 }
 
 }  // namespace yirage::codegen

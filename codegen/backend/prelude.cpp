@@ -38,23 +38,27 @@ YR_DEV long yr_at(D4 s, D4 st, long e) {  // offset of row-major element e of s 
   return off;
 }
 
+// The element loops below run over threads t0, t0 + nt, ...: a block's threads by default,
+// the whole grid's for a library op on a GPU (YR_GTID, YR_GNT).
 template <class O, class A>
-YR_DEV void yr_unary(int op, O* out, const A* a, long n) {
-  for (long e = YR_TID; e < n; e += YR_NT) out[e] = yr_to<O>(yr_apply1(op, yr_f(a[e])));
+YR_DEV void yr_unary(int op, O* out, const A* a, long n, long t0 = YR_TID, long nt = YR_NT) {
+  for (long e = t0; e < n; e += nt) out[e] = yr_to<O>(yr_apply1(op, yr_f(a[e])));
 }
 
 // out (contiguous, shape s) = a op b, a and b read under strides sa and sb (0: broadcast).
 template <class O, class A, class B>
-YR_DEV void yr_binary(int op, O* out, const A* a, const B* b, D4 s, D4 sa, D4 sb) {
+YR_DEV void yr_binary(int op, O* out, const A* a, const B* b, D4 s, D4 sa, D4 sb,
+                      long t0 = YR_TID, long nt = YR_NT) {
   long n = s.d[0] * s.d[1] * s.d[2] * s.d[3];
-  for (long e = YR_TID; e < n; e += YR_NT)
+  for (long e = t0; e < n; e += nt)
     out[e] = yr_to<O>(yr_apply2(op, yr_f(a[yr_at(s, sa, e)]), yr_f(b[yr_at(s, sb, e)])));
 }
 
 // Reduces the middle dim of a viewed as [outer, len, inner]; mean and rms divide by count.
 template <class O, class A>
-YR_DEV void yr_reduce(int op, O* out, const A* a, long outer, long len, long inner, long count) {
-  for (long e = YR_TID; e < outer * inner; e += YR_NT) {
+YR_DEV void yr_reduce(int op, O* out, const A* a, long outer, long len, long inner, long count,
+                      long t0 = YR_TID, long nt = YR_NT) {
+  for (long e = t0; e < outer * inner; e += nt) {
     const A* p = a + (e / inner) * len * inner + e % inner;
     float acc = op == kMax ? yr_f(p[0]) : 0.0f;
     for (long l = 0; l < len; ++l) {
@@ -69,8 +73,9 @@ YR_DEV void yr_reduce(int op, O* out, const A* a, long outer, long len, long inn
 
 // out[b] = a[b] x b[b] for `batch` row-major matrices, one output element per step.
 template <class O, class A, class B>
-YR_DEV void yr_matmul(O* out, const A* a, const B* b, long batch, long m, long k, long n) {
-  for (long e = YR_TID; e < batch * m * n; e += YR_NT) {
+YR_DEV void yr_matmul(O* out, const A* a, const B* b, long batch, long m, long k, long n,
+                      long t0 = YR_TID, long nt = YR_NT) {
+  for (long e = t0; e < batch * m * n; e += nt) {
     long bi = e / (m * n), i = e / n % m, j = e % n;
     const A* pa = a + (bi * m + i) * k;
     const B* pb = b + bi * k * n + j;

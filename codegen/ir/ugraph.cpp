@@ -220,7 +220,9 @@ std::string check_graph(const KernelGraph& g, const devices::DeviceSpec* device)
     for (int t : op.in)
       in.push_back(shapes[static_cast<std::size_t>(t)]);
     const BlockGraph& b = g.blocks[static_cast<std::size_t>(op.block)];
-    std::int64_t need = shared_memory_bytes(b, block_shapes(b, in, &why), g.dtype);
+    // The backends keep every tile in fp32 slots (codegen/lower), whatever the data type:
+    // a µGraph priced in fp16 tiles but lowered in fp32 asked an H100 for 272 KB.
+    std::int64_t need = shared_memory_bytes(b, block_shapes(b, in, &why), devices::DType::kFp32);
     if (need > limit)
       return "block graph " + std::to_string(op.block) + " needs " + std::to_string(need) +
              " bytes of shared memory; " + device->name + " has " + std::to_string(limit);

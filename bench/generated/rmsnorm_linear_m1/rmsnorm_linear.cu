@@ -17,9 +17,12 @@
 #define YR_DEV __device__ __forceinline__
 #define YR_TID ((long)threadIdx.x)
 #define YR_NT ((long)blockDim.x)
+#define YR_GTID ((long)blockIdx.x * blockDim.x + threadIdx.x)  // a library op's thread
+#define YR_GNT ((long)gridDim.x * blockDim.x)
 #define YR_SYNC() __syncthreads()
 #define YR_WARP 32
 typedef cudaStream_t yr_stream_t;
+YR_DEV float yr_shfl_xor(float v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
 typedef __half yr_in_t;   // the kernel's input tensors
 typedef __half yr_out_t;  // the kernel's output tensors
 YR_DEV float yr_f(float v) { return v; }
@@ -60,23 +63,27 @@ YR_DEV long yr_at(D4 s, D4 st, long e) {  // offset of row-major element e of s 
   return off;
 }
 
+// The element loops below run over threads t0, t0 + nt, ...: a block's threads by default,
+// the whole grid's for a library op on a GPU (YR_GTID, YR_GNT).
 template <class O, class A>
-YR_DEV void yr_unary(int op, O* out, const A* a, long n) {
-  for (long e = YR_TID; e < n; e += YR_NT) out[e] = yr_to<O>(yr_apply1(op, yr_f(a[e])));
+YR_DEV void yr_unary(int op, O* out, const A* a, long n, long t0 = YR_TID, long nt = YR_NT) {
+  for (long e = t0; e < n; e += nt) out[e] = yr_to<O>(yr_apply1(op, yr_f(a[e])));
 }
 
 // out (contiguous, shape s) = a op b, a and b read under strides sa and sb (0: broadcast).
 template <class O, class A, class B>
-YR_DEV void yr_binary(int op, O* out, const A* a, const B* b, D4 s, D4 sa, D4 sb) {
+YR_DEV void yr_binary(int op, O* out, const A* a, const B* b, D4 s, D4 sa, D4 sb,
+                      long t0 = YR_TID, long nt = YR_NT) {
   long n = s.d[0] * s.d[1] * s.d[2] * s.d[3];
-  for (long e = YR_TID; e < n; e += YR_NT)
+  for (long e = t0; e < n; e += nt)
     out[e] = yr_to<O>(yr_apply2(op, yr_f(a[yr_at(s, sa, e)]), yr_f(b[yr_at(s, sb, e)])));
 }
 
 // Reduces the middle dim of a viewed as [outer, len, inner]; mean and rms divide by count.
 template <class O, class A>
-YR_DEV void yr_reduce(int op, O* out, const A* a, long outer, long len, long inner, long count) {
-  for (long e = YR_TID; e < outer * inner; e += YR_NT) {
+YR_DEV void yr_reduce(int op, O* out, const A* a, long outer, long len, long inner, long count,
+                      long t0 = YR_TID, long nt = YR_NT) {
+  for (long e = t0; e < outer * inner; e += nt) {
     const A* p = a + (e / inner) * len * inner + e % inner;
     float acc = op == kMax ? yr_f(p[0]) : 0.0f;
     for (long l = 0; l < len; ++l) {
@@ -91,8 +98,9 @@ YR_DEV void yr_reduce(int op, O* out, const A* a, long outer, long len, long inn
 
 // out[b] = a[b] x b[b] for `batch` row-major matrices, one output element per step.
 template <class O, class A, class B>
-YR_DEV void yr_matmul(O* out, const A* a, const B* b, long batch, long m, long k, long n) {
-  for (long e = YR_TID; e < batch * m * n; e += YR_NT) {
+YR_DEV void yr_matmul(O* out, const A* a, const B* b, long batch, long m, long k, long n,
+                      long t0 = YR_TID, long nt = YR_NT) {
+  for (long e = t0; e < batch * m * n; e += nt) {
     long bi = e / (m * n), i = e / n % m, j = e % n;
     const A* pa = a + (bi * m + i) * k;
     const B* pb = b + bi * k * n + j;
@@ -124,6 +132,28 @@ template <class O, class A>
 YR_DEV void yr_save_tile(O* dst, const A* src, D4 t, D4 st, long base) {
   long n = t.d[0] * t.d[1] * t.d[2] * t.d[3];
   for (long e = YR_TID; e < n; e += YR_NT) dst[base + yr_at(t, st, e)] = yr_to<O>(yr_f(src[e]));
+}
+
+// A library reduction over contiguous rows (the last dim) on a GPU: one warp a row, its
+// lanes across the row, then a butterfly of shuffles.
+template <class O, class A>
+YR_DEV void yr_reduce_rows(int op, O* out, const A* a, long rows, long len, long count) {
+  const long lane = threadIdx.x % YR_WARP;
+  for (long r = YR_GTID / YR_WARP; r < rows; r += YR_GNT / YR_WARP) {
+    const A* p = a + r * len;
+    float acc = op == kMax ? -INFINITY : 0.0f;
+    for (long l = lane; l < len; l += YR_WARP) {
+      float v = yr_f(p[l]);
+      acc = op == kMax ? fmaxf(acc, v) : op == kRms ? acc + v * v : acc + v;
+    }
+    for (int o = YR_WARP / 2; o > 0; o >>= 1) {
+      float t = yr_shfl_xor(acc, o);
+      acc = op == kMax ? fmaxf(acc, t) : acc + t;
+    }
+    if (op == kMean) acc /= (float)count;
+    if (op == kRms) acc = sqrtf(acc / (float)count);
+    if (lane == 0) out[r] = yr_to<O>(acc);
+  }
 }
 
 // Whether a tile can move in 16-byte pieces: same element type, rows of whole pieces, and
@@ -240,7 +270,6 @@ YR_DEV uint4 yr_stream_load(const __half* p) {
   return v;
 }
 YR_DEV float4 yr_load_cg4(const float* p) { return __ldcg(reinterpret_cast<const float4*>(p)); }
-YR_DEV float yr_shfl_xor(float v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
 YR_DEV unsigned yr_word(const uint4& v, int j) {
   return j == 0 ? v.x : j == 1 ? v.y : j == 2 ? v.z : v.w;
 }

@@ -327,5 +327,26 @@ TEST(HipBackend, EveryBundledProgramCompilesForGfx90a) {
   compile_all(Backend::kHip, "hipcc", "-std=c++20 -O2 --offload-arch=gfx90a");
 }
 
+// On a GPU, library ops run over the whole grid (one output element a thread; one warp a row
+// for a reduction over the last dim), and CUDA's library matmuls call cuBLAS; HIP keeps the
+// generated matmul.
+TEST(GpuBackend, LibraryOpsRunOverTheGridAndCudaMatmulsCallCublas) {
+  Program p = load_program(devices::data_dir() / "programs" / "gemm_layernorm.yaml");
+  BlockProgram lowered = lower(p.graph);  // every op a library op: A[64, 1024] B[1024, 1024]
+  std::string cuda = emit_kernels(lowered, Backend::kCuda).text;
+  EXPECT_NE(cuda.find("#include <cublas_v2.h>"), std::string::npos);
+  EXPECT_NE(cuda.find("yr_gemm(k0, CUDA_R_16F, 0L, k1, CUDA_R_16F, 0L, k2, CUDA_R_32F, 1L, 64L, "
+                      "1024L, 1024L, stream)"),
+            std::string::npos);
+  EXPECT_NE(cuda.find("yr_reduce_rows(kMean, k3, k2, 64L, 1024L, 1024L);"), std::string::npos);
+  EXPECT_NE(cuda.find("<<<dim3(16), 256"), std::string::npos);   // 64 rows x 64 lanes
+  EXPECT_NE(cuda.find("<<<dim3(256), 256"), std::string::npos);  // 65536 elements
+  EXPECT_EQ(cuda.find("<<<dim3(1), "), std::string::npos);
+  std::string hip = emit_kernels(lowered, Backend::kHip).text;
+  EXPECT_EQ(hip.find("cublas"), std::string::npos);
+  EXPECT_NE(hip.find("yr_matmul(k2, k0, k1, 1L, 64L, 1024L, 1024L, YR_GTID, YR_GNT);"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace yirage::codegen
