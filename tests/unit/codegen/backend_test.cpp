@@ -348,5 +348,23 @@ TEST(GpuBackend, LibraryOpsRunOverTheGridAndCudaMatmulsCallCublas) {
             std::string::npos);
 }
 
+// cuBLAS multiplies operands of one type and gives fp32 products only in fp32: QK-norm
+// attention's last matmul (fp32 probabilities x fp16 V into the fp16 output) widens V first and
+// narrows the product after.
+TEST(GpuBackend, MixedTypeMatmulsAreWidenedForCublasAndNarrowedAfter) {
+  Program p = load_program(devices::data_dir() / "programs" / "qknorm_attention.yaml");
+  std::string cuda = emit_kernels(lower(p.graph), Backend::kCuda).text;
+  EXPECT_NE(cuda.find("yr_convert<<<dim3(2048), 256, 0, stream>>>(k2, w8, 524288L);"),
+            std::string::npos);
+  EXPECT_NE(cuda.find("yr_gemm(k10, CUDA_R_32F, 1048576L, w8, CUDA_R_32F, 262144L, r8, "
+                      "CUDA_R_32F, 2L, 256L, 4096L, 64L, stream)"),
+            std::string::npos);
+  EXPECT_NE(cuda.find("yr_convert<<<dim3(128), 256, 0, stream>>>(r8, k11, 32768L);"),
+            std::string::npos);
+  EXPECT_EQ(cuda.find("yr_matmul(k"), std::string::npos);  // no generated matmul is left
+  // The workspace holds the fp32 intermediates, V in fp32 (2 MiB) and the fp32 product.
+  EXPECT_NE(cuda.find("_workspace_bytes() { return 29659136L; }"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace yirage::codegen
