@@ -14,6 +14,7 @@ inputs rotated over sets larger than twice the L2, median of batches under CUDA 
 """
 import argparse
 import concurrent.futures
+import hashlib
 import json
 import math
 import os
@@ -107,9 +108,13 @@ def make_sets(shapes, limit=64):
 
 
 def build(kdir):
-    """The directory's kernel built as a shared library (nvcc, sm_90a, cuBLAS linked)."""
+    """The directory's kernel built as a shared library (nvcc, sm_90a, cuBLAS linked), in a
+    build directory of its own: two directories may hold the same program at other shapes,
+    and a library loaded from a path already loaded would be the first one again."""
     name = os.path.basename(source_of(kdir))[:-3]
-    return kernels.build_source(os.path.join(kdir, name + ".cu"), "/tmp/yirage_programs")
+    key = hashlib.sha1(os.path.abspath(kdir).encode()).hexdigest()[:12]
+    return kernels.build_source(os.path.join(kdir, name + ".cu"),
+                                os.path.join("/tmp/yirage_programs", key))
 
 
 def source_of(kdir):
@@ -137,7 +142,8 @@ def check(kdir, lib):
     torch_err = max(kernels.rel_err(o, r) for o, r in zip(theirs(0), refs[0]))
     row = dict(program=name, shapes=" ".join("x".join(map(str, s)) for s in shapes),
                path=open(os.path.join(kdir, name + ".cu")).read().count("__global__"),
-               err=err, torch_err=torch_err, sets=len(sets))
+               err=err, torch_err=torch_err, sets=len(sets),
+               dir=os.path.basename(os.path.normpath(kdir)))
     row["kernel"] = kernels.time_graph(ours, sets)
     row["eager"] = kernels.time_batches(theirs, sets)
     row["graph"] = kernels.time_graph(theirs, sets)
@@ -172,17 +178,17 @@ def main():
                 "against the program in float64 (pass below %g); inputs rotated over sets > 2x "
                 "L2 (at most 64); median of %d batches of %d calls; kernel_s: ours replayed in a "
                 "CUDA graph; eager_s / graph_s: PyTorch op by op in fp16; kernels: the __global__ "
-                "functions of the generated file\n" % (kernels.TOLERANCE, kernels.REPEATS,
+                "functions of the generated file; dir: the kernel directory\n" % (kernels.TOLERANCE, kernels.REPEATS,
                                                        kernels.CALLS))
         f.write("program,inputs,kernels,kernel_s,eager_s,graph_s,speedup_eager,speedup_graph,err,"
-                "torch_err,correct\n")
+                "torch_err,correct,dir\n")
         for r in rows:
-            f.write("%s,%s,%d,%.4e,%.4e,%.4e,%.3f,%.3f,%.2e,%.2e,%s\n" % (
+            f.write("%s,%s,%d,%.4e,%.4e,%.4e,%.3f,%.3f,%.2e,%.2e,%s,%s\n" % (
                 r["program"], r["shapes"], r["path"], r["kernel"], r["eager"], r["graph"],
                 r["eager"] / r["kernel"], r["graph"] / r["kernel"], r["err"], r["torch_err"],
-                "yes" if r["err"] < kernels.TOLERANCE else "no"))
+                "yes" if r["err"] < kernels.TOLERANCE else "no", r["dir"]))
         for name in failed:
-            f.write("%s,,,,,,,,,,failed to build or launch\n" % name)
+            f.write("%s,,,,,,,,,,failed to build or launch,%s\n" % (name, name))
     bad = failed + [r["program"] for r in rows if r["err"] >= kernels.TOLERANCE]
     if bad:
         print("INCORRECT: " + ", ".join(bad))
