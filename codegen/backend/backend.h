@@ -59,12 +59,14 @@ void emit_schedule_comment(CodeWriter& w, const BlockProgram& p, const std::stri
 /// else on CUDA with 4 < M <= 16, a shared-memory ring read by ldmatrix (gemv_mma_emitter.cpp);
 /// else fp32 FMAs (gemv_emitter.cpp).
 void emit_gemv(CodeWriter& w, const BlockProgram& p, Backend b);
-/// The GEMV paths' workspace size and launcher: a grid of (N / NB, KS) blocks of `threads`.
+/// The GEMV paths' workspace size and launcher: a grid of (N / NB, KS) blocks of `threads`;
+/// with `pdl` (CUDA), a programmatic dependent launch on sm_90 devices unless YR_PDL is 0.
 void emit_gemv_launcher(CodeWriter& w,
                         const GemvForm& f,
                         const std::string& name,
                         Backend b,
-                        const std::string& threads);
+                        const std::string& threads,
+                        bool pdl = false);
 
 /// The tensor-core variant of the GEMV path (CUDA, 4 < M <= 16): whether it applies, its
 /// constants, its per-k16-step helper and its kernel body up to the partial tiles in `red`.

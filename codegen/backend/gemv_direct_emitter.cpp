@@ -27,6 +27,23 @@ namespace yirage::codegen {
 namespace {
 
 const char* kDirectHelpers = R"CU(
+#ifndef YR_PDL
+#define YR_PDL 1  // programmatic dependent launch on sm_90 (0: a plain launch)
+#endif
+// Hopper's programmatic dependent launch: the next kernel in the stream may start as soon as
+// every block here has begun, and waits (yr_grid_wait) for this one to finish before it reads
+// or writes anything that this one touches. No-ops before sm_90 and without the launch
+// attribute (the launcher sets it on sm_90 devices).
+YR_DEV void yr_grid_wait() {
+#if YR_PDL && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+YR_DEV void yr_launch_dependents() {
+#if YR_PDL && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
 // Weights are read once: past L1, as the bandwidth probe reads.
 YR_DEV uint4 yr_stream_load(const __half* p) {
   uint4 v;
@@ -107,21 +124,35 @@ const char* kDirectBody = R"CU(  extern __shared__ float4 smem4[];
     // DEPTH steps of loads in registers.
     uint4 wb[DEPTH][NW][4];
     uint2 xb[DEPTH][MT];
-    auto load = [&](uint4 (&w)[NW][4], uint2 (&xv)[MT], int it) {
+    auto load_w = [&](uint4 (&w)[NW][4], int it) {
       const long k = 16L * (sa + kw + (long)KW * it);
 #pragma unroll
       for (int i = 0; i < NW; ++i)
 #pragma unroll
         for (int r = 0; r < 4; ++r) w[i][r] = cols ? yr_stream_load(wp[i] + (k + r) * N) : make_uint4(0u, 0u, 0u, 0u);
+    };
+    auto load_x = [&](uint2 (&xv)[MT], int it) {
+      const long k = 16L * (sa + kw + (long)KW * it);
 #pragma unroll
       for (int t = 0; t < MT; ++t) {
         xv[t] = *reinterpret_cast<const uint2*>(xp[t] + k);
         if (8 * t + g >= M) xv[t] = make_uint2(0u, 0u);  // rows past M are zero
       }
     };
+    auto load = [&](uint4 (&w)[NW][4], uint2 (&xv)[MT], int it) {
+      load_w(w, it);
+      load_x(xv, it);
+    };
+    // The weights depend on no kernel before this one: the first steps' are in flight
+    // before the wait for that kernel, which X, the workspace and Y come after.
+    yr_launch_dependents();
 #pragma unroll
     for (int d = 0; d < DEPTH; ++d)
-      if (d < count) load(wb[d], xb[d], d);
+      if (d < count) load_w(wb[d], d);
+    yr_grid_wait();
+#pragma unroll
+    for (int d = 0; d < DEPTH; ++d)
+      if (d < count) load_x(xb[d], d);
     for (int it0 = 0; it0 < count; it0 += DEPTH) {
 #pragma unroll
       for (int d = 0; d < DEPTH; ++d)
@@ -373,7 +404,7 @@ void emit_gemv_direct_kernel(CodeWriter& w, const GemvForm& f, const std::string
   w.raw(body);
   w.close();
   w.line("");
-  emit_gemv_launcher(w, f, name, Backend::kCuda, "THREADS");
+  emit_gemv_launcher(w, f, name, Backend::kCuda, "THREADS", true);
 }
 
 }  // namespace yirage::codegen

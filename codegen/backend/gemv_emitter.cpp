@@ -332,7 +332,8 @@ void emit_gemv_launcher(CodeWriter& w,
                         const GemvForm& f,
                         const std::string& name,
                         Backend b,
-                        const std::string& threads) {
+                        const std::string& threads,
+                        bool pdl) {
   std::string api = b == Backend::kCuda ? "cuda" : "hip";
   w.line("extern \"C\" long " + name +
          "_workspace_bytes() { return (kPartialFloats + kSquareFloats) * 4 + (N / NB) * 4; }");
@@ -349,10 +350,37 @@ void emit_gemv_launcher(CodeWriter& w,
   std::string args = "static_cast<const __half*>(inputs[" + std::to_string(f.x_input) + "])";
   for (int wi : f.weight_inputs)
     args += ", static_cast<const __half*>(inputs[" + std::to_string(wi) + "])";
-  w.line(name + "_gemv<<<dim3(N / NB, KS), " + threads + ", kSharedBytes, stream>>>(");
-  w.line("    " + args + ",");
-  w.line("    static_cast<__half*>(outputs[0]), partial, squares, counters);");
+  args += ", static_cast<__half*>(outputs[0]), partial, squares, counters";
+  if (pdl) {
+    // On sm_90 the launch lets the next kernel of the stream start early (yr_grid_wait).
+    w.raw("#if YR_PDL\n");
+    w.line("static int major = -1;  // the device's compute capability, read once");
+    w.open("if (major < 0)");
+    w.line("int dev = 0;");
+    w.line("if (cudaGetDevice(&dev) != cudaSuccess ||");
+    w.line(
+        "    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != "
+        "cudaSuccess)");
+    w.line("  major = 0;");
+    w.close();
+    w.line("cudaLaunchAttribute attr = {};");
+    w.line("attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;");
+    w.line("attr.val.programmaticStreamSerializationAllowed = 1;");
+    w.line("cudaLaunchConfig_t cfg = {};");
+    w.line("cfg.gridDim = dim3(N / NB, KS);");
+    w.line("cfg.blockDim = dim3(" + threads + ");");
+    w.line("cfg.dynamicSmemBytes = kSharedBytes;");
+    w.line("cfg.stream = stream;");
+    w.line("cfg.attrs = &attr;");
+    w.line("cfg.numAttrs = major >= 9 ? 1 : 0;");
+    w.line("return static_cast<int>(cudaLaunchKernelEx(&cfg, " + name + "_gemv, " + args + "));");
+    w.raw("#else\n");
+  }
+  w.line(name + "_gemv<<<dim3(N / NB, KS), " + threads + ", kSharedBytes, stream>>>(" + args +
+         ");");
   w.line("return static_cast<int>(" + api + "GetLastError());");
+  if (pdl)
+    w.raw("#endif\n");
   w.close();
 }
 

@@ -431,8 +431,6 @@ extern "C" int gated_mlp_launch(const void* const* inputs, void* const* outputs,
   unsigned* counters = reinterpret_cast<unsigned*>(squares + kSquareFloats);
   if (kSharedBytes > 48 * 1024)
     (void)cudaFuncSetAttribute(reinterpret_cast<const void*>(gated_mlp_gemv), cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes);
-  gated_mlp_gemv<<<dim3(N / NB, KS), 256, kSharedBytes, stream>>>(
-      static_cast<const __half*>(inputs[0]), static_cast<const __half*>(inputs[1]), static_cast<const __half*>(inputs[2]),
-      static_cast<__half*>(outputs[0]), partial, squares, counters);
+  gated_mlp_gemv<<<dim3(N / NB, KS), 256, kSharedBytes, stream>>>(static_cast<const __half*>(inputs[0]), static_cast<const __half*>(inputs[1]), static_cast<const __half*>(inputs[2]), static_cast<__half*>(outputs[0]), partial, squares, counters);
   return static_cast<int>(cudaGetLastError());
 }

@@ -261,6 +261,23 @@ YR_DEV unsigned yr_arrive(unsigned* counter) {
   return old;
 }
 
+#ifndef YR_PDL
+#define YR_PDL 1  // programmatic dependent launch on sm_90 (0: a plain launch)
+#endif
+// Hopper's programmatic dependent launch: the next kernel in the stream may start as soon as
+// every block here has begun, and waits (yr_grid_wait) for this one to finish before it reads
+// or writes anything that this one touches. No-ops before sm_90 and without the launch
+// attribute (the launcher sets it on sm_90 devices).
+YR_DEV void yr_grid_wait() {
+#if YR_PDL && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+YR_DEV void yr_launch_dependents() {
+#if YR_PDL && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
 // Weights are read once: past L1, as the bandwidth probe reads.
 YR_DEV uint4 yr_stream_load(const __half* p) {
   uint4 v;
@@ -350,21 +367,35 @@ rmsnorm_linear_gemv(const __half* __restrict__ x, const __half* __restrict__ w0,
     // DEPTH steps of loads in registers.
     uint4 wb[DEPTH][NW][4];
     uint2 xb[DEPTH][MT];
-    auto load = [&](uint4 (&w)[NW][4], uint2 (&xv)[MT], int it) {
+    auto load_w = [&](uint4 (&w)[NW][4], int it) {
       const long k = 16L * (sa + kw + (long)KW * it);
 #pragma unroll
       for (int i = 0; i < NW; ++i)
 #pragma unroll
         for (int r = 0; r < 4; ++r) w[i][r] = cols ? yr_stream_load(wp[i] + (k + r) * N) : make_uint4(0u, 0u, 0u, 0u);
+    };
+    auto load_x = [&](uint2 (&xv)[MT], int it) {
+      const long k = 16L * (sa + kw + (long)KW * it);
 #pragma unroll
       for (int t = 0; t < MT; ++t) {
         xv[t] = *reinterpret_cast<const uint2*>(xp[t] + k);
         if (8 * t + g >= M) xv[t] = make_uint2(0u, 0u);  // rows past M are zero
       }
     };
+    auto load = [&](uint4 (&w)[NW][4], uint2 (&xv)[MT], int it) {
+      load_w(w, it);
+      load_x(xv, it);
+    };
+    // The weights depend on no kernel before this one: the first steps' are in flight
+    // before the wait for that kernel, which X, the workspace and Y come after.
+    yr_launch_dependents();
 #pragma unroll
     for (int d = 0; d < DEPTH; ++d)
-      if (d < count) load(wb[d], xb[d], d);
+      if (d < count) load_w(wb[d], d);
+    yr_grid_wait();
+#pragma unroll
+    for (int d = 0; d < DEPTH; ++d)
+      if (d < count) load_x(xb[d], d);
     for (int it0 = 0; it0 < count; it0 += DEPTH) {
 #pragma unroll
       for (int d = 0; d < DEPTH; ++d)
@@ -495,8 +526,27 @@ extern "C" int rmsnorm_linear_launch(const void* const* inputs, void* const* out
   unsigned* counters = reinterpret_cast<unsigned*>(squares + kSquareFloats);
   if (kSharedBytes > 48 * 1024)
     (void)cudaFuncSetAttribute(reinterpret_cast<const void*>(rmsnorm_linear_gemv), cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes);
-  rmsnorm_linear_gemv<<<dim3(N / NB, KS), THREADS, kSharedBytes, stream>>>(
-      static_cast<const __half*>(inputs[0]), static_cast<const __half*>(inputs[1]),
-      static_cast<__half*>(outputs[0]), partial, squares, counters);
+#if YR_PDL
+  static int major = -1;  // the device's compute capability, read once
+  if (major < 0) {
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
+      major = 0;
+  }
+  cudaLaunchAttribute attr = {};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(N / NB, KS);
+  cfg.blockDim = dim3(THREADS);
+  cfg.dynamicSmemBytes = kSharedBytes;
+  cfg.stream = stream;
+  cfg.attrs = &attr;
+  cfg.numAttrs = major >= 9 ? 1 : 0;
+  return static_cast<int>(cudaLaunchKernelEx(&cfg, rmsnorm_linear_gemv, static_cast<const __half*>(inputs[0]), static_cast<const __half*>(inputs[1]), static_cast<__half*>(outputs[0]), partial, squares, counters));
+#else
+  rmsnorm_linear_gemv<<<dim3(N / NB, KS), THREADS, kSharedBytes, stream>>>(static_cast<const __half*>(inputs[0]), static_cast<const __half*>(inputs[1]), static_cast<__half*>(outputs[0]), partial, squares, counters);
   return static_cast<int>(cudaGetLastError());
+#endif
 }

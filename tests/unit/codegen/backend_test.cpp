@@ -321,6 +321,30 @@ TEST(CudaBackend, TheGemvGridFollowsTheTargetsSmCount) {
   }
 }
 
+// The direct GEMV path is launched as a programmatic dependent launch on sm_90: its first
+// weight loads are issued before it waits for the kernel before it, and X (that kernel's
+// output, in a model) is read only after the wait; YR_PDL=0 gives a plain launch.
+TEST(CudaBackend, TheDirectGemvPrefetchesWeightsBeforeWaitingForTheKernelBefore) {
+  const fs::path json = devices::data_dir().parent_path() /
+                        "bench/generated/rmsnorm_linear_m16/rmsnorm_linear.ugraph.json";
+  BlockProgram p = lower(ugraph_from_json(read(json), json.string()));
+  ASSERT_TRUE(p.gemv);
+  std::string text = emit_kernels(p, Backend::kCuda).text;
+  std::size_t weights = text.find("if (d < count) load_w(wb[d], d);");
+  std::size_t wait = text.find("yr_grid_wait();", weights);
+  std::size_t x = text.find("if (d < count) load_x(xb[d], d);", wait);
+  ASSERT_NE(weights, std::string::npos);
+  ASSERT_NE(wait, std::string::npos);
+  EXPECT_NE(x, std::string::npos);
+  EXPECT_NE(text.find("griddepcontrol.wait;"), std::string::npos);
+  EXPECT_NE(text.find("cudaLaunchAttributeProgrammaticStreamSerialization"), std::string::npos);
+  EXPECT_NE(text.find("cfg.numAttrs = major >= 9 ? 1 : 0;"), std::string::npos);
+  EXPECT_NE(text.find("#else\n  rmsnorm_linear_gemv<<<"), std::string::npos);  // YR_PDL=0
+  std::string hip = emit_kernels(p, Backend::kHip).text;
+  EXPECT_EQ(hip.find("griddepcontrol"), std::string::npos);
+  EXPECT_EQ(hip.find("cudaLaunchKernelEx"), std::string::npos);
+}
+
 TEST(HipBackend, EveryBundledProgramCompilesForGfx90a) {
   if (shell("command -v hipcc", "/dev/null") != 0)
     GTEST_SKIP() << "SKIP: hipcc is absent; the HIP kernels were not compiled";
