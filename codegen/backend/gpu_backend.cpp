@@ -1,7 +1,8 @@
 // The CUDA and HIP backends (backend.h): one __global__ kernel per launch of the lowered
 // program (thread blocks of kBlockThreads threads, the block's tiles in dynamic shared
-// memory), intermediates in the caller's workspace, and a C launcher. A program in GEMV form
-// (block_program.h) gets the streaming GEMV kernel of gemv_emitter.cpp instead.
+// memory), intermediates in the caller's workspace, and a C launcher; on CUDA a library
+// matmul is a cuBLAS call instead of a kernel. A program in GEMV form (block_program.h) gets
+// the streaming GEMV kernel of gemv_emitter.cpp instead.
 #include "codegen/backend/backend.h"
 
 #include <algorithm>

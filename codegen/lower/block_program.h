@@ -4,7 +4,8 @@
 // whose lifetimes do not overlap share space), a pipelining depth for its input tiles, and a
 // storage class per accumulator (registers when each thread holds only a few elements,
 // shared memory otherwise). Every tile is row-major in its data dims; device tensors are
-// row-major and contiguous. Library ops lower to generated kernels too (no vendor library).
+// row-major and contiguous. Library ops lower to steps of their own: the CUDA backend calls
+// cuBLAS for matmuls, every other op and backend gets a generated kernel.
 #pragma once
 
 #include "codegen/ir/ugraph.h"
