@@ -269,11 +269,20 @@ void emit_block_body(CodeWriter& w, const BlockProgram& p, const LoweredStep& s,
   w.line(pipelined ? "yr_load_wait(it + 1 < " + std::to_string(lb.graph.forloop) + "L ? 1 : 0);"
                    : "yr_load_wait(0);");
   w.line("YR_SYNC();");
-  for (int o : lb.in_loop) {
-    if (lb.graph.ops[static_cast<std::size_t>(o)].kind == OpKind::kAccum)
-      emit_accum(c, o);
-    else
-      emit_op(c, o);
+  for (std::size_t i = 0; i < lb.in_loop.size(); ++i) {
+    int o = lb.in_loop[i];
+    if (lb.graph.ops[static_cast<std::size_t>(o)].kind != OpKind::kAccum) {
+      emit_op(c, o);  // ends at a barrier
+      continue;
+    }
+    emit_accum(c, o);
+    // An op after it may write where the accumulator's input was (the plan shares slots of
+    // tiles whose lifetimes do not overlap): the block waits until every thread has read it.
+    bool op_follows =
+        i + 1 < lb.in_loop.size() &&
+        lb.graph.ops[static_cast<std::size_t>(lb.in_loop[i + 1])].kind != OpKind::kAccum;
+    if (op_follows)
+      w.line("YR_SYNC();");
   }
   w.line("YR_SYNC();");
   w.close();
