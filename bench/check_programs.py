@@ -11,6 +11,10 @@ inputs rotated over sets larger than twice the L2, median of batches under CUDA 
 
     scripts/generate_program_kernels.sh /tmp/progs
     python3 bench/check_programs.py /tmp/progs/* --out programs.csv
+
+With --kernel-times FILE it also times each kernel of ours apart (torch.profiler's CUDA
+activity, launched eagerly, inputs rotated as above): which of a program's launches costs
+what, to check the cost model kernel by kernel.
 """
 import argparse
 import concurrent.futures
@@ -121,7 +125,28 @@ def source_of(kdir):
     return next(os.path.join(kdir, f) for f in sorted(os.listdir(kdir)) if f.endswith(".cu"))
 
 
-def check(kdir, lib):
+def kernel_times(launch, count, calls=400):
+    """Mean device time of each kernel that `launch` runs, by kernel name, over `calls` calls
+    rotating over `count` input sets (torch.profiler, CUDA activity)."""
+    from torch.profiler import ProfilerActivity, profile
+    for i in range(count):
+        launch(i)
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for c in range(calls):
+            launch(c % count)
+        torch.cuda.synchronize()
+    times = {}
+    for e in prof.key_averages():
+        total = getattr(e, "device_time_total", None)
+        if total is None:
+            total = e.cuda_time_total
+        if total > 0 and e.count > 0:
+            times[e.key] = (e.count // calls, total / e.count * 1e-6)
+    return times
+
+
+def check(kdir, lib, per_kernel):
     files = os.listdir(kdir)
     graph = json.load(open(os.path.join(kdir, next(f for f in files if f.endswith(".ugraph.json")))))
     name = graph["name"]
@@ -147,20 +172,39 @@ def check(kdir, lib):
     row["kernel"] = kernels.time_graph(ours, sets)
     row["eager"] = kernels.time_batches(theirs, sets)
     row["graph"] = kernels.time_graph(theirs, sets)
+    if per_kernel:
+        row["kernel_times"] = kernel_times(ours, len(sets))
     return row
+
+
+def write_kernel_times(path, rows):
+    with open(path, "w") as f:
+        f.write(kernels.provenance("The kernels of each generated program timed apart "
+                                   "(bench/check_programs.py --kernel-times).",
+                                   "bench/check_programs.py"))
+        f.write("# method: torch.profiler CUDA activity over 400 eager calls after one warm-up "
+                "call a set, inputs rotated over the sets of programs.csv; time_s: mean device "
+                "time of one launch of the kernel; per_call: its launches per call of the "
+                "program\n")
+        f.write("dir,program,kernel,per_call,time_s\n")
+        for r in rows:
+            for name, (per_call, t) in sorted(r["kernel_times"].items(), key=lambda kv: -kv[1][1]):
+                f.write("%s,%s,\"%s\",%d,%.4e\n" % (r["dir"], r["program"], name.replace('"', "'"),
+                                                  per_call, t))
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dirs", nargs="+", help="kernel directories (NAME.cu, NAME.ugraph.json)")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--kernel-times", help="also write each kernel's own time to this CSV")
     args = ap.parse_args()
     rows, failed = [], []
     with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 4) as pool:
         builds = [pool.submit(build, d) for d in args.dirs]
     for d, built in zip(args.dirs, builds):
         try:
-            r = check(d, built.result())
+            r = check(d, built.result(), args.kernel_times is not None)
         except (RuntimeError, subprocess.CalledProcessError) as e:  # a build or launch error
             print("%-18s FAILED: %s" % (os.path.basename(os.path.normpath(d)), e), flush=True)
             failed.append(os.path.basename(os.path.normpath(d)))
@@ -189,6 +233,8 @@ def main():
                 "yes" if r["err"] < kernels.TOLERANCE else "no", r["dir"]))
         for name in failed:
             f.write("%s,,,,,,,,,,failed to build or launch,%s\n" % (name, name))
+    if args.kernel_times:
+        write_kernel_times(args.kernel_times, rows)
     bad = failed + [r["program"] for r in rows if r["err"] >= kernels.TOLERANCE]
     if bad:
         print("INCORRECT: " + ", ".join(bad))

@@ -5,6 +5,7 @@
 
 #include "cli/context.h"
 #include "cli/run.h"
+#include "codegen/cost/program_validation.h"
 #include "costmodel/calibration.h"
 #include "planner/layer_validation.h"
 
@@ -105,6 +106,28 @@ void print_layer_fits(std::ostream& out, const std::vector<costmodel::GpuCalibra
   t.print(out);
 }
 
+void print_block_fits(std::ostream& out, const std::vector<costmodel::GpuCalibrationFit>& fits) {
+  Table t({"device", ">cycles a step", ">a k-step of mma", ">a barrier", ">fit rows",
+           ">held-out rows", ">held-out MAPE", ">without it"});
+  for (const costmodel::GpuCalibrationFit& f : fits) {
+    if (!f.block)
+      continue;
+    const costmodel::BlockLatencyFit& b = *f.block;
+    t.add_row({f.device, devices::format_number(b.step_cycles, 3),
+               devices::format_number(b.mma_step_cycles, 3),
+               devices::format_number(b.barrier_cycles, 3), std::to_string(b.fit_rows),
+               std::to_string(b.held_out_rows), devices::format_number(b.held_out_mape, 3) + "%",
+               devices::format_number(b.unpriced_mape, 3) + "%"});
+  }
+  if (t.rows() == 0)
+    return;
+  out << "Generated kernels (codegen's generic block path): the serial latency of a block\n"
+         "program, cycles per dependent step of a thread, per k-step of a warp's matrix-unit tile\n"
+         "and per barrier, fitted on half the\n"
+         "program rows that run one.\n";
+  t.print(out);
+}
+
 int write_files(Context& cx,
                 const CalibrateArgs& a,
                 const std::vector<costmodel::CalibrationFit>& fits,
@@ -152,6 +175,7 @@ int calibrate(Context& cx, const CalibrateArgs& a) {
     fitted.add(f.calibration);
   planner::fit_graph_launch(files, registry, devices::ModelRegistry::load_bundled(), &fitted,
                             gpu_fits);
+  codegen::fit_block_latency(files, registry, gpu_fits);
   if (fits.empty() && gpu_fits.empty()) {
     cx.err << "error: nothing to fit: no op rows and no single-node collective rows of "
            << a.min_size << " or more\n";
@@ -168,6 +192,7 @@ int calibrate(Context& cx, const CalibrateArgs& a) {
               "HBM, vector units) and a launch overhead; fitted on the same half.\n";
     print_gpu_fits(cx.out, gpu_fits);
     print_layer_fits(cx.out, gpu_fits);
+    print_block_fits(cx.out, gpu_fits);
   }
   return a.output.empty() ? kExitOk : write_files(cx, a, fits, gpu_fits);
 }

@@ -4,6 +4,7 @@
 
 #include "cli/context.h"
 #include "cli/run.h"
+#include "codegen/cost/program_validation.h"
 #include "costmodel/validation.h"
 #include "devices/support/units.h"
 #include "planner/layer_validation.h"
@@ -90,8 +91,7 @@ bool report_categories(Context& cx,
                        const ValidateArgs& a,
                        const costmodel::Validation& v,
                        const std::string& what) {
-  Table t({"  " + std::string(what == "ops" ? "op" : "layer"), ">rows", ">MAPE", ">bias",
-           ">max |error|"});
+  Table t({"  " + what.substr(0, what.size() - 1), ">rows", ">MAPE", ">bias", ">max |error|"});
   for (const costmodel::BandStats& b : costmodel::op_stats(v.points)) {
     t.add_row({"  " + b.band, std::to_string(b.rows), pct(b.mape), pct(b.bias), pct(b.max_abs)});
   }
@@ -131,15 +131,18 @@ int validate(Context& cx, const ValidateArgs& a) {
     costmodel::Validation c = costmodel::validate_collectives(file, registry, &calibrations);
     costmodel::Validation o = costmodel::validate_ops(file, registry, &calibrations);
     costmodel::Validation l = planner::validate_layers(file, registry, models, &calibrations);
+    costmodel::Validation g = codegen::validate_programs(file, registry, &calibrations);
     cx.out << path << ": priced " << c.points.size() << " collective, " << o.points.size()
-           << " op and " << l.points.size() << " layer rows\n";
+           << " op, " << l.points.size() << " layer and " << g.points.size() << " program rows\n";
     if (!c.points.empty())
       failed = !report_collectives(cx, a, min.value, c) || failed;
     if (!o.points.empty())
       failed = !report_categories(cx, a, o, "ops") || failed;
     if (!l.points.empty())
       failed = !report_categories(cx, a, l, "layers") || failed;
-    if (c.points.empty() && o.points.empty() && l.points.empty()) {
+    if (!g.points.empty())
+      failed = !report_categories(cx, a, g, "programs") || failed;
+    if (c.points.empty() && o.points.empty() && l.points.empty() && g.points.empty()) {
       cx.out << "  nothing priced\n";
       failed = true;
     }

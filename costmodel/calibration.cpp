@@ -146,6 +146,15 @@ void read_ops(const devices::YamlDoc& doc,
       m.quantity<devices::Dim::kSeconds>("graph_launch", false, devices::Sign::kNonNegative)
           .value_or(devices::Seconds{});
   m.string("graph_launch_fitted_on");
+  e.block_step_cycles =
+      m.number("block_step_cycles", false, devices::Sign::kNonNegative).value_or(0);
+  e.block_mma_step_cycles =
+      m.number("block_mma_step_cycles", false, devices::Sign::kNonNegative).value_or(0);
+  e.block_barrier_cycles =
+      m.number("block_barrier_cycles", false, devices::Sign::kNonNegative).value_or(0);
+  m.string("block_fitted_on");
+  m.number("block_held_out_mape", false, devices::Sign::kNonNegative);
+  m.number("block_unpriced_mape", false, devices::Sign::kNonNegative);
   if (YAML::Node stream = m.get("stream"))
     read_stream(doc, stream, e);
   m.number("layers_held_out_mape", false, devices::Sign::kNonNegative);
@@ -498,6 +507,14 @@ std::string calibration_yaml(const std::vector<CalibrationFit>& fits,
       y << "  graph_launch: " << devices::format(g.layers->graph_launch) << "\n"
         << "  graph_launch_fitted_on: \"" << g.layers->fitted_on << "\"\n"
         << "  layers_held_out_mape: " << format_number(g.layers->held_out_mape, 3) << "\n";
+    }
+    if (g.block) {
+      y << "  block_step_cycles: " << format_number(g.block->step_cycles, 3) << "\n"
+        << "  block_mma_step_cycles: " << format_number(g.block->mma_step_cycles, 3) << "\n"
+        << "  block_barrier_cycles: " << format_number(g.block->barrier_cycles, 3) << "\n"
+        << "  block_fitted_on: \"" << g.block->fitted_on << "\"\n"
+        << "  block_held_out_mape: " << format_number(g.block->held_out_mape, 3) << "\n"
+        << "  block_unpriced_mape: " << format_number(g.block->unpriced_mape, 3) << "\n";
     }
   }
   return y.str();

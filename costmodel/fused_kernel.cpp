@@ -64,7 +64,13 @@ KernelEstimate fused_kernel(const devices::DeviceSpec& d,
   e.compute = devices::Seconds{static_cast<double>(e.waves * per_unit) * per_block};
   e.flops = (p.matrix_flops * iters + p.vector_flops * iters + p.epilogue_flops) *
             static_cast<double>(p.blocks);
-  e.steady = std::max({e.compute, e.memory, l2_time});
+  double clock = d.onchip.clock ? d.onchip.clock->value.value : 0;
+  if (clock > 0) {
+    double cycles = p.serial_steps * eff.block_step_cycles +
+                    p.mma_steps * eff.block_mma_step_cycles + p.barriers * eff.block_barrier_cycles;
+    e.serial = devices::Seconds{static_cast<double>(e.waves) * cycles / clock};
+  }
+  e.steady = std::max({e.compute, e.memory, l2_time, e.serial});
   double first = 0;
   for (const FusedInput& in : p.inputs)
     first += in.tile_bytes;

@@ -32,13 +32,21 @@ struct FusedProgram {
   double vector_flops = 0;       // per block per iteration, elementwise and reductions
   double epilogue_flops = 0;     // per block, after the loop
   double shared_bytes = 0;       // per block
+  // The block's critical path as a generated block program runs it (codegen's generic GPU
+  // path; 0 for kernels that stream instead): one thread's dependent steps and the
+  // block-wide barriers, over the whole kernel. Priced with GpuEfficiency::block_*_cycles.
+  double serial_steps = 0;  // a thread's scalar steps
+  double mma_steps = 0;     // a warp's matrix-unit k-steps
+  double barriers = 0;
 };
 
 /// Prices a fused kernel. Blocks per compute unit: as many as its shared memory holds (at
 /// most 2, as gemm_kernel assumes). A replicated input whose tensor fits half of L2 is read
 /// from HBM once and from L2 by every other block (as gemm_kernel treats operands); other
 /// inputs are read from HBM by every block that loads them. Matmuls with fewer rows than the
-/// matrix unit's m run the unit at rows/m of its rate (the rest is padding).
+/// matrix unit's m run the unit at rows/m of its rate (the rest is padding). The steady
+/// state is at least the serial latency: the waves in turn, each as long as one block's
+/// dependent steps and barriers (blocks sharing a compute unit overlap their latencies).
 KernelEstimate fused_kernel(const devices::DeviceSpec& d,
                             devices::DType dtype,
                             const GpuEfficiency& eff,

@@ -29,10 +29,24 @@ struct LayerLaunchFit {
   std::string fitted_on;
 };
 
+/// The fit of a generated block program's serial latency (GpuEfficiency::block_*_cycles) on
+/// measured generated kernels (codegen/).
+struct BlockLatencyFit {
+  double step_cycles = 0;
+  double mma_step_cycles = 0;
+  double barrier_cycles = 0;
+  std::size_t fit_rows = 0;
+  std::size_t held_out_rows = 0;
+  double held_out_mape = 0;  // percent, the programs held out
+  double unpriced_mape = 0;  // percent, the same rows without the serial latency
+  std::string fitted_on;
+};
+
 struct GpuCalibrationFit {
   std::string device;
   GpuEfficiency efficiency;
   std::optional<LayerLaunchFit> layers;
+  std::optional<BlockLatencyFit> block;
   std::size_t fit_rows = 0;
   std::size_t held_out_rows = 0;
   double fit_mape = 0;

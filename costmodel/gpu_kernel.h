@@ -43,6 +43,14 @@ struct GpuEfficiency {
   // Host time to issue one kernel from an eager framework (Python, dispatcher, launch call):
   // a kernel shorter than this leaves the GPU waiting. Fitted on measured training steps.
   devices::Seconds host;
+  // A generated block program's (codegen's generic GPU path) serial latency: clock cycles
+  // per dependent step of one thread (a multiply-add of a block matmul's dot product, an
+  // element of a reduced row, one element of an elementwise op), per k-step of a warp's
+  // matrix-unit tile and per block-wide barrier. Zero where not fitted: such kernels are then
+  // priced by their throughput alone.
+  double block_step_cycles = 0;
+  double block_mma_step_cycles = 0;
+  double block_barrier_cycles = 0;
   std::string source = "uncalibrated: peak rates, no launch overhead";
 };
 
@@ -57,6 +65,7 @@ struct KernelEstimate {
   devices::Seconds ramp_down;  // the last tiles' stores, not overlapped
   devices::Seconds compute;    // arithmetic time over all waves
   devices::Seconds memory;     // HBM time of all traffic
+  devices::Seconds serial;     // a generated block program's dependent steps, waves in turn
   double flops = 0;
   double hbm_bytes = 0;
   std::int64_t tiles = 0;
@@ -70,8 +79,12 @@ struct KernelEstimate {
     return devices::Seconds{std::max((launch + ramp_up + steady + ramp_down).value, host.value)};
   }
 
-  /// "compute" or "memory": which side of the steady state binds.
-  std::string bound() const { return compute >= memory ? "compute" : "memory"; }
+  /// "compute", "memory" or "serial latency": which side of the steady state binds.
+  std::string bound() const {
+    if (serial > compute && serial > memory)
+      return "serial latency";
+    return compute >= memory ? "compute" : "memory";
+  }
 
   /// The stall of the steady state: the longer side's excess over the shorter.
   devices::Seconds stall() const { return steady - (compute < memory ? compute : memory); }

@@ -122,14 +122,15 @@ MeasuredRow read_row(RowReader& r,
     row.ranks = r.count(cell("ranks"), "ranks");
     row.ranks_per_node = r.count(cell("ranks_per_node"), "ranks_per_node");
     row.bytes = r.number(cell("bytes"), "bytes", true);
-  } else if (row.kind == "op" || row.kind == "layer") {
+  } else if (row.kind == "op" || row.kind == "layer" || row.kind == "program") {
     if (row.shape.empty())
       r.error(1, "an " + row.kind + " row needs a 'shape'");
     Cell ranks = cell("ranks");
     row.ranks = ranks.text.empty() ? 1 : r.count(ranks, "ranks");
     row.ranks_per_node = row.ranks;
   } else {
-    r.error(cell("kind").col, "unknown kind '" + row.kind + "'; expected collective, op or layer");
+    r.error(cell("kind").col,
+            "unknown kind '" + row.kind + "'; expected collective, op, layer or program");
   }
   return row;
 }

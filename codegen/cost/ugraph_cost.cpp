@@ -1,8 +1,12 @@
 #include "codegen/cost/ugraph_cost.h"
 
+#include "codegen/cost/block_latency.h"
 #include "codegen/ir/thread_fusion.h"
+#include "codegen/lower/block_program.h"
 #include "costmodel/fused_kernel.h"
 #include "devices/support/check.h"
+
+#include <algorithm>
 
 namespace yirage::codegen {
 namespace {
@@ -20,9 +24,30 @@ double vector_ops(const BlockOp& op, const std::vector<Shape>& shapes, const Sha
   return op.kind == OpKind::kMatmul ? 0 : count(out);
 }
 
+// The lowering of a µGraph that the GPU backends emit as generated block programs (the
+// generic path), whose serial latency and shared memory the model prices as lowered; nullopt
+// for a streaming GEMV, a CPU, or a device whose block latency is not fitted.
+std::optional<BlockProgram> generic_gpu_path(const KernelGraph& g,
+                                             const devices::DeviceSpec& d,
+                                             const costmodel::GpuEfficiency& eff) {
+  bool fitted =
+      eff.block_step_cycles > 0 || eff.block_mma_step_cycles > 0 || eff.block_barrier_cycles > 0;
+  bool gpu = d.backend == devices::Backend::kCuda || d.backend == devices::Backend::kHip;
+  bool custom = std::any_of(g.ops.begin(), g.ops.end(),
+                            [](const KernelOp& op) { return op.kind == OpKind::kCustom; });
+  if (!fitted || !gpu || !custom)
+    return std::nullopt;
+  BlockProgram p = lower(g);
+  if (match_gemv(p, nullptr))
+    return std::nullopt;
+  return p;
+}
+
 costmodel::FusedProgram fused_program(const BlockGraph& b,
                                       const std::vector<Shape>& in_shapes,
-                                      devices::DType dtype) {
+                                      devices::DType dtype,
+                                      const devices::DeviceSpec& d,
+                                      const LoweredBlock* lowered) {
   double bytes = devices::dtype_bytes(dtype);
   std::string why;
   std::vector<Shape> s = block_shapes(b, in_shapes, &why);
@@ -54,6 +79,13 @@ costmodel::FusedProgram fused_program(const BlockGraph& b,
   }
   p.shared_bytes = static_cast<double>(shared_memory_bytes(b, s, devices::DType::kFp16)) * bytes /
                    2;  // shared_memory_bytes counts 2-byte elements for non-accumulators
+  if (lowered != nullptr) {
+    BlockLatency l = block_latency(b, s, d.backend == devices::Backend::kCuda);
+    p.serial_steps = l.steps;
+    p.mma_steps = l.mma_steps;
+    p.barriers = l.barriers;
+    p.shared_bytes = static_cast<double>(lowered->shared_elems) * 4;  // as the backend lays it out
+  }
   return p;
 }
 
@@ -90,6 +122,7 @@ UgraphCost price_ugraph(const KernelGraph& g,
   std::vector<Shape> shapes = kernel_shapes(g, &why);
   CHECK(!shapes.empty()) << "pricing an invalid µGraph: " << why;
   UgraphCost c;
+  std::optional<BlockProgram> generic = generic_gpu_path(g, d, eff);
   std::size_t next = g.inputs.size();
   for (const KernelOp& op : g.ops) {
     std::vector<Shape> in;
@@ -97,7 +130,8 @@ UgraphCost price_ugraph(const KernelGraph& g,
       in.push_back(shapes[static_cast<std::size_t>(t)]);
     if (op.kind == OpKind::kCustom) {
       const BlockGraph& b = g.blocks[static_cast<std::size_t>(op.block)];
-      costmodel::FusedProgram p = fused_program(b, in, g.dtype);
+      const LoweredBlock* lowered = generic ? &*generic->steps[c.kernels.size()].block : nullptr;
+      costmodel::FusedProgram p = fused_program(b, in, g.dtype, d, lowered);
       p.name = "custom op " + std::to_string(c.kernels.size());
       c.kernels.push_back(costmodel::fused_kernel(d, g.dtype, eff, p));
       next += b.outputs.size();
