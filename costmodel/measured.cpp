@@ -248,4 +248,32 @@ std::vector<bool> fit_split(const MeasuredFile& file, double min_bytes) {
   return out;
 }
 
+std::vector<DeviceRow> device_rows(const std::vector<MeasuredFile>& files,
+                                   const std::string& kind,
+                                   const std::string& device,
+                                   const devices::DeviceRegistry& registry) {
+  std::vector<DeviceRow> out;
+  for (const MeasuredFile& file : files) {
+    std::vector<bool> split = fit_split(file, 0);
+    for (std::size_t i = 0; i < file.rows.size(); ++i) {
+      const devices::DeviceSpec* d = registry.find(file.rows[i].device);
+      if (file.rows[i].kind == kind && d != nullptr && d->name == device)
+        out.push_back({&file, &file.rows[i], d, split[i]});
+    }
+  }
+  return out;
+}
+
+std::string file_list(const std::vector<const MeasuredFile*>& rows) {
+  std::vector<const MeasuredFile*> seen;
+  std::string out;
+  for (const MeasuredFile* f : rows) {
+    if (std::find(seen.begin(), seen.end(), f) != seen.end())
+      continue;
+    seen.push_back(f);
+    out += (out.empty() ? "" : ", ") + f->path;
+  }
+  return out;
+}
+
 }  // namespace yirage::costmodel

@@ -2,6 +2,7 @@
 // and calibration of the models.
 #pragma once
 
+#include "devices/registry.h"
 #include "devices/support/diagnostics.h"
 
 #include <cstdint>
@@ -43,6 +44,24 @@ MeasuredFile load_measured(const std::filesystem::path& path);
 /// `min_bytes` or spanning nodes take no part (false). `validate --held-out` prices the
 /// others.
 std::vector<bool> fit_split(const MeasuredFile& file, double min_bytes);
+
+/// A measured row of one device type, with its file and its calibration split.
+struct DeviceRow {
+  const MeasuredFile* file;
+  const MeasuredRow* row;
+  const devices::DeviceSpec* device;
+  bool fit;  // fit_split's (no minimum size)
+};
+
+/// The rows of `kind` measured on the device type named `device` (a registry name; rows may
+/// use aliases), in file order.
+std::vector<DeviceRow> device_rows(const std::vector<MeasuredFile>& files,
+                                   const std::string& kind,
+                                   const std::string& device,
+                                   const devices::DeviceRegistry& registry);
+
+/// "a, b": the files of `rows`, each once, in the order they first appear.
+std::string file_list(const std::vector<const MeasuredFile*>& rows);
 
 /// Parses text as the contents of `path`.
 MeasuredFile parse_measured(const std::string& path, const std::string& text);

@@ -150,28 +150,21 @@ void fit_graph_launch(const std::vector<costmodel::MeasuredFile>& files,
     };
 
     std::vector<Sample> samples;
-    std::vector<std::string> sources;
-    for (const costmodel::MeasuredFile& file : files) {
-      std::vector<bool> split = costmodel::fit_split(file, 0);
-      for (std::size_t i = 0; i < file.rows.size(); ++i) {
-        const costmodel::MeasuredRow& row = file.rows[i];
-        const devices::DeviceSpec* d = registry.find(row.device);
-        if (row.kind != "layer" || d == nullptr || d->name != f.device)
-          continue;
-        // The model is linear in the launch overhead: time = base + kernels x launch.
-        costmodel::GpuEfficiency eff = f.efficiency;
-        eff.graph_launch = devices::Seconds{};
-        std::string why;
-        std::optional<Priced> base = price_row(row, registry, models, calibrations, eff, &why);
-        eff.graph_launch = devices::Seconds{1e-6};
-        std::optional<Priced> one = price_row(row, registry, models, calibrations, eff, &why);
-        if (!base || !one)
-          continue;
-        samples.push_back(
-            {row.time_s, base->seconds, (one->seconds - base->seconds) / 1e-6, split[i]});
-        if (std::find(sources.begin(), sources.end(), file.path) == sources.end())
-          sources.push_back(file.path);
-      }
+    std::vector<const costmodel::MeasuredFile*> used;
+    for (const costmodel::DeviceRow& r :
+         costmodel::device_rows(files, "layer", f.device, registry)) {
+      // The model is linear in the launch overhead: time = base + kernels x launch.
+      costmodel::GpuEfficiency eff = f.efficiency;
+      eff.graph_launch = devices::Seconds{};
+      std::string why;
+      std::optional<Priced> base = price_row(*r.row, registry, models, calibrations, eff, &why);
+      eff.graph_launch = devices::Seconds{1e-6};
+      std::optional<Priced> one = price_row(*r.row, registry, models, calibrations, eff, &why);
+      if (!base || !one)
+        continue;
+      samples.push_back(
+          {r.row->time_s, base->seconds, (one->seconds - base->seconds) / 1e-6, r.fit});
+      used.push_back(r.file);
     }
     if (samples.empty())
       continue;
@@ -194,10 +187,9 @@ void fit_graph_launch(const std::vector<costmodel::MeasuredFile>& files,
       }
     }
     lf.held_out_mape = lf.held_out_rows > 0 ? 100 * err / static_cast<double>(lf.held_out_rows) : 0;
-    for (const std::string& s : sources)
-      lf.fitted_on += (lf.fitted_on.empty() ? "" : ", ") + s;
-    lf.fitted_on += " (layer rows alternating by size: " + std::to_string(lf.fit_rows) +
-                    " fitted, " + std::to_string(lf.held_out_rows) + " held out)";
+    lf.fitted_on = costmodel::file_list(used) +
+                   " (layer rows alternating by size: " + std::to_string(lf.fit_rows) +
+                   " fitted, " + std::to_string(lf.held_out_rows) + " held out)";
     f.efficiency.graph_launch = lf.graph_launch;
     f.layers = lf;
   }

@@ -171,21 +171,15 @@ void fit_block_latency(const std::vector<costmodel::MeasuredFile>& files,
                        std::vector<costmodel::GpuCalibrationFit>& fits) {
   for (costmodel::GpuCalibrationFit& f : fits) {
     std::vector<Sample> samples;
-    std::vector<std::string> sources;
-    for (const costmodel::MeasuredFile& file : files) {
-      std::vector<bool> split = costmodel::fit_split(file, 0);
-      for (std::size_t i = 0; i < file.rows.size(); ++i) {
-        const costmodel::MeasuredRow& row = file.rows[i];
-        const devices::DeviceSpec* d = registry.find(row.device);
-        if (row.kind != "program" || d == nullptr || d->name != f.device)
-          continue;
-        Sample s = sample(program_ugraph(file, row), *d, f.efficiency, row.time_s, split[i]);
-        if (!s.generic)
-          continue;
-        samples.push_back(std::move(s));
-        if (std::find(sources.begin(), sources.end(), file.path) == sources.end())
-          sources.push_back(file.path);
-      }
+    std::vector<const costmodel::MeasuredFile*> used;
+    for (const costmodel::DeviceRow& r :
+         costmodel::device_rows(files, "program", f.device, registry)) {
+      Sample s =
+          sample(program_ugraph(*r.file, *r.row), *r.device, f.efficiency, r.row->time_s, r.fit);
+      if (!s.generic)
+        continue;
+      samples.push_back(std::move(s));
+      used.push_back(r.file);
     }
     auto fitted = static_cast<std::size_t>(
         std::count_if(samples.begin(), samples.end(), [](const Sample& s) { return s.fit; }));
@@ -200,10 +194,7 @@ void fit_block_latency(const std::vector<costmodel::MeasuredFile>& files,
     best.held_out_rows = samples.size() - fitted;
     best.held_out_mape = mape(samples, false, c);
     best.unpriced_mape = mape(samples, false, {});
-    std::string on;
-    for (const std::string& p : sources)
-      on += (on.empty() ? "" : ", ") + p;
-    best.fitted_on = on +
+    best.fitted_on = costmodel::file_list(used) +
                      " (rows with a generated block program, alternating by size within "
                      "each program: " +
                      std::to_string(fitted) + " fitted, " + std::to_string(best.held_out_rows) +
