@@ -54,9 +54,7 @@ Sample sample(const KernelGraph& g,
               const costmodel::GpuEfficiency& eff,
               double measured,
               bool fit) {
-  // Tiny cycle counts switch the lowering's pricing on without moving the floor.
-  constexpr double kUnit = 1e-9;
-  std::vector<costmodel::KernelEstimate> floor = priced(g, d, eff, {kUnit, kUnit, kUnit});
+  std::vector<costmodel::KernelEstimate> floor = priced(g, d, eff, {});
   std::vector<costmodel::KernelEstimate> step = priced(g, d, eff, {1, 0, 0});
   std::vector<costmodel::KernelEstimate> mma = priced(g, d, eff, {0, 1, 0});
   std::vector<costmodel::KernelEstimate> barrier = priced(g, d, eff, {0, 0, 1});

@@ -25,17 +25,14 @@ double vector_ops(const BlockOp& op, const std::vector<Shape>& shapes, const Sha
 }
 
 // The lowering of a µGraph that the GPU backends emit as generated block programs (the
-// generic path), whose serial latency and shared memory the model prices as lowered; nullopt
-// for a streaming GEMV, a CPU, or a device whose block latency is not fitted.
-std::optional<BlockProgram> generic_gpu_path(const KernelGraph& g,
-                                             const devices::DeviceSpec& d,
-                                             const costmodel::GpuEfficiency& eff) {
-  bool fitted =
-      eff.block_step_cycles > 0 || eff.block_mma_step_cycles > 0 || eff.block_barrier_cycles > 0;
+// generic path), whose shared memory and serial latency the model prices as lowered (the
+// latency at the device's fitted cycles, none where they are not fitted); nullopt for a
+// streaming GEMV or a CPU.
+std::optional<BlockProgram> generic_gpu_path(const KernelGraph& g, const devices::DeviceSpec& d) {
   bool gpu = d.backend == devices::Backend::kCuda || d.backend == devices::Backend::kHip;
   bool custom = std::any_of(g.ops.begin(), g.ops.end(),
                             [](const KernelOp& op) { return op.kind == OpKind::kCustom; });
-  if (!fitted || !gpu || !custom)
+  if (!gpu || !custom)
     return std::nullopt;
   BlockProgram p = lower(g);
   if (match_gemv(p, nullptr))
@@ -122,7 +119,7 @@ UgraphCost price_ugraph(const KernelGraph& g,
   std::vector<Shape> shapes = kernel_shapes(g, &why);
   CHECK(!shapes.empty()) << "pricing an invalid µGraph: " << why;
   UgraphCost c;
-  std::optional<BlockProgram> generic = generic_gpu_path(g, d, eff);
+  std::optional<BlockProgram> generic = generic_gpu_path(g, d);
   std::size_t next = g.inputs.size();
   for (const KernelOp& op : g.ops) {
     std::vector<Shape> in;
