@@ -40,6 +40,34 @@ std::string prelude_gpu(Backend b);
 /// The C type of kernel tensor `t` in the generated code (inputs, outputs, intermediates).
 std::string tensor_type(const BlockProgram& p, int t);
 
+// Library matmuls on CUDA call cuBLAS (cublas_step.cpp).
+bool uses_cublas(const LoweredStep& s, Backend b);
+std::string cublas_prelude();
+/// Blocks for one thread an element of a grid-wide loop: at most 4096 (the threads then loop).
+std::int64_t grid_blocks(std::int64_t threads);
+/// A cuBLAS matmul in fp32 (TF32) splits K when its output has few 64 x 64 tiles: into the most
+/// slices (a power of two dividing K) that keep the batch within kSplitTiles tiles and each slice
+/// at least kMinSliceK long (GQA decode's P V, 8 tiles of K = 4096: 16 slices of 256).
+inline constexpr std::int64_t kSplitTiles = 132;
+inline constexpr std::int64_t kMinSliceK = 256;
+std::int64_t cublas_slices(const BlockProgram& p, const LoweredStep& s, Backend b);
+
+/// A cuBLAS matmul's fp32 buffers in the workspace (byte offsets, -1 if none): its widened
+/// operand, its result before narrowing, or its K slices' products.
+struct CublasBuffers {
+  std::int64_t operand = -1, result = -1, parts = -1;
+};
+
+/// The buffers of step s, taken from the workspace at `at` (advanced, 256-byte aligned).
+CublasBuffers cublas_buffers(const BlockProgram& p,
+                             const LoweredStep& s,
+                             Backend b,
+                             std::int64_t& at);
+/// The launcher's lines for library matmul step i: the widened operand, the call (split or
+/// not), the narrowed result or the slices' sum.
+void emit_cublas_step(
+    CodeWriter& w, const BlockProgram& p, std::size_t i, CublasBuffers at, Backend b);
+
 /// The body of one thread block of `step` (its grid coordinates in bx, by, bz; the kernel
 /// tensors in variables k0, k1, ...; shared memory in `smem`).
 void emit_block_body(CodeWriter& w, const BlockProgram& p, const LoweredStep& step, Backend b);

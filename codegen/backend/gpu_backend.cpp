@@ -49,96 +49,6 @@ void emit_kernel(CodeWriter& w, const BlockProgram& p, std::size_t i, Backend b)
   w.close();
 }
 
-// Library matmuls on CUDA go to cuBLAS; the launcher calls yr_gemm in place of a kernel.
-bool uses_cublas(const LoweredStep& s, Backend b) {
-  return b == Backend::kCuda && !s.block && s.op.kind == OpKind::kMatmul;
-}
-
-// The operand (0 or 1) of a cuBLAS matmul that is fp16 while the other is fp32, or -1: it is
-// widened to fp32 in the workspace first (cuBLAS multiplies operands of one type).
-int widened_operand(const BlockProgram& p, const LoweredStep& s, Backend b) {
-  if (!uses_cublas(s, b))
-    return -1;
-  bool f0 = tensor_type(p, s.op.in[0]) == "float", f1 = tensor_type(p, s.op.in[1]) == "float";
-  return f0 == f1 ? -1 : f0 ? 1 : 0;
-}
-
-// Whether a cuBLAS matmul multiplies in fp32 (an operand is fp32) into an fp16 tensor: cuBLAS
-// then writes an fp32 buffer that yr_convert narrows (fp32 operands give only fp32 results).
-bool narrowed_result(const BlockProgram& p, const LoweredStep& s, Backend b) {
-  return uses_cublas(s, b) && tensor_type(p, s.out[0]) != "float" &&
-         (tensor_type(p, s.op.in[0]) == "float" || tensor_type(p, s.op.in[1]) == "float");
-}
-
-const char* kCublas = R"CU(#include <cublas_v2.h>
-
-// Library matmuls call cuBLAS (link with -lcublas): row-major C = A B is column-major
-// C^T = B^T A^T. The handle is made on the first call, so call once before a CUDA-graph
-// capture. Returns 0, or 1000 + the cuBLAS status.
-static int yr_gemm(const void* a, cudaDataType ta, long sa, const void* b, cudaDataType tb,
-                   long sb, void* c, cudaDataType tc, long batch, long m, long k, long n,
-                   cudaStream_t stream) {
-  static cublasHandle_t handle = nullptr;
-  if (handle == nullptr) {
-    cublasStatus_t made = cublasCreate(&handle);
-    if (made != CUBLAS_STATUS_SUCCESS) {
-      handle = nullptr;
-      return 1000 + (int)made;
-    }
-  }
-  cublasSetStream(handle, stream);
-  const float one = 1.0f, zero = 0.0f;
-  // fp32 operands go through the tensor cores in TF32 (fp32 range, fp16's 10-bit mantissa,
-  // fp32 sums): cuBLAS's fp32 kernel for a long K and few tiles (GQA's P V: 2 x 256 x 4096 x
-  // 64) ran 87 us on an H100 where its fp16 kernel runs 5 us.
-  cublasComputeType_t compute =
-      ta == CUDA_R_32F ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-  cublasStatus_t st = cublasGemmStridedBatchedEx(
-      handle, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m, (int)k, &one, b, tb, (int)n, sb, a, ta,
-      (int)k, sa, &zero, c, tc, (int)n, m * n, (int)batch, compute, CUBLAS_GEMM_DEFAULT);
-  return st == CUBLAS_STATUS_SUCCESS ? 0 : 1000 + (int)st;
-}
-
-// An fp16 operand widened to fp32 for a cuBLAS matmul whose other operand is fp32, or an
-// fp32 result narrowed to its fp16 tensor.
-template <class O, class A>
-__global__ void __launch_bounds__(256) yr_convert(const A* __restrict__ src, O* __restrict__ dst, long n) {
-  for (long e = YR_GTID; e < n; e += YR_GNT) dst[e] = yr_to<O>(yr_f(src[e]));
-}
-)CU";
-
-std::string cuda_type(const BlockProgram& p, int t) {
-  return tensor_type(p, t) == "float" ? "CUDA_R_32F" : "CUDA_R_16F";
-}
-
-// The launcher's cuBLAS call for library matmul step i (batch strides 0 for an operand
-// without the batch dims); a widened operand is read from w<i>.
-std::string cublas_call(const BlockProgram& p, const LoweredStep& s, std::size_t i, Backend b) {
-  const Shape& a = p.shapes[static_cast<std::size_t>(s.op.in[0])];
-  const Shape& bm = p.shapes[static_cast<std::size_t>(s.op.in[1])];
-  const Shape& c = p.shapes[static_cast<std::size_t>(s.out[0])];
-  std::int64_t m = a[a.size() - 2], k = a.back(), n = bm.back(), batch = elements(c) / (m * n);
-  std::int64_t sa = elements(a) == m * k ? 0 : m * k, sb = elements(bm) == k * n ? 0 : k * n;
-  int wide = widened_operand(p, s, b);
-  auto arg = [&](int j) {
-    int t = s.op.in[static_cast<std::size_t>(j)];
-    return j == wide ? "w" + std::to_string(i) + ", CUDA_R_32F"
-                     : "k" + std::to_string(t) + ", " + cuda_type(p, t);
-  };
-  std::string out = narrowed_result(p, s, b)
-                        ? "r" + std::to_string(i) + ", CUDA_R_32F"
-                        : "k" + std::to_string(s.out[0]) + ", " + cuda_type(p, s.out[0]);
-  return "if (int rc = yr_gemm(" + arg(0) + ", " + std::to_string(sa) + "L, " + arg(1) + ", " +
-         std::to_string(sb) + "L, " + out + ", " + std::to_string(batch) + "L, " +
-         std::to_string(m) + "L, " + std::to_string(k) + "L, " + std::to_string(n) +
-         "L, stream)) return rc;  // matmul -> " + shape_text(c) + " (cuBLAS)";
-}
-
-// Blocks for one thread an element of a grid-wide loop: at most 4096 (the threads then loop).
-std::int64_t grid_blocks(std::int64_t threads) {
-  return std::clamp<std::int64_t>((threads + kBlockThreads - 1) / kBlockThreads, 1, 4096);
-}
-
 // Blocks of a library op's grid: one thread an output element, or 64 (a wavefront) a row of
 // a reduction over the last dim.
 
@@ -146,12 +56,6 @@ std::int64_t library_blocks(const BlockProgram& p, const LoweredStep& s) {
   std::int64_t n = elements(p.shapes[static_cast<std::size_t>(s.out[0])]);
   return grid_blocks(library_reduces_rows(p, s) ? n * 64 : n);
 }
-
-// A cuBLAS matmul's fp32 buffers in the workspace (byte offsets, -1 if none): its widened
-// operand and its result before narrowing.
-struct CublasBuffers {
-  std::int64_t operand = -1, result = -1;
-};
 
 // Bytes of the workspace: every intermediate kernel tensor (fp32), then each cuBLAS step's
 // buffers, 256-byte aligned.
@@ -169,47 +73,11 @@ std::vector<std::int64_t> workspace_offsets(const BlockProgram& p,
   for (std::size_t t = p.graph.inputs.size(); t < p.shapes.size(); ++t)
     if (tensor_type(p, static_cast<int>(t)) == "float")
       off[t] = take(static_cast<int>(t));
-  cublas->assign(p.steps.size(), CublasBuffers{});
-  for (std::size_t i = 0; i < p.steps.size(); ++i) {
-    const LoweredStep& s = p.steps[i];
-    if (int j = widened_operand(p, s, b); j >= 0)
-      (*cublas)[i].operand = take(s.op.in[static_cast<std::size_t>(j)]);
-    if (narrowed_result(p, s, b))
-      (*cublas)[i].result = take(s.out[0]);
-  }
+  cublas->clear();
+  for (const LoweredStep& s : p.steps)
+    cublas->push_back(cublas_buffers(p, s, b, at));
   *total = at;
   return off;
-}
-
-// A yr_convert launch over tensor t's elements, from src to dst.
-std::string convert_launch(const BlockProgram& p,
-                           int t,
-                           const std::string& src,
-                           const std::string& dst) {
-  std::int64_t n = elements(p.shapes[static_cast<std::size_t>(t)]);
-  return "yr_convert<<<dim3(" + std::to_string(grid_blocks(n)) + "), " +
-         std::to_string(kBlockThreads) + ", 0, stream>>>(" + src + ", " + dst + ", " +
-         std::to_string(n) + "L);";
-}
-
-// The launcher's lines for library matmul step i on cuBLAS: the widened operand, the call,
-// the narrowed result.
-void emit_cublas_step(
-    CodeWriter& w, const BlockProgram& p, std::size_t i, CublasBuffers at, Backend b) {
-  const LoweredStep& s = p.steps[i];
-  std::string id = std::to_string(i);
-  if (at.operand >= 0) {
-    int t = s.op.in[static_cast<std::size_t>(widened_operand(p, s, b))];
-    w.line("float* w" + id + " = reinterpret_cast<float*>(ws + " + std::to_string(at.operand) +
-           ");  // k" + std::to_string(t) + " in fp32");
-    w.line(convert_launch(p, t, "k" + std::to_string(t), "w" + id));
-  }
-  if (at.result >= 0)
-    w.line("float* r" + id + " = reinterpret_cast<float*>(ws + " + std::to_string(at.result) +
-           ");  // k" + std::to_string(s.out[0]) + " in fp32");
-  w.line(cublas_call(p, s, i, b));
-  if (at.result >= 0)
-    w.line(convert_launch(p, s.out[0], "r" + id, "k" + std::to_string(s.out[0])));
 }
 
 void emit_tensor_bindings(CodeWriter& w, const BlockProgram& p) {
@@ -290,7 +158,7 @@ KernelSource emit_kernels(const BlockProgram& p, Backend b) {
     for (const LoweredStep& s : p.steps)
       cublas = cublas || uses_cublas(s, b);
     if (cublas)
-      w.raw(kCublas);
+      w.raw(cublas_prelude());
     for (std::size_t i = 0; i < p.steps.size(); ++i)
       if (!uses_cublas(p.steps[i], b))
         emit_kernel(w, p, i, b);

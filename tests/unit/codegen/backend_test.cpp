@@ -373,21 +373,47 @@ TEST(GpuBackend, LibraryOpsRunOverTheGridAndCudaMatmulsCallCublas) {
 }
 
 // cuBLAS multiplies operands of one type and gives fp32 products only in fp32: QK-norm
-// attention's last matmul (fp32 probabilities x fp16 V into the fp16 output) widens V first and
-// narrows the product after.
+// attention's last matmul (fp32 probabilities x fp16 V into the fp16 output) widens V first;
+// its K = 4096 over 8 output tiles is split into 16 slices whose fp32 parts are summed into the
+// fp16 output.
 TEST(GpuBackend, MixedTypeMatmulsAreWidenedForCublasAndNarrowedAfter) {
   Program p = load_program(devices::data_dir() / "programs" / "qknorm_attention.yaml");
   std::string cuda = emit_kernels(lower(p.graph), Backend::kCuda).text;
   EXPECT_NE(cuda.find("yr_convert<<<dim3(2048), 256, 0, stream>>>(k2, w8, 524288L);"),
             std::string::npos);
-  EXPECT_NE(cuda.find("yr_gemm(k10, CUDA_R_32F, 1048576L, w8, CUDA_R_32F, 262144L, r8, "
-                      "CUDA_R_32F, 2L, 256L, 4096L, 64L, stream)"),
+  EXPECT_NE(cuda.find("yr_gemm_slices(k10, CUDA_R_32F, 1048576L, w8, CUDA_R_32F, 262144L, p8, "
+                      "2L, 256L, 4096L, 64L, 16L, stream)"),
             std::string::npos);
-  EXPECT_NE(cuda.find("yr_convert<<<dim3(128), 256, 0, stream>>>(r8, k11, 32768L);"),
+  EXPECT_NE(cuda.find("yr_sum_slices<<<dim3(128), 256, 0, stream>>>(p8, k11, 32768L, 16384L, "
+                      "16L);"),
             std::string::npos);
   EXPECT_EQ(cuda.find("yr_matmul(k"), std::string::npos);  // no generated matmul is left
-  // The workspace holds the fp32 intermediates, V in fp32 (2 MiB) and the fp32 product.
-  EXPECT_NE(cuda.find("_workspace_bytes() { return 29659136L; }"), std::string::npos);
+  // The workspace holds the fp32 intermediates, V in fp32 (2 MiB) and 16 slices' parts (2 MiB).
+  EXPECT_NE(cuda.find("_workspace_bytes() { return 31625216L; }"), std::string::npos);
+  // Its first matmul (K = 64) and fp16 ones are not split.
+  EXPECT_NE(cuda.find("yr_gemm(k4, CUDA_R_32F, 16384L, k6, CUDA_R_32F, 262144L, k7, CUDA_R_32F, "
+                      "2L, 256L, 64L, 4096L, stream)"),
+            std::string::npos);
+  std::string gemm_ln =
+      emit_kernels(
+          lower(load_program(devices::data_dir() / "programs" / "gemm_layernorm.yaml").graph),
+          Backend::kCuda)
+          .text;
+  EXPECT_EQ(gemm_ln.find("yr_gemm_slices(k"), std::string::npos);
+}
+
+// An fp32 product of a short K bound for an fp16 tensor is narrowed after (LoRA at 64 rows:
+// X[64, 256] widened, times W + A B in fp32).
+TEST(GpuBackend, AnFp32ProductForAnFp16OutputIsNarrowed) {
+  fs::path f =
+      devices::data_dir() / "benchmarks" / "H100-SXM" / "ugraphs" / "lora_m64_serial.ugraph.json";
+  std::string cuda =
+      emit_kernels(lower(ugraph_from_json(read(f), f.string())), Backend::kCuda).text;
+  EXPECT_NE(cuda.find("yr_gemm(w1, CUDA_R_32F, 0L, k4, CUDA_R_32F, 0L, r1, CUDA_R_32F, 1L, 64L, "
+                      "256L, 4096L, stream)"),
+            std::string::npos);
+  EXPECT_NE(cuda.find("yr_convert<<<dim3(1024), 256, 0, stream>>>(r1, k5, 262144L);"),
+            std::string::npos);
 }
 
 }  // namespace

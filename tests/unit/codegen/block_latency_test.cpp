@@ -89,7 +89,7 @@ TEST(GpuBackend, AnOpAfterAnAccumulatorWaitsForIt) {
 
 TEST(GpuBackend, Fp32CublasMatmulsRunInTf32) {
   std::string cuda = emit_kernels(lower(measured_ugraph("gqa_library")), Backend::kCuda).text;
-  EXPECT_NE(cuda.find("ta == CUDA_R_32F ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F"),
+  EXPECT_NE(cuda.find("t == CUDA_R_32F ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F"),
             std::string::npos);
 }
 
