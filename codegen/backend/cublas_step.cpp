@@ -147,8 +147,10 @@ std::int64_t grid_blocks(std::int64_t threads) {
 std::int64_t cublas_slices(const BlockProgram& p, const LoweredStep& s, Backend b) {
   // cuBLAS's fp16 kernels split K themselves (GEMM+LayerNorm's ran 4.5 us on an H100); its
   // TF32 kernel for GQA decode's P V ran 24.3 us without a split.
+  if (!uses_cublas(s, b))
+    return 1;  // not a matmul: it has no second operand
   bool fp32 = tensor_type(p, s.op.in[0]) == "float" || tensor_type(p, s.op.in[1]) == "float";
-  if (!uses_cublas(s, b) || !fp32)
+  if (!fp32)
     return 1;
   Dims d = dims(p, s);
   std::int64_t tiles = d.batch * ((d.m + 63) / 64) * ((d.n + 63) / 64);
