@@ -239,7 +239,8 @@ def main():
         f.write("kind,op,device,shape,dtype,kernel_s,kernel_direct_s,eager_s,graph_s,"
                 "speedup_eager,speedup_graph,weight_gbps,err,torch_err,correct,stat\n")
         for r in rows:
-            shape = "X[%d,%d]xW[%d,%d]%s" % (r["m"], r["k"], r["k"], r["n"],
+            # Dims joined by 'x', so that the field holds no comma.
+            shape = "X[%dx%d]xW[%dx%d]%s" % (r["m"], r["k"], r["k"], r["n"],
                                              "x2" if r["program"] == "gated_mlp" else "")
             f.write("kernel,%s,%s,%s,fp16,%.4e,%.4e,%.4e,%.4e,%.3f,%.3f,%.0f,%.2e,%.2e,%s,median\n" % (
                 r["program"], props.name.replace(",", " "), shape, r["kernel"],

@@ -107,6 +107,8 @@ void emit_gemv_direct_helpers(CodeWriter& w);
 /// yr_arrive: a K slice's acq_rel count at its tile's counter (CUDA or HIP).
 void emit_gemv_arrive_helper(CodeWriter& w, Backend b);
 void emit_gemv_direct_kernel(CodeWriter& w, const GemvForm& f, const std::string& name);
+/// yr_grid_wait and yr_launch_dependents: Hopper's programmatic dependent launch (CUDA).
+void emit_pdl_helpers(CodeWriter& w);
 void emit_gemv_mma_constants(CodeWriter& w, const GemvForm& f);
 void emit_gemv_mma_step(CodeWriter& w);
 void emit_gemv_mma_body(CodeWriter& w, const GemvForm& f);

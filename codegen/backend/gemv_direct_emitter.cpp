@@ -26,14 +26,14 @@ namespace yirage::codegen {
 
 namespace {
 
-const char* kDirectHelpers = R"CU(
+const char* kPdlHelpers = R"CU(
 #ifndef YR_PDL
 #define YR_PDL 1  // programmatic dependent launch on sm_90 (0: a plain launch)
 #endif
-// Hopper's programmatic dependent launch: the next kernel in the stream may start as soon as
-// every block here has begun, and waits (yr_grid_wait) for this one to finish before it reads
-// or writes anything that this one touches. No-ops before sm_90 and without the launch
-// attribute (the launcher sets it on sm_90 devices).
+// Hopper's programmatic dependent launch: the next kernel in the stream may start once every
+// block here has called yr_launch_dependents (or exited), and waits (yr_grid_wait) for this
+// one to finish before it reads or writes anything that this one touches. No-ops before
+// sm_90 and without the launch attribute (the launcher sets it on sm_90 devices).
 YR_DEV void yr_grid_wait() {
 #if YR_PDL && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
@@ -44,7 +44,9 @@ YR_DEV void yr_launch_dependents() {
   asm volatile("griddepcontrol.launch_dependents;");
 #endif
 }
-// Weights are read once: past L1, as the bandwidth probe reads.
+)CU";
+
+const char* kDirectHelpers = R"CU(// Weights are read once: past L1, as the bandwidth probe reads.
 YR_DEV uint4 yr_stream_load(const __half* p) {
   uint4 v;
   asm("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
@@ -338,6 +340,10 @@ Tiling choose_tiling(const GemvForm& f) {
 
 }  // namespace
 
+void emit_pdl_helpers(CodeWriter& w) {
+  w.raw(kPdlHelpers);
+}
+
 bool gemv_uses_direct(const GemvForm& f, Backend b) {
   // Two weights (gated MLP) stream faster through the shared-memory ring of
   // gemv_mma_emitter.cpp: 78.9 us against 81.8 us at best here (kernel_tuning_direct.csv).
@@ -385,6 +391,7 @@ void emit_gemv_direct_constants(CodeWriter& w, const GemvForm& f) {
 
 void emit_gemv_direct_helpers(CodeWriter& w) {
   emit_gemv_arrive_helper(w, Backend::kCuda);
+  emit_pdl_helpers(w);
   w.raw(kDirectHelpers);
 }
 

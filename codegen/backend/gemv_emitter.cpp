@@ -307,8 +307,10 @@ void emit_gemv(CodeWriter& w, const BlockProgram& p, Backend b) {
   else
     emit_constants(w, f);
   emit_gemv_helpers(w, b);
-  if (mma)
+  if (mma) {
+    emit_pdl_helpers(w);
     emit_gemv_mma_step(w);
+  }
   emit_epilogue(w, p, name);
   std::string wparams;
   for (std::size_t i = 0; i < f.weight_inputs.size(); ++i)
@@ -325,7 +327,7 @@ void emit_gemv(CodeWriter& w, const BlockProgram& p, Backend b) {
   emit_finish(w, name);
   w.close();
   w.line("");
-  emit_gemv_launcher(w, f, name, b, "256");
+  emit_gemv_launcher(w, f, name, b, "256", mma);
 }
 
 void emit_gemv_launcher(CodeWriter& w,

@@ -122,8 +122,9 @@ const char* kMmaBody = R"MMA(  extern __shared__ float4 smem4[];
 #pragma unroll
   for (int i = 0; i < NW; ++i) wsrc[i] += (kbase + r0) * N + nbase + q * 8;
   const int wdst = r0 * NB + ((q ^ (r0 & 7)) * 8);  // (r0 + 32 p) & 7 == r0 & 7
-  // Chunk c (rows kbase + c SR ..) into slot c % STAGES, as one commit group (empty past the end).
-  auto load = [&](int c) {
+  // Chunk c (rows kbase + c SR ..) into slot c % STAGES: its weights, then X's columns and
+  // the commit that makes them one group (empty past the end).
+  auto load_w = [&](int c) {
     if (c < CHUNKS) {
       __half* slot = ring + (c % STAGES) * SLOT;
 #pragma unroll
@@ -131,13 +132,23 @@ const char* kMmaBody = R"MMA(  extern __shared__ float4 smem4[];
 #pragma unroll
         for (int p = 0; p < PASSES; ++p)
           yr_cp16(slot + (i * SR + 32 * p) * NB + wdst, wsrc[i] + ((long)c * SR + 32 * p) * N);
+    }
+  };
+  auto load_x = [&](int c) {
+    if (c < CHUNKS) {
+      __half* slot = ring + (c % STAGES) * SLOT;
       for (int e = tid * 8; e < M * SR; e += 256 * 8)  // SR is a power of two: shifts
         yr_cp16(slot + NW * SR * NB + (e / SR) * XS + e % SR,
                 x + (long)(e / SR) * K + kbase + (long)c * SR + e % SR);
     }
     asm volatile("cp.async.commit_group;\n" ::);
   };
-  for (int c = 0; c < STAGES - 1; ++c) load(c);
+  // The weights depend on no kernel before this one: the first chunks' weights are in flight
+  // before the wait for that kernel (yr_grid_wait), which X, the workspace and Y come after.
+  // The first group holds them all, the others one chunk's X each.
+  for (int c = 0; c < STAGES - 1; ++c) load_w(c);
+  yr_grid_wait();
+  for (int c = 0; c < STAGES - 1; ++c) load_x(c);
   // Two accumulator sets, even and odd k16 steps, so that consecutive mma do not wait on each
   // other; summed after the loop.
   float acc[NW][4], acc2[NW][4];
@@ -149,7 +160,8 @@ const char* kMmaBody = R"MMA(  extern __shared__ float4 smem4[];
   for (int c = 0; c < CHUNKS; ++c) {
     yr_wait_groups<STAGES - 2>();  // chunk c has landed
     __syncthreads();               // and every warp is done with the slot refilled next
-    load(c + STAGES - 1);
+    load_w(c + STAGES - 1);
+    load_x(c + STAGES - 1);
     const __half* slot = ring + (c % STAGES) * SLOT;
     const __half* xs = slot + NW * SR * NB;
 #pragma unroll
@@ -159,6 +171,9 @@ const char* kMmaBody = R"MMA(  extern __shared__ float4 smem4[];
     }
   }
   yr_wait_groups<0>();
+  // Only now may the next kernel start: launched at the start, its blocks would take SM room
+  // beside these (94.8 us against 78.8 for the gated MLP on H100); here 0.6 us is won.
+  yr_launch_dependents();
 #pragma unroll
   for (int i = 0; i < NW; ++i)
 #pragma unroll

@@ -268,6 +268,24 @@ YR_DEV unsigned yr_arrive(unsigned* counter) {
 YR_DEV uint4 yr_stream_load(const __half* p) { return __ldcs(reinterpret_cast<const uint4*>(p)); }
 YR_DEV float yr_load_cg(const float* p) { return __ldcg(p); }  // other SMs wrote it
 
+#ifndef YR_PDL
+#define YR_PDL 1  // programmatic dependent launch on sm_90 (0: a plain launch)
+#endif
+// Hopper's programmatic dependent launch: the next kernel in the stream may start once every
+// block here has called yr_launch_dependents (or exited), and waits (yr_grid_wait) for this
+// one to finish before it reads or writes anything that this one touches. No-ops before
+// sm_90 and without the launch attribute (the launcher sets it on sm_90 devices).
+YR_DEV void yr_grid_wait() {
+#if YR_PDL && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+YR_DEV void yr_launch_dependents() {
+#if YR_PDL && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
+
 // One k16 step of warp `warp`'s n8 tile into accumulator set `acc`: A = X[0:16, k0:k0+16]
 // (rows >= M are zero), B = the slot's weight rows k0..k0+15 at columns 8 warp..8 warp+7,
 // from ldmatrix.trans. Warp 0 also adds the squares of its A fragment to `sq` (rows g and
@@ -330,8 +348,9 @@ gated_mlp_gemv(const __half* __restrict__ x, const __half* __restrict__ w0, cons
 #pragma unroll
   for (int i = 0; i < NW; ++i) wsrc[i] += (kbase + r0) * N + nbase + q * 8;
   const int wdst = r0 * NB + ((q ^ (r0 & 7)) * 8);  // (r0 + 32 p) & 7 == r0 & 7
-  // Chunk c (rows kbase + c SR ..) into slot c % STAGES, as one commit group (empty past the end).
-  auto load = [&](int c) {
+  // Chunk c (rows kbase + c SR ..) into slot c % STAGES: its weights, then X's columns and
+  // the commit that makes them one group (empty past the end).
+  auto load_w = [&](int c) {
     if (c < CHUNKS) {
       __half* slot = ring + (c % STAGES) * SLOT;
 #pragma unroll
@@ -339,13 +358,23 @@ gated_mlp_gemv(const __half* __restrict__ x, const __half* __restrict__ w0, cons
 #pragma unroll
         for (int p = 0; p < PASSES; ++p)
           yr_cp16(slot + (i * SR + 32 * p) * NB + wdst, wsrc[i] + ((long)c * SR + 32 * p) * N);
+    }
+  };
+  auto load_x = [&](int c) {
+    if (c < CHUNKS) {
+      __half* slot = ring + (c % STAGES) * SLOT;
       for (int e = tid * 8; e < M * SR; e += 256 * 8)  // SR is a power of two: shifts
         yr_cp16(slot + NW * SR * NB + (e / SR) * XS + e % SR,
                 x + (long)(e / SR) * K + kbase + (long)c * SR + e % SR);
     }
     asm volatile("cp.async.commit_group;\n" ::);
   };
-  for (int c = 0; c < STAGES - 1; ++c) load(c);
+  // The weights depend on no kernel before this one: the first chunks' weights are in flight
+  // before the wait for that kernel (yr_grid_wait), which X, the workspace and Y come after.
+  // The first group holds them all, the others one chunk's X each.
+  for (int c = 0; c < STAGES - 1; ++c) load_w(c);
+  yr_grid_wait();
+  for (int c = 0; c < STAGES - 1; ++c) load_x(c);
   // Two accumulator sets, even and odd k16 steps, so that consecutive mma do not wait on each
   // other; summed after the loop.
   float acc[NW][4], acc2[NW][4];
@@ -357,7 +386,8 @@ gated_mlp_gemv(const __half* __restrict__ x, const __half* __restrict__ w0, cons
   for (int c = 0; c < CHUNKS; ++c) {
     yr_wait_groups<STAGES - 2>();  // chunk c has landed
     __syncthreads();               // and every warp is done with the slot refilled next
-    load(c + STAGES - 1);
+    load_w(c + STAGES - 1);
+    load_x(c + STAGES - 1);
     const __half* slot = ring + (c % STAGES) * SLOT;
     const __half* xs = slot + NW * SR * NB;
 #pragma unroll
@@ -367,6 +397,9 @@ gated_mlp_gemv(const __half* __restrict__ x, const __half* __restrict__ w0, cons
     }
   }
   yr_wait_groups<0>();
+  // Only now may the next kernel start: launched at the start, its blocks would take SM room
+  // beside these (94.8 us against 78.8 for the gated MLP on H100); here 0.6 us is won.
+  yr_launch_dependents();
 #pragma unroll
   for (int i = 0; i < NW; ++i)
 #pragma unroll
@@ -431,6 +464,27 @@ extern "C" int gated_mlp_launch(const void* const* inputs, void* const* outputs,
   unsigned* counters = reinterpret_cast<unsigned*>(squares + kSquareFloats);
   if (kSharedBytes > 48 * 1024)
     (void)cudaFuncSetAttribute(reinterpret_cast<const void*>(gated_mlp_gemv), cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes);
+#if YR_PDL
+  static int major = -1;  // the device's compute capability, read once
+  if (major < 0) {
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
+      major = 0;
+  }
+  cudaLaunchAttribute attr = {};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(N / NB, KS);
+  cfg.blockDim = dim3(256);
+  cfg.dynamicSmemBytes = kSharedBytes;
+  cfg.stream = stream;
+  cfg.attrs = &attr;
+  cfg.numAttrs = major >= 9 ? 1 : 0;
+  return static_cast<int>(cudaLaunchKernelEx(&cfg, gated_mlp_gemv, static_cast<const __half*>(inputs[0]), static_cast<const __half*>(inputs[1]), static_cast<const __half*>(inputs[2]), static_cast<__half*>(outputs[0]), partial, squares, counters));
+#else
   gated_mlp_gemv<<<dim3(N / NB, KS), 256, kSharedBytes, stream>>>(static_cast<const __half*>(inputs[0]), static_cast<const __half*>(inputs[1]), static_cast<const __half*>(inputs[2]), static_cast<__half*>(outputs[0]), partial, squares, counters);
   return static_cast<int>(cudaGetLastError());
+#endif
 }

@@ -264,10 +264,10 @@ YR_DEV unsigned yr_arrive(unsigned* counter) {
 #ifndef YR_PDL
 #define YR_PDL 1  // programmatic dependent launch on sm_90 (0: a plain launch)
 #endif
-// Hopper's programmatic dependent launch: the next kernel in the stream may start as soon as
-// every block here has begun, and waits (yr_grid_wait) for this one to finish before it reads
-// or writes anything that this one touches. No-ops before sm_90 and without the launch
-// attribute (the launcher sets it on sm_90 devices).
+// Hopper's programmatic dependent launch: the next kernel in the stream may start once every
+// block here has called yr_launch_dependents (or exited), and waits (yr_grid_wait) for this
+// one to finish before it reads or writes anything that this one touches. No-ops before
+// sm_90 and without the launch attribute (the launcher sets it on sm_90 devices).
 YR_DEV void yr_grid_wait() {
 #if YR_PDL && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
