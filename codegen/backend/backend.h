@@ -39,6 +39,9 @@ std::string prelude_gpu(Backend b);
 
 /// The C type of kernel tensor `t` in the generated code (inputs, outputs, intermediates).
 std::string tensor_type(const BlockProgram& p, int t);
+/// Whether kernel tensor t is an fp32 intermediate that some step writes (the workspace holds
+/// those; a row chain's fused tensors are written by none).
+bool is_intermediate(const BlockProgram& p, int t);
 
 // Library matmuls on CUDA call cuBLAS (cublas_step.cpp).
 bool uses_cublas(const LoweredStep& s, Backend b);
@@ -78,6 +81,10 @@ void emit_block_body(CodeWriter& w, const BlockProgram& p, const LoweredStep& st
 void emit_library_op(CodeWriter& w, const BlockProgram& p, const LoweredStep& step, bool grid);
 /// Whether a library op is a reduction over the last dim (a warp a row on a GPU).
 bool library_reduces_rows(const BlockProgram& p, const LoweredStep& step);
+/// Rows at least this long run a row chain one block a row on a GPU (shorter: a warp a row).
+inline constexpr std::int64_t kRowChainBlockLen = 512;
+/// Whether a GPU runs the row chain `step` one block a row.
+bool library_row_blocks(const LoweredStep& step);
 
 /// The schedule comment of `p` ("// launch 0: grid ...").
 void emit_schedule_comment(CodeWriter& w, const BlockProgram& p, const std::string& extra);

@@ -3,6 +3,7 @@
 // registers or shared memory, the epilogue after the loop and the savers.
 #include "codegen/backend/backend.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace yirage::codegen {
@@ -249,6 +250,14 @@ std::string tensor_type(const BlockProgram& p, int t) {
   return "float";
 }
 
+bool is_intermediate(const BlockProgram& p, int t) {
+  if (tensor_type(p, t) != "float")
+    return false;
+  return std::any_of(p.steps.begin(), p.steps.end(), [t](const LoweredStep& s) {
+    return std::find(s.out.begin(), s.out.end(), t) != s.out.end();
+  });
+}
+
 void emit_block_body(CodeWriter& w, const BlockProgram& p, const LoweredStep& s, Backend b) {
   const LoweredBlock& lb = *s.block;
   Ctx c{w, p, s, lb, b, {}};
@@ -292,6 +301,10 @@ void emit_block_body(CodeWriter& w, const BlockProgram& p, const LoweredStep& s,
   emit_saves(c);
 }
 
+bool library_row_blocks(const LoweredStep& s) {
+  return s.row && s.row->len >= kRowChainBlockLen;
+}
+
 bool library_reduces_rows(const BlockProgram& p, const LoweredStep& s) {
   if (s.block || !is_reduction(s.op.kind))
     return false;
@@ -309,6 +322,17 @@ void emit_library_op(CodeWriter& w, const BlockProgram& p, const LoweredStep& s,
   const Shape& os_ = p.shapes[static_cast<std::size_t>(out)];
   std::ostringstream os;
   std::string k = "k" + std::to_string(out);
+  if (s.row) {
+    const RowChain& c = *s.row;
+    os << (grid ? "yr_row_chain_grid(" : "yr_row_chain(")
+       << (c.ops == 3 ? op_enum(c.map) : std::string("-1")) << ", " << op_enum(c.reduce) << ", "
+       << op_enum(c.combine) << ", " << (c.row_left ? "true" : "false") << ", " << k << ", k" << c.x
+       << ", " << c.rows << "L, " << c.len << "L";
+    if (grid)
+      os << ", " << (library_row_blocks(s) ? "true" : "false");
+    w.line(os.str() + ");  // row " + row_chain_name(c) + " -> " + shape_text(os_));
+    return;
+  }
   if (is_unary(op.kind)) {
     os << "yr_unary(" << op_enum(op.kind) << ", " << k << ", k" << op.in[0] << ", " << elements(os_)
        << "L" << span << ");";

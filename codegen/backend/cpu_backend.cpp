@@ -81,8 +81,8 @@ KernelSource emit_cpu(const BlockProgram& p) {
     w.line("float* k" + std::to_string(p.graph.outputs[i]) + " = outputs[" + std::to_string(i) +
            "];");
   for (std::size_t t = p.graph.inputs.size(); t < p.shapes.size(); ++t) {
-    if (tensor_type(p, static_cast<int>(t)) != "float")
-      continue;
+    if (!is_intermediate(p, static_cast<int>(t)))
+      continue;  // an input, an output, or a row chain's tensor that no step writes
     std::string v = "k" + std::to_string(t);
     w.line("std::vector<float> " + v + "_buffer(" + std::to_string(elements(p.shapes[t])) +
            ");  // " + shape_text(p.shapes[t]));

@@ -49,16 +49,19 @@ void emit_kernel(CodeWriter& w, const BlockProgram& p, std::size_t i, Backend b)
   w.close();
 }
 
-// Blocks of a library op's grid: one thread an output element, or 64 (a wavefront) a row of
-// a reduction over the last dim.
+// Blocks of a library op's grid: one thread an output element, 64 (a wavefront) a row of a
+// reduction over the last dim or of a short row chain, one block a row of a long one.
 
 std::int64_t library_blocks(const BlockProgram& p, const LoweredStep& s) {
+  if (s.row)
+    return library_row_blocks(s) ? std::clamp<std::int64_t>(s.row->rows, 1, 4096)
+                                 : grid_blocks(s.row->rows * 64);
   std::int64_t n = elements(p.shapes[static_cast<std::size_t>(s.out[0])]);
   return grid_blocks(library_reduces_rows(p, s) ? n * 64 : n);
 }
 
-// Bytes of the workspace: every intermediate kernel tensor (fp32), then each cuBLAS step's
-// buffers, 256-byte aligned.
+// Bytes of the workspace: every intermediate kernel tensor that a step writes (fp32), then each
+// cuBLAS step's buffers, 256-byte aligned.
 std::vector<std::int64_t> workspace_offsets(const BlockProgram& p,
                                             Backend b,
                                             std::vector<CublasBuffers>* cublas,
@@ -71,7 +74,7 @@ std::vector<std::int64_t> workspace_offsets(const BlockProgram& p,
     return here;
   };
   for (std::size_t t = p.graph.inputs.size(); t < p.shapes.size(); ++t)
-    if (tensor_type(p, static_cast<int>(t)) == "float")
+    if (is_intermediate(p, static_cast<int>(t)))
       off[t] = take(static_cast<int>(t));
   cublas->clear();
   for (const LoweredStep& s : p.steps)

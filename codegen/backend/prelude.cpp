@@ -87,6 +87,34 @@ YR_DEV void yr_matmul(O* out, const A* a, const B* b, long batch, long m, long k
 
 // The step an accumulator adds for its element e: x[e] (kAccSum), or a reduction of the
 // row x[e * len .. e * len + len) for the kinds that reduce the last dim.
+// A row chain (codegen/lower/row_chain.h), one thread a row over rows t0, t0 + nt, ...:
+// y = comb(t, r) (comb(r, t) unless t_left) with t = map(x) (x where map < 0) and r the
+// reduction `red` of t's row.
+YR_DEV float yr_row_step(int red, float acc, float v) {
+  return red == kMax ? fmaxf(acc, v) : red == kRms ? acc + v * v : acc + v;
+}
+YR_DEV float yr_row_final(int red, float acc, long len) {
+  return red == kMean ? acc / (float)len : red == kRms ? sqrtf(acc / (float)len) : acc;
+}
+template <class A>
+YR_DEV float yr_row_map(int map, A v) {
+  return map < 0 ? yr_f(v) : yr_apply1(map, yr_f(v));
+}
+template <class O, class A>
+YR_DEV void yr_row_chain(int map, int red, int comb, bool t_left, O* out, const A* x, long rows,
+                         long len, long t0 = YR_TID, long nt = YR_NT) {
+  for (long r = t0; r < rows; r += nt) {
+    const A* p = x + r * len;
+    float acc = red == kMax ? yr_row_map(map, p[0]) : 0.0f;
+    for (long l = 0; l < len; ++l) acc = yr_row_step(red, acc, yr_row_map(map, p[l]));
+    acc = yr_row_final(red, acc, len);
+    for (long l = 0; l < len; ++l) {
+      const float t = yr_row_map(map, p[l]);
+      out[r * len + l] = yr_to<O>(t_left ? yr_apply2(comb, t, acc) : yr_apply2(comb, acc, t));
+    }
+  }
+}
+
 template <class A>
 YR_DEV float yr_accum_step(int kind, const A* x, long e, long len) {
   if (kind == kAccSum) return yr_f(x[e]);

@@ -86,28 +86,51 @@ costmodel::FusedProgram fused_program(const BlockGraph& b,
   return p;
 }
 
-costmodel::KernelEstimate library_kernel(const KernelOp& op,
+// Bytes per element of kernel tensor t as the generated code holds it: the program's type for
+// its inputs and outputs, fp32 for the intermediates (backend.h, tensor_type).
+double tensor_bytes(const KernelGraph& g, int t) {
+  bool io = t < static_cast<int>(g.inputs.size()) ||
+            std::find(g.outputs.begin(), g.outputs.end(), t) != g.outputs.end();
+  return io ? devices::dtype_bytes(g.dtype) : 4.0;
+}
+
+costmodel::KernelEstimate library_kernel(const KernelGraph& g,
+                                         const KernelOp& op,
                                          const std::vector<Shape>& in,
+                                         int out_tensor,
                                          const Shape& out,
                                          const devices::DeviceSpec& d,
-                                         devices::DType dtype,
                                          const costmodel::GpuEfficiency& eff) {
-  double bytes = devices::dtype_bytes(dtype);
   if (op.kind == OpKind::kMatmul) {
     const Shape& a = in[0];
     std::int64_t m = a[a.size() - 2];
     std::int64_t k = a.back();
     std::int64_t n = out.back();
-    return costmodel::gemm_kernel(d, dtype, eff, m, n, k, elements(out) / (m * n));
+    return costmodel::gemm_kernel(d, g.dtype, eff, m, n, k, elements(out) / (m * n));
   }
   double read = 0;
-  for (const Shape& s : in)
-    read += count(s) * bytes;
+  for (std::size_t i = 0; i < in.size(); ++i)
+    read += count(in[i]) * tensor_bytes(g, op.in[i]);
   std::string kind =
       is_reduction(op.kind) ? (op.kind == OpKind::kRms ? "rmsnorm" : "softmax") : "elementwise";
   double flops = is_reduction(op.kind) ? 2 * count(in[0]) : count(out);
-  return costmodel::stream_kernel(d, eff, kind, op_name(op.kind), read, count(out) * bytes, flops,
+  return costmodel::stream_kernel(d, eff, kind, op_name(op.kind), read,
+                                  count(out) * tensor_bytes(g, out_tensor), flops,
                                   is_reduction(op.kind) ? in[0].back() : 0);
+}
+
+// A row chain (row_chain.h) as the one kernel the backends emit: its input read once (a row
+// again from cache), its output written once, priced as the fitted softmax (or RMSNorm)
+// kernel: a row-wise map, reduction and combine.
+costmodel::KernelEstimate row_chain_kernel(const KernelGraph& g,
+                                           const RowChain& c,
+                                           const devices::DeviceSpec& d,
+                                           const costmodel::GpuEfficiency& eff) {
+  double n = static_cast<double>(c.rows * c.len);
+  std::string kind = c.reduce == OpKind::kRms ? "rmsnorm" : "softmax";
+  return costmodel::stream_kernel(d, eff, kind, "row " + row_chain_name(c),
+                                  n * tensor_bytes(g, c.x), n * tensor_bytes(g, c.out),
+                                  n * (c.ops + 1), c.len);
 }
 
 }  // namespace
@@ -120,8 +143,19 @@ UgraphCost price_ugraph(const KernelGraph& g,
   CHECK(!shapes.empty()) << "pricing an invalid µGraph: " << why;
   UgraphCost c;
   std::optional<BlockProgram> generic = generic_gpu_path(g, d);
+  std::vector<RowChain> chains = row_chains(g, shapes);
+  auto chain = chains.begin();
   std::size_t next = g.inputs.size();
-  for (const KernelOp& op : g.ops) {
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    const KernelOp& op = g.ops[i];
+    if (chain != chains.end() && chain->first == static_cast<int>(i)) {
+      c.kernels.push_back(row_chain_kernel(g, *chain, d, eff));  // one step, as lowered
+      c.time = c.time + c.kernels.back().time();
+      next += static_cast<std::size_t>(chain->ops);
+      i += static_cast<std::size_t>(chain->ops) - 1;
+      ++chain;
+      continue;
+    }
     std::vector<Shape> in;
     for (int t : op.in)
       in.push_back(shapes[static_cast<std::size_t>(t)]);
@@ -133,7 +167,7 @@ UgraphCost price_ugraph(const KernelGraph& g,
       c.kernels.push_back(costmodel::fused_kernel(d, g.dtype, eff, p));
       next += b.outputs.size();
     } else {
-      c.kernels.push_back(library_kernel(op, in, shapes[next], d, g.dtype, eff));
+      c.kernels.push_back(library_kernel(g, op, in, static_cast<int>(next), shapes[next], d, eff));
       ++next;
     }
     c.time = c.time + c.kernels.back().time();

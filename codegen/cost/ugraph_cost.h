@@ -1,7 +1,9 @@
 // Ranking: a µGraph priced on a target device by the cost model (costmodel/): library
-// matmuls as costmodel::gemm_kernel, other library ops as costmodel::stream_kernel,
-// graph-defined ops as costmodel::fused_kernel. No formula lives here: this file only
-// measures a µGraph (bytes, flops, blocks, iterations) and hands the numbers over.
+// matmuls as costmodel::gemm_kernel, other library ops as costmodel::stream_kernel (a row
+// chain of them, codegen/lower/row_chain.h, as one), graph-defined ops as
+// costmodel::fused_kernel, each tensor at the width the generated code holds it in. No formula
+// lives here: this file only measures a µGraph (bytes, flops, blocks, iterations) and hands the
+// numbers over.
 #pragma once
 
 #include "codegen/ir/ugraph.h"

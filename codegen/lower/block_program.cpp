@@ -115,7 +115,22 @@ BlockProgram lower(const KernelGraph& g) {
   p.shapes = kernel_shapes(g, &why);
   CHECK(!p.shapes.empty()) << "lowering an invalid µGraph: " << why;
   int next = static_cast<int>(g.inputs.size());
-  for (const KernelOp& op : g.ops) {
+  std::vector<RowChain> chains = row_chains(g, p.shapes);
+  auto chain = chains.begin();
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    const KernelOp& op = g.ops[i];
+    if (chain != chains.end() && chain->first == static_cast<int>(i)) {
+      LoweredStep s;
+      s.op = g.ops[i + static_cast<std::size_t>(chain->ops) - 1];
+      s.op.in = {chain->x};
+      s.out = {chain->out};
+      s.row = *chain;
+      p.steps.push_back(std::move(s));
+      next += chain->ops;  // library ops: one output each
+      i += static_cast<std::size_t>(chain->ops) - 1;
+      ++chain;
+      continue;
+    }
     LoweredStep s;
     s.op = op;
     std::vector<Shape> in;
@@ -138,6 +153,12 @@ std::vector<std::string> describe(const BlockProgram& p) {
     const LoweredStep& s = p.steps[i];
     std::ostringstream os;
     os << "launch " << i << ": ";
+    if (s.row) {
+      os << "library row " << row_chain_name(*s.row) << " -> " << shape_text(p.shapes[s.out[0]])
+         << " (" << s.row->rows << " rows of " << s.row->len << ")";
+      lines.push_back(os.str());
+      continue;
+    }
     if (!s.block) {
       os << "library " << op_name(s.op.kind) << " -> " << shape_text(p.shapes[s.out[0]]);
       lines.push_back(os.str());

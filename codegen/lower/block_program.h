@@ -5,10 +5,12 @@
 // storage class per accumulator (registers when each thread holds only a few elements,
 // shared memory otherwise). Every tile is row-major in its data dims; device tensors are
 // row-major and contiguous. Library ops lower to steps of their own: the CUDA backend calls
-// cuBLAS for matmuls, every other op and backend gets a generated kernel.
+// cuBLAS for matmuls, every other op and backend gets a generated kernel; a row chain
+// (row_chain.h) of library ops is one step.
 #pragma once
 
 #include "codegen/ir/ugraph.h"
+#include "codegen/lower/row_chain.h"
 
 #include <cstdint>
 #include <optional>
@@ -41,11 +43,13 @@ struct LoweredBlock {
   std::vector<Shape> outputs;         // the saved device tensors
 };
 
-/// One launch: a library op or a lowered graph-defined op.
+/// One launch: a library op, a chain of library ops fused row-wise (row_chain.h: `op` is its
+/// combine, reading only the chain's input), or a lowered graph-defined op.
 struct LoweredStep {
   KernelOp op;
   std::vector<int> out;  // kernel tensor ids written
   std::optional<LoweredBlock> block;
+  std::optional<RowChain> row;
 };
 
 /// The small-M form that the GPU backends run as a streaming GEMV: one graph-defined op

@@ -110,6 +110,34 @@ YR_DEV void yr_matmul(O* out, const A* a, const B* b, long batch, long m, long k
 
 // The step an accumulator adds for its element e: x[e] (kAccSum), or a reduction of the
 // row x[e * len .. e * len + len) for the kinds that reduce the last dim.
+// A row chain (codegen/lower/row_chain.h), one thread a row over rows t0, t0 + nt, ...:
+// y = comb(t, r) (comb(r, t) unless t_left) with t = map(x) (x where map < 0) and r the
+// reduction `red` of t's row.
+YR_DEV float yr_row_step(int red, float acc, float v) {
+  return red == kMax ? fmaxf(acc, v) : red == kRms ? acc + v * v : acc + v;
+}
+YR_DEV float yr_row_final(int red, float acc, long len) {
+  return red == kMean ? acc / (float)len : red == kRms ? sqrtf(acc / (float)len) : acc;
+}
+template <class A>
+YR_DEV float yr_row_map(int map, A v) {
+  return map < 0 ? yr_f(v) : yr_apply1(map, yr_f(v));
+}
+template <class O, class A>
+YR_DEV void yr_row_chain(int map, int red, int comb, bool t_left, O* out, const A* x, long rows,
+                         long len, long t0 = YR_TID, long nt = YR_NT) {
+  for (long r = t0; r < rows; r += nt) {
+    const A* p = x + r * len;
+    float acc = red == kMax ? yr_row_map(map, p[0]) : 0.0f;
+    for (long l = 0; l < len; ++l) acc = yr_row_step(red, acc, yr_row_map(map, p[l]));
+    acc = yr_row_final(red, acc, len);
+    for (long l = 0; l < len; ++l) {
+      const float t = yr_row_map(map, p[l]);
+      out[r * len + l] = yr_to<O>(t_left ? yr_apply2(comb, t, acc) : yr_apply2(comb, acc, t));
+    }
+  }
+}
+
 template <class A>
 YR_DEV float yr_accum_step(int kind, const A* x, long e, long len) {
   if (kind == kAccSum) return yr_f(x[e]);
@@ -151,6 +179,85 @@ YR_DEV void yr_reduce_rows(int op, O* out, const A* a, long rows, long len, long
     if (op == kMean) acc /= (float)count;
     if (op == kRms) acc = sqrtf(acc / (float)count);
     if (lane == 0) out[r] = yr_to<O>(acc);
+  }
+}
+
+// Four elements of a row from p (aligned to four elements), as floats.
+template <class A>
+YR_DEV void yr_load4(const A* p, float (&v)[4]) {
+  if constexpr (sizeof(A) == 4) {
+    const float4 f = *reinterpret_cast<const float4*>(p);
+    v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
+  } else {
+    const uint2 u = *reinterpret_cast<const uint2*>(p);
+    const A* h = reinterpret_cast<const A*>(&u);
+    for (int j = 0; j < 4; ++j) v[j] = yr_f(h[j]);
+  }
+}
+
+// Four floats to p (aligned to four elements) in one store: four scalar stores from a warp
+// would each touch every sector of its 512 bytes (twice as slow for GQA's softmax on H100).
+template <class O>
+YR_DEV void yr_store4(O* p, const float (&v)[4]) {
+  if constexpr (sizeof(O) == 4) {
+    *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
+  } else {
+    O h[4];
+    for (int j = 0; j < 4; ++j) h[j] = yr_to<O>(v[j]);
+    *reinterpret_cast<uint2*>(p) = *reinterpret_cast<const uint2*>(h);
+  }
+}
+
+// A row chain (yr_row_chain) over the grid: one block a row when block_rows (long rows), else
+// one warp a row; lanes across the row four elements at a time (len a multiple of 4), a
+// butterfly of shuffles, and a block's warps added in warp order, so that the result does
+// not depend on timing. The row is read twice, the second time mostly from cache.
+template <class O, class A>
+YR_DEV void yr_row_chain_grid(int map, int red, int comb, bool t_left, O* out, const A* x,
+                              long rows, long len, bool block_rows) {
+  __shared__ float part[32];
+  const long g = block_rows ? (long)blockDim.x : YR_WARP, lane = threadIdx.x % g;
+  const long r0 = block_rows ? (long)blockIdx.x : YR_GTID / YR_WARP;
+  const long rs = block_rows ? (long)gridDim.x : YR_GNT / YR_WARP;
+  const bool quad = len % 4 == 0;
+  for (long r = r0; r < rows; r += rs) {
+    const A* p = x + r * len;
+    float acc = red == kMax ? -INFINITY : 0.0f;
+    if (quad) {
+      for (long l = lane * 4; l < len; l += g * 4) {
+        float v[4];
+        yr_load4(p + l, v);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) acc = yr_row_step(red, acc, yr_row_map(map, v[j]));
+      }
+    } else {
+      for (long l = lane; l < len; l += g) acc = yr_row_step(red, acc, yr_row_map(map, p[l]));
+    }
+    for (int o = YR_WARP / 2; o > 0; o >>= 1) {
+      const float t = yr_shfl_xor(acc, o);
+      acc = red == kMax ? fmaxf(acc, t) : acc + t;
+    }
+    if (block_rows) {
+      if (threadIdx.x % YR_WARP == 0) part[threadIdx.x / YR_WARP] = acc;
+      __syncthreads();
+      acc = part[0];
+      for (long w = 1; w < (long)blockDim.x / YR_WARP; ++w)
+        acc = red == kMax ? fmaxf(acc, part[w]) : acc + part[w];
+      __syncthreads();  // every warp has its sum before the next row's overwrite
+    }
+    acc = yr_row_final(red, acc, len);
+    auto y = [&](float t) { return t_left ? yr_apply2(comb, t, acc) : yr_apply2(comb, acc, t); };
+    if (quad) {
+      for (long l = lane * 4; l < len; l += g * 4) {
+        float v[4];
+        yr_load4(p + l, v);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) v[j] = y(yr_row_map(map, v[j]));
+        yr_store4(out + r * len + l, v);
+      }
+    } else {
+      for (long l = lane; l < len; l += g) out[r * len + l] = yr_to<O>(y(yr_row_map(map, p[l])));
+    }
   }
 }
 

@@ -217,6 +217,77 @@ TEST(CpuBackend, AWrongMuGraphIsCaught) {
   fs::remove_all(dir);
 }
 
+// Row chains (codegen/lower/row_chain.h) are one launch each and compute what the ops did:
+// max / sub (the reduction on the right), square / mean / sub with the reduction on the left;
+// a reduction read by two ops stays a launch of its own, as do the ops after it.
+TEST(CpuBackend, RowChainsAreOneLaunchAndMatchTheReference) {
+  Program p = parse_program(R"(name: chains
+dtype: fp16
+inputs:
+  - {name: A, shape: [6, 40]}
+  - {name: B, shape: [6, 40]}
+ops:
+  - {name: M, op: max, in: [A]}
+  - {name: S, op: sub, in: [A, M]}
+  - {name: Q, op: square, in: [S]}
+  - {name: R, op: mean, in: [Q]}
+  - {name: C, op: sub, in: [R, Q]}
+  - {name: N, op: sum, in: [B]}
+  - {name: W, op: mul, in: [B, N]}
+  - {name: V, op: add, in: [W, N]}
+outputs: [C, V]
+)",
+                            "chains.yaml");
+  Case c{p, lower(p.graph)};
+  ASSERT_EQ(c.lowered.steps.size(), 5u);
+  ASSERT_TRUE(c.lowered.steps[0].row);
+  EXPECT_EQ(c.lowered.steps[0].row->ops, 2);
+  EXPECT_EQ(c.lowered.steps[0].row->reduce, OpKind::kMax);
+  EXPECT_TRUE(c.lowered.steps[0].row->row_left);
+  ASSERT_TRUE(c.lowered.steps[1].row);
+  EXPECT_EQ(c.lowered.steps[1].row->ops, 3);
+  EXPECT_EQ(c.lowered.steps[1].row->map, OpKind::kSquare);
+  EXPECT_FALSE(c.lowered.steps[1].row->row_left);
+  EXPECT_EQ(c.lowered.steps[1].row->rows, 6);
+  EXPECT_EQ(c.lowered.steps[1].row->len, 40);
+  for (std::size_t i = 2; i < 5; ++i)
+    EXPECT_FALSE(c.lowered.steps[i].row) << i;
+  EXPECT_EQ(describe(c.lowered)[1],
+            "launch 1: library row square/mean/sub -> [6, 40] (6 rows of 40)");
+  fs::path dir = scratch_dir("cpu_chains");
+  KernelSource k = emit_kernels(c.lowered, Backend::kCpu);
+  fs::path src = write(dir, k);
+  fs::path lib = dir / "chains.so";
+  ASSERT_EQ(shell("g++ -std=c++17 -O1 -fopenmp -shared -fPIC -Wall -Werror -o '" + lib.string() +
+                      "' '" + src.string() + "'",
+                  dir / "log.txt"),
+            0)
+      << read(dir / "log.txt");
+  // Never closed: unloading libgomp under its idle worker threads would crash them.
+  void* h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  ASSERT_NE(h, nullptr) << dlerror();
+  auto fn = reinterpret_cast<CpuEntry>(dlsym(h, k.entry.c_str()));
+  ASSERT_NE(fn, nullptr);
+  EXPECT_LT(cpu_error(c, fn), 1e-5);
+  // Short rows run a warp a row on a GPU; the chain's helper compiles for both targets.
+  std::string cuda = emit_kernels(c.lowered, Backend::kCuda).text;
+  EXPECT_NE(cuda.find("yr_row_chain_grid(kSquare, kMean, kSub, false, k6, k3, 6L, 40L, false);"),
+            std::string::npos);
+  const char* nvcc = "/usr/local/cuda/bin/nvcc";
+  if (fs::exists(nvcc)) {
+    fs::path cu = dir / "chains.cu";
+    std::ofstream(cu) << cuda;
+    EXPECT_EQ(shell(std::string(nvcc) +
+                        " -std=c++17 -O2 -Werror all-warnings -gencode arch=compute_80,code=sm_80 "
+                        "-c -o '" +
+                        (dir / "chains.o").string() + "' '" + cu.string() + "'",
+                    dir / "log.txt"),
+              0)
+        << read(dir / "log.txt");
+  }
+  fs::remove_all(dir);
+}
+
 // Compiles every program's kernel for `b` with `compiler` and its flags.
 void compile_all(Backend b, const std::string& compiler, const std::string& flags) {
   fs::path dir = scratch_dir(backend_name(b));
@@ -390,10 +461,16 @@ TEST(GpuBackend, LibraryOpsRunOverTheGridAndCudaMatmulsCallCublas) {
   EXPECT_NE(cuda.find("yr_gemm(k0, CUDA_R_16F, 0L, k1, CUDA_R_16F, 0L, k2, CUDA_R_32F, 1L, 64L, "
                       "1024L, 1024L, stream)"),
             std::string::npos);
-  EXPECT_NE(cuda.find("yr_reduce_rows(kMean, k3, k2, 64L, 1024L, 1024L);"), std::string::npos);
-  EXPECT_NE(cuda.find("<<<dim3(16), 256"), std::string::npos);   // 64 rows x 64 lanes
-  EXPECT_NE(cuda.find("<<<dim3(256), 256"), std::string::npos);  // 65536 elements
+  // mean / sub and rms / div are row chains: one launch each, a block a row of 1024.
+  EXPECT_NE(cuda.find("yr_row_chain_grid(-1, kMean, kSub, true, k4, k2, 64L, 1024L, true);"),
+            std::string::npos);
+  EXPECT_NE(cuda.find("yr_row_chain_grid(-1, kRms, kDiv, true, k6, k4, 64L, 1024L, true);"),
+            std::string::npos);
+  EXPECT_NE(cuda.find("gemm_layernorm_launch2<<<dim3(64), 256"), std::string::npos);
+  EXPECT_EQ(cuda.find("gemm_layernorm_launch3"), std::string::npos);
   EXPECT_EQ(cuda.find("<<<dim3(1), "), std::string::npos);
+  // The workspace holds Y and the first chain's output, not the chains' inner tensors.
+  EXPECT_NE(cuda.find("_workspace_bytes() { return 524288L; }"), std::string::npos);
   std::string hip = emit_kernels(lowered, Backend::kHip).text;
   EXPECT_EQ(hip.find("cublas"), std::string::npos);
   EXPECT_NE(hip.find("yr_matmul(k2, k0, k1, 1L, 64L, 1024L, 1024L, YR_GTID, YR_GNT);"),
@@ -407,17 +484,18 @@ TEST(GpuBackend, LibraryOpsRunOverTheGridAndCudaMatmulsCallCublas) {
 TEST(GpuBackend, MixedTypeMatmulsAreWidenedForCublasAndNarrowedAfter) {
   Program p = load_program(devices::data_dir() / "programs" / "qknorm_attention.yaml");
   std::string cuda = emit_kernels(lower(p.graph), Backend::kCuda).text;
-  EXPECT_NE(cuda.find("yr_convert<<<dim3(2048), 256, 0, stream>>>(k2, w8, 524288L);"),
+  EXPECT_NE(cuda.find("yr_convert<<<dim3(2048), 256, 0, stream>>>(k2, w5, 524288L);"),
             std::string::npos);
-  EXPECT_NE(cuda.find("yr_gemm_slices(k10, CUDA_R_32F, 1048576L, w8, CUDA_R_32F, 262144L, p8, "
+  EXPECT_NE(cuda.find("yr_gemm_slices(k10, CUDA_R_32F, 1048576L, w5, CUDA_R_32F, 262144L, p5, "
                       "2L, 256L, 4096L, 64L, 16L, stream)"),
             std::string::npos);
-  EXPECT_NE(cuda.find("yr_sum_slices<<<dim3(128), 256, 0, stream>>>(p8, k11, 32768L, 16384L, "
+  EXPECT_NE(cuda.find("yr_sum_slices<<<dim3(128), 256, 0, stream>>>(p5, k11, 32768L, 16384L, "
                       "16L);"),
             std::string::npos);
   EXPECT_EQ(cuda.find("yr_matmul(k"), std::string::npos);  // no generated matmul is left
-  // The workspace holds the fp32 intermediates, V in fp32 (2 MiB) and 16 slices' parts (2 MiB).
-  EXPECT_NE(cuda.find("_workspace_bytes() { return 31625216L; }"), std::string::npos);
+  // The workspace holds the fp32 intermediates that a step writes (the softmax's exp and sum
+  // are fused away), V in fp32 (2 MiB) and 16 slices' parts (2 MiB).
+  EXPECT_NE(cuda.find("_workspace_bytes() { return 23232512L; }"), std::string::npos);
   // Its first matmul (K = 64) and fp16 ones are not split.
   EXPECT_NE(cuda.find("yr_gemm(k4, CUDA_R_32F, 16384L, k6, CUDA_R_32F, 262144L, k7, CUDA_R_32F, "
                       "2L, 256L, 64L, 4096L, stream)"),

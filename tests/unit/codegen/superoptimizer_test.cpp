@@ -199,4 +199,24 @@ TEST(KnownUgraph, SearchChoosesAtMostTheKnownCostAtSmallShapes) {
 }
 
 }  // namespace
+
+// The model prices what the backends emit: GQA decode's exp / sum / div as one row chain
+// kernel that reads the fp32 scores once and writes the fp32 probabilities once (its
+// intermediates are fp32 in the generated code); with the sum also an output of the program
+// the chain is broken and priced as three kernels, slower.
+TEST(Pricing, ARowChainIsOneKernelAtTheGeneratedCodesWidths) {
+  Program p = load_program(devices::data_dir() / "programs" / "gqa_decode.yaml");
+  UgraphCost fused = price_ugraph(p.graph, *h100().device, h100().eff);
+  ASSERT_EQ(fused.kernels.size(), 3u);  // matmul, row exp/sum/div, matmul
+  EXPECT_EQ(fused.kernels[1].name, "row exp/sum/div");
+  EXPECT_DOUBLE_EQ(fused.kernels[1].hbm_bytes, 2.0 * 2 * 256 * 4096 * 4);
+  KernelGraph apart = p.graph;
+  apart.outputs.push_back(5);  // Z = sum(E): now read outside the chain
+  UgraphCost split = price_ugraph(apart, *h100().device, h100().eff);
+  ASSERT_EQ(split.kernels.size(), 5u);
+  EXPECT_DOUBLE_EQ(split.kernels[1].hbm_bytes, 2.0 * 2 * 256 * 4096 * 4);  // exp: fp32 in, out
+  EXPECT_DOUBLE_EQ(split.kernels[2].hbm_bytes, (2 * 256 * 4096 + 2 * 256) * 4.0 - 2 * 256 * 2);
+  EXPECT_GT(split.time.value, fused.time.value + 1e-6);
+}
+
 }  // namespace yirage::codegen
