@@ -48,11 +48,7 @@ bool uses_cublas(const LoweredStep& s, Backend b);
 std::string cublas_prelude();
 /// Blocks for one thread an element of a grid-wide loop: at most 4096 (the threads then loop).
 std::int64_t grid_blocks(std::int64_t threads);
-/// A cuBLAS matmul in fp32 (TF32) splits K when its output has few 64 x 64 tiles: into the most
-/// slices (a power of two dividing K) that keep the batch within kSplitTiles tiles and each slice
-/// at least kMinSliceK long (GQA decode's P V, 8 tiles of K = 4096: 16 slices of 256).
-inline constexpr std::int64_t kSplitTiles = 132;
-inline constexpr std::int64_t kMinSliceK = 256;
+/// The K slices of a cuBLAS matmul step (codegen/lower/library_matmul.h; 1: not split).
 std::int64_t cublas_slices(const BlockProgram& p, const LoweredStep& s, Backend b);
 
 /// A cuBLAS matmul's fp32 buffers in the workspace (byte offsets, -1 if none): its widened

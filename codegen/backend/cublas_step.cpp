@@ -4,6 +4,7 @@
 // fp16 tensor is narrowed after. A long K over few output tiles is split into slices that
 // cuBLAS multiplies as a batch, summed after in slice order.
 #include "codegen/backend/backend.h"
+#include "codegen/lower/library_matmul.h"
 
 #include <algorithm>
 
@@ -88,31 +89,13 @@ __global__ void __launch_bounds__(256) yr_sum_slices(const float* __restrict__ p
 }
 )CU";
 
-struct Dims {
-  std::int64_t batch, m, k, n, sa, sb;  // sa, sb: batch strides (0 for an operand without)
-};
-
-Dims dims(const BlockProgram& p, const LoweredStep& s) {
-  const Shape& a = p.shapes[static_cast<std::size_t>(s.op.in[0])];
-  const Shape& b = p.shapes[static_cast<std::size_t>(s.op.in[1])];
-  const Shape& c = p.shapes[static_cast<std::size_t>(s.out[0])];
-  std::int64_t m = a[a.size() - 2], k = a.back(), n = b.back();
-  return {elements(c) / (m * n),           m, k, n, elements(a) == m * k ? 0 : m * k,
-          elements(b) == k * n ? 0 : k * n};
+LibraryMatmul plan(const BlockProgram& p, const LoweredStep& s) {
+  return library_matmul(p.graph, p.shapes, s.op, s.out[0]);
 }
 
 // The operand (0 or 1) of a cuBLAS matmul that is fp16 while the other is fp32, or -1.
 int widened_operand(const BlockProgram& p, const LoweredStep& s, Backend b) {
-  if (!uses_cublas(s, b))
-    return -1;
-  bool f0 = tensor_type(p, s.op.in[0]) == "float", f1 = tensor_type(p, s.op.in[1]) == "float";
-  return f0 == f1 ? -1 : f0 ? 1 : 0;
-}
-
-// Whether a cuBLAS matmul multiplies in fp32 (an operand is fp32) into an fp16 tensor.
-bool narrowed_result(const BlockProgram& p, const LoweredStep& s, Backend b) {
-  return uses_cublas(s, b) && tensor_type(p, s.out[0]) != "float" &&
-         (tensor_type(p, s.op.in[0]) == "float" || tensor_type(p, s.op.in[1]) == "float");
+  return uses_cublas(s, b) ? plan(p, s).widened : -1;
 }
 
 std::string cuda_type(const BlockProgram& p, int t) {
@@ -145,20 +128,7 @@ std::int64_t grid_blocks(std::int64_t threads) {
 }
 
 std::int64_t cublas_slices(const BlockProgram& p, const LoweredStep& s, Backend b) {
-  // cuBLAS's fp16 kernels split K themselves (GEMM+LayerNorm's ran 4.5 us on an H100); its
-  // TF32 kernel for GQA decode's P V ran 24.3 us without a split.
-  if (!uses_cublas(s, b))
-    return 1;  // not a matmul: it has no second operand
-  bool fp32 = tensor_type(p, s.op.in[0]) == "float" || tensor_type(p, s.op.in[1]) == "float";
-  if (!fp32)
-    return 1;
-  Dims d = dims(p, s);
-  std::int64_t tiles = d.batch * ((d.m + 63) / 64) * ((d.n + 63) / 64);
-  std::int64_t slices = 1;
-  while (slices * 2 * tiles <= kSplitTiles && d.k % (slices * 2) == 0 &&
-         d.k / (slices * 2) >= kMinSliceK)
-    slices *= 2;
-  return slices;
+  return uses_cublas(s, b) ? plan(p, s).slices : 1;  // not a matmul: no second operand to read
 }
 
 CublasBuffers cublas_buffers(const BlockProgram& p,
@@ -177,7 +147,7 @@ CublasBuffers cublas_buffers(const BlockProgram& p,
   std::int64_t out = elements(p.shapes[static_cast<std::size_t>(s.out[0])]);
   if (std::int64_t slices = cublas_slices(p, s, b); slices > 1)
     c.parts = take(out * slices);
-  else if (narrowed_result(p, s, b))
+  else if (uses_cublas(s, b) && plan(p, s).narrowed)
     c.result = take(out);
   return c;
 }
@@ -198,7 +168,7 @@ void emit_cublas_step(
     int t = s.op.in[static_cast<std::size_t>(j)];
     return j == wide ? "w" + id + ", CUDA_R_32F" : "k" + std::to_string(t) + ", " + cuda_type(p, t);
   };
-  Dims d = dims(p, s);
+  LibraryMatmul d = plan(p, s);
   std::string dims_text = std::to_string(d.batch) + "L, " + std::to_string(d.m) + "L, " +
                           std::to_string(d.k) + "L, " + std::to_string(d.n) + "L";
   std::string operands =

@@ -3,6 +3,7 @@
 #include "codegen/cost/block_latency.h"
 #include "codegen/ir/thread_fusion.h"
 #include "codegen/lower/block_program.h"
+#include "codegen/lower/library_matmul.h"
 #include "costmodel/fused_kernel.h"
 #include "devices/support/check.h"
 
@@ -89,9 +90,46 @@ costmodel::FusedProgram fused_program(const BlockGraph& b,
 // Bytes per element of kernel tensor t as the generated code holds it: the program's type for
 // its inputs and outputs, fp32 for the intermediates (backend.h, tensor_type).
 double tensor_bytes(const KernelGraph& g, int t) {
-  bool io = t < static_cast<int>(g.inputs.size()) ||
-            std::find(g.outputs.begin(), g.outputs.end(), t) != g.outputs.end();
-  return io ? devices::dtype_bytes(g.dtype) : 4.0;
+  return program_tensor(g, t) ? devices::dtype_bytes(g.dtype) : 4.0;
+}
+
+// An elementwise copy of n elements between widths (a widened operand, a narrowed product).
+costmodel::KernelEstimate convert_kernel(const devices::DeviceSpec& d,
+                                         const costmodel::GpuEfficiency& eff,
+                                         double n,
+                                         double from,
+                                         double to) {
+  return costmodel::stream_kernel(d, eff, "elementwise", "convert", n * from, n * to, n);
+}
+
+// A library matmul's launches. On CUDA as cublas_step.cpp runs it (library_matmul.h): the
+// widened operand, the cuBLAS call (TF32 where an operand is fp32, K in slices as a batch),
+// then the slices' sum or the narrowed product; elsewhere one GEMM at the program's type.
+std::vector<costmodel::KernelEstimate> matmul_kernels(const KernelGraph& g,
+                                                      const std::vector<Shape>& shapes,
+                                                      const KernelOp& op,
+                                                      int out,
+                                                      const devices::DeviceSpec& d,
+                                                      const costmodel::GpuEfficiency& eff) {
+  LibraryMatmul mm = library_matmul(g, shapes, op, out);
+  if (d.backend != devices::Backend::kCuda || !mm.fp32)
+    return {costmodel::gemm_kernel(d, g.dtype, eff, mm.m, mm.n, mm.k, mm.batch)};
+  std::vector<costmodel::KernelEstimate> k;
+  double n_out = count(shapes[static_cast<std::size_t>(out)]);
+  if (mm.widened >= 0)
+    k.push_back(convert_kernel(
+        d, eff,
+        count(shapes[static_cast<std::size_t>(op.in[static_cast<std::size_t>(mm.widened)])]),
+        tensor_bytes(g, op.in[static_cast<std::size_t>(mm.widened)]), 4));
+  k.push_back(costmodel::gemm_kernel(d, devices::DType::kTf32, eff, mm.m, mm.n, mm.k / mm.slices,
+                                     mm.batch * mm.slices));
+  if (mm.slices > 1)
+    k.push_back(costmodel::stream_kernel(
+        d, eff, "elementwise", "sum of K slices", n_out * static_cast<double>(mm.slices) * 4,
+        n_out * tensor_bytes(g, out), n_out * static_cast<double>(mm.slices)));
+  else if (mm.narrowed)
+    k.push_back(convert_kernel(d, eff, n_out, 4, tensor_bytes(g, out)));
+  return k;
 }
 
 costmodel::KernelEstimate library_kernel(const KernelGraph& g,
@@ -101,13 +139,6 @@ costmodel::KernelEstimate library_kernel(const KernelGraph& g,
                                          const Shape& out,
                                          const devices::DeviceSpec& d,
                                          const costmodel::GpuEfficiency& eff) {
-  if (op.kind == OpKind::kMatmul) {
-    const Shape& a = in[0];
-    std::int64_t m = a[a.size() - 2];
-    std::int64_t k = a.back();
-    std::int64_t n = out.back();
-    return costmodel::gemm_kernel(d, g.dtype, eff, m, n, k, elements(out) / (m * n));
-  }
   double read = 0;
   for (std::size_t i = 0; i < in.size(); ++i)
     read += count(in[i]) * tensor_bytes(g, op.in[i]);
@@ -146,11 +177,15 @@ UgraphCost price_ugraph(const KernelGraph& g,
   std::vector<RowChain> chains = row_chains(g, shapes);
   auto chain = chains.begin();
   std::size_t next = g.inputs.size();
-  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+  auto add = [&c](costmodel::KernelEstimate k) {
+    c.time = c.time + k.time();
+    c.kernels.push_back(std::move(k));
+  };
+  std::size_t step = 0;  // the lowered step (one per op, or per row chain)
+  for (std::size_t i = 0; i < g.ops.size(); ++i, ++step) {
     const KernelOp& op = g.ops[i];
     if (chain != chains.end() && chain->first == static_cast<int>(i)) {
-      c.kernels.push_back(row_chain_kernel(g, *chain, d, eff));  // one step, as lowered
-      c.time = c.time + c.kernels.back().time();
+      add(row_chain_kernel(g, *chain, d, eff));
       next += static_cast<std::size_t>(chain->ops);
       i += static_cast<std::size_t>(chain->ops) - 1;
       ++chain;
@@ -161,16 +196,20 @@ UgraphCost price_ugraph(const KernelGraph& g,
       in.push_back(shapes[static_cast<std::size_t>(t)]);
     if (op.kind == OpKind::kCustom) {
       const BlockGraph& b = g.blocks[static_cast<std::size_t>(op.block)];
-      const LoweredBlock* lowered = generic ? &*generic->steps[c.kernels.size()].block : nullptr;
+      const LoweredBlock* lowered = generic ? &*generic->steps[step].block : nullptr;
       costmodel::FusedProgram p = fused_program(b, in, g.dtype, d, lowered);
-      p.name = "custom op " + std::to_string(c.kernels.size());
-      c.kernels.push_back(costmodel::fused_kernel(d, g.dtype, eff, p));
+      p.name = "custom op " + std::to_string(step);
+      add(costmodel::fused_kernel(d, g.dtype, eff, p));
       next += b.outputs.size();
+    } else if (op.kind == OpKind::kMatmul) {
+      for (costmodel::KernelEstimate& k :
+           matmul_kernels(g, shapes, op, static_cast<int>(next), d, eff))
+        add(std::move(k));
+      ++next;
     } else {
-      c.kernels.push_back(library_kernel(g, op, in, static_cast<int>(next), shapes[next], d, eff));
+      add(library_kernel(g, op, in, static_cast<int>(next), shapes[next], d, eff));
       ++next;
     }
-    c.time = c.time + c.kernels.back().time();
   }
   return c;
 }

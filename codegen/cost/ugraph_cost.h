@@ -15,7 +15,7 @@
 namespace yirage::codegen {
 
 struct UgraphCost {
-  std::vector<costmodel::KernelEstimate> kernels;  // one per kernel op
+  std::vector<costmodel::KernelEstimate> kernels;  // one per launch, in order
   devices::Seconds time;                           // their sum (kernels run one after another)
 };
 

@@ -200,23 +200,35 @@ TEST(KnownUgraph, SearchChoosesAtMostTheKnownCostAtSmallShapes) {
 
 }  // namespace
 
-// The model prices what the backends emit: GQA decode's exp / sum / div as one row chain
-// kernel that reads the fp32 scores once and writes the fp32 probabilities once (its
-// intermediates are fp32 in the generated code); with the sum also an output of the program
-// the chain is broken and priced as three kernels, slower.
-TEST(Pricing, ARowChainIsOneKernelAtTheGeneratedCodesWidths) {
+// The model prices what the backends emit (on CUDA): GQA decode's exp / sum / div as one row
+// chain kernel that reads the fp32 scores once and writes the fp32 probabilities once (the
+// generated code's intermediates are fp32), and its P V as cuBLAS runs it: V widened to
+// fp32, a TF32 product in 16 slices of K, their sum into the fp16 output. With the sum also
+// an output of the program the chain is broken and priced as three kernels, slower.
+TEST(Pricing, LaunchesAsTheCudaBackendEmitsThem) {
   Program p = load_program(devices::data_dir() / "programs" / "gqa_decode.yaml");
   UgraphCost fused = price_ugraph(p.graph, *h100().device, h100().eff);
-  ASSERT_EQ(fused.kernels.size(), 3u);  // matmul, row exp/sum/div, matmul
-  EXPECT_EQ(fused.kernels[1].name, "row exp/sum/div");
+  std::vector<std::string> names;
+  for (const costmodel::KernelEstimate& k : fused.kernels)
+    names.push_back(k.name);
+  ASSERT_EQ(names.size(), 5u);
+  EXPECT_EQ(names[1], "row exp/sum/div");
+  EXPECT_EQ(names[2], "convert");
+  EXPECT_EQ(names[4], "sum of K slices");
   EXPECT_DOUBLE_EQ(fused.kernels[1].hbm_bytes, 2.0 * 2 * 256 * 4096 * 4);
+  EXPECT_DOUBLE_EQ(fused.kernels[2].hbm_bytes, 2.0 * 4096 * 64 * (2 + 4));  // V: fp16 to fp32
+  EXPECT_DOUBLE_EQ(fused.kernels[4].hbm_bytes, 2.0 * 256 * 64 * (16 * 4 + 2));
   KernelGraph apart = p.graph;
   apart.outputs.push_back(5);  // Z = sum(E): now read outside the chain
   UgraphCost split = price_ugraph(apart, *h100().device, h100().eff);
-  ASSERT_EQ(split.kernels.size(), 5u);
+  ASSERT_EQ(split.kernels.size(), 7u);
   EXPECT_DOUBLE_EQ(split.kernels[1].hbm_bytes, 2.0 * 2 * 256 * 4096 * 4);  // exp: fp32 in, out
   EXPECT_DOUBLE_EQ(split.kernels[2].hbm_bytes, (2 * 256 * 4096 + 2 * 256) * 4.0 - 2 * 256 * 2);
   EXPECT_GT(split.time.value, fused.time.value + 1e-6);
+  // A CPU has no cuBLAS: one GEMM a matmul.
+  const devices::DeviceSpec* cpu = testing::bundled_registry().find("EPYC-9654");
+  ASSERT_NE(cpu, nullptr);
+  EXPECT_EQ(price_ugraph(p.graph, *cpu, h100().eff).kernels.size(), 3u);
 }
 
 }  // namespace yirage::codegen
