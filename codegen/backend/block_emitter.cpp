@@ -2,6 +2,7 @@
 // (double-buffered when the plan pipelines them), the ops in schedule order, accumulators in
 // registers or shared memory, the epilogue after the loop and the savers.
 #include "codegen/backend/backend.h"
+#include "codegen/lower/library_matmul.h"
 
 #include <algorithm>
 #include <sstream>
@@ -242,12 +243,9 @@ void emit_saves(Ctx& c) {
 }  // namespace
 
 std::string tensor_type(const BlockProgram& p, int t) {
-  if (t < static_cast<int>(p.graph.inputs.size()))
-    return "yr_in_t";
-  for (int o : p.graph.outputs)
-    if (o == t)
-      return "yr_out_t";
-  return "float";
+  if (!program_tensor(p.graph, t))
+    return "float";  // the rule the cost model prices by (library_matmul.h)
+  return t < static_cast<int>(p.graph.inputs.size()) ? "yr_in_t" : "yr_out_t";
 }
 
 bool is_intermediate(const BlockProgram& p, int t) {
