@@ -11,12 +11,15 @@
 // tile, each with CG lane groups of 8 columns (lane groups past CG read nothing and give zero
 // rows of A, so that tiles can be 48 columns wide and 6144 columns make 128 tiles, one per
 // SM of an H100), and KW warps interleaved along K. Each warp keeps YR_DEPTH steps of loads
-// in registers. The KW warps meet in shared memory, in fragment order so that no two lanes
-// of a warp touch one bank (in the row-major order of Y, eight did: 1.3 us at M = 16). With
-// KS > 1 the slices write their sums
-// to numbered slots of a workspace and the last to finish (an atomic counter, reset by that
-// block) adds the slots in slot order, so the result does not depend on which block
-// finishes first; the tiling prefers KS = 1, as that finish costs 1.3-1.7 us on H100.
+// in registers, and before the wait for the kernel before it (a programmatic dependent launch
+// on sm_90) copies its first YR_PREFETCH steps to shared memory. With YR_INTERLEAVE the K
+// slices interleave too, so that the grid reads the weights one band of rows at a time. The
+// KW warps meet in shared memory, in fragment order so that no two lanes of a warp touch one
+// bank (in the row-major order of Y, eight did: 1.3 us at M = 16). With KS > 1 the slices
+// write their sums to numbered slots of a workspace and the last to finish (an atomic
+// counter, reset by that block) adds the slots in slot order, so the result does not depend
+// on which block finishes first; the tiling prefers KS = 1, as that finish costs 1.3-1.7 us
+// on H100.
 #include "codegen/backend/backend.h"
 
 #include <algorithm>
@@ -55,6 +58,13 @@ YR_DEV uint4 yr_stream_load(const __half* p) {
   return v;
 }
 YR_DEV float4 yr_load_cg4(const float* p) { return __ldcg(reinterpret_cast<const float4*>(p)); }
+// 16 bytes of weights to shared memory, past L1 (cp.async; sm_80 and later).
+YR_DEV void yr_copy16(uint4* dst, const __half* src) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(src) : "memory");
+}
+YR_DEV void yr_copy_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+YR_DEV void yr_copy_wait() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 YR_DEV unsigned yr_word(const uint4& v, int j) {
   return j == 0 ? v.x : j == 1 ? v.y : j == 2 ? v.z : v.w;
 }
@@ -94,7 +104,9 @@ const char* kDirectBody = R"CU(  extern __shared__ float4 smem4[];
   // The other k-warps' sums in fragment order, [KW - 1][CW][NW][MT][4 column pairs][32 lanes]
   // float4s, so that every access of a warp is one run of 512 bytes (no bank conflicts).
   float4* red = smem4;
-  float* ss = reinterpret_cast<float*>(red + (KW - 1) * CW * NW * MT * 4 * 32);  // KW x M: X's squares
+  // Each warp's first PREFETCH steps of weights, [warp][PREFETCH][NW][4 rows][32 lanes].
+  uint4* pf = reinterpret_cast<uint4*>(red + (KW - 1) * CW * NW * MT * 4 * 32);
+  float* ss = reinterpret_cast<float*>(pf + PREFETCH * KW * CW * NW * 4 * 32);  // KW x M: X's squares
   __shared__ bool last;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int cw = warp % CW, kw = warp / CW, g = lane >> 2, c = lane & 3;
@@ -121,20 +133,25 @@ const char* kDirectBody = R"CU(  extern __shared__ float4 smem4[];
 #pragma unroll
           for (int e = 0; e < 4; ++e) acc[i][t][j][e] = 0.0f;
     }
-    // This warp's steps: sa + kw, sa + kw + KW, ...
-    const int count = sa + kw < sb ? (sb - sa - kw + KW - 1) / KW : 0;
+    // This warp's steps: sa + kw, sa + kw + KW, ... in its slice's run of steps; or, with
+    // INTERLEAVE, ks + KS kw, + KS KW, ..., so that the whole grid reads one band of rows
+    // after the other.
+    const int first = INTERLEAVE ? ks + KS * kw : sa + kw, stride = INTERLEAVE ? KS * KW : KW;
+    const int end = INTERLEAVE ? STEPS : sb;
+    const int count = first < end ? (end - first + stride - 1) / stride : 0;
+    auto k_of = [&](int it) { return 16L * (first + (long)stride * it); };  // the step's first row
     // DEPTH steps of loads in registers.
     uint4 wb[DEPTH][NW][4];
     uint2 xb[DEPTH][MT];
     auto load_w = [&](uint4 (&w)[NW][4], int it) {
-      const long k = 16L * (sa + kw + (long)KW * it);
+      const long k = k_of(it);
 #pragma unroll
       for (int i = 0; i < NW; ++i)
 #pragma unroll
         for (int r = 0; r < 4; ++r) w[i][r] = cols ? yr_stream_load(wp[i] + (k + r) * N) : make_uint4(0u, 0u, 0u, 0u);
     };
     auto load_x = [&](uint2 (&xv)[MT], int it) {
-      const long k = 16L * (sa + kw + (long)KW * it);
+      const long k = k_of(it);
 #pragma unroll
       for (int t = 0; t < MT; ++t) {
         xv[t] = *reinterpret_cast<const uint2*>(xp[t] + k);
@@ -145,17 +162,46 @@ const char* kDirectBody = R"CU(  extern __shared__ float4 smem4[];
       load_w(w, it);
       load_x(xv, it);
     };
-    // The weights depend on no kernel before this one: the first steps' are in flight
-    // before the wait for that kernel, which X, the workspace and Y come after.
+    // The weights depend on no kernel before this one: the first PREFETCH steps' go to
+    // shared memory (cp.async) and the next DEPTH steps' to registers before the wait for that
+    // kernel, which X, the workspace and Y come after. A step more in flight than DEPTH at the
+    // start, and only there: 0.6-1.1 us faster on H100, where a second prefetched step, or
+    // DEPTH 2 throughout, was slower (kernel_tuning_direct.csv, runs 28-29).
     yr_launch_dependents();
+    auto slot_of = [&](int d, int i, int r) { return pf + (((warp * PREFETCH + d) * NW + i) * 4 + r) * 32 + lane; };
+#pragma unroll
+    for (int d = 0; d < PREFETCH; ++d)
+      if (d < count && cols) {
+        const long k = k_of(d);
+#pragma unroll
+        for (int i = 0; i < NW; ++i)
+#pragma unroll
+          for (int r = 0; r < 4; ++r) yr_copy16(slot_of(d, i, r), wp[i] + (k + r) * N);
+      }
+    if (PREFETCH > 0) yr_copy_commit();
 #pragma unroll
     for (int d = 0; d < DEPTH; ++d)
-      if (d < count) load_w(wb[d], d);
+      if (PREFETCH + d < count) load_w(wb[d], PREFETCH + d);
     yr_grid_wait();
+    uint2 xf[PREFETCH > 0 ? PREFETCH : 1][MT];
+#pragma unroll
+    for (int d = 0; d < PREFETCH; ++d)
+      if (d < count) load_x(xf[d], d);
 #pragma unroll
     for (int d = 0; d < DEPTH; ++d)
-      if (d < count) load_x(xb[d], d);
-    for (int it0 = 0; it0 < count; it0 += DEPTH) {
+      if (PREFETCH + d < count) load_x(xb[d], PREFETCH + d);
+    if (PREFETCH > 0) yr_copy_wait();
+#pragma unroll
+    for (int d = 0; d < PREFETCH; ++d)
+      if (d < count) {
+        uint4 w[NW][4];
+#pragma unroll
+        for (int i = 0; i < NW; ++i)
+#pragma unroll
+          for (int r = 0; r < 4; ++r) w[i][r] = cols ? *slot_of(d, i, r) : make_uint4(0u, 0u, 0u, 0u);
+        yr_direct_step(acc, sq, w, xf[d], cw == 0);
+      }
+    for (int it0 = PREFETCH; it0 < count; it0 += DEPTH) {
 #pragma unroll
       for (int d = 0; d < DEPTH; ++d)
         if (it0 + d < count) {
@@ -368,6 +414,15 @@ void emit_gemv_direct_constants(CodeWriter& w, const GemvForm& f) {
   w.line("#ifndef YR_DEPTH");
   w.line("#define YR_DEPTH 1  // k16 steps of loads a warp keeps in registers");
   w.line("#endif");
+  w.line("#ifndef YR_PREFETCH");
+  w.line("#define YR_PREFETCH 1  // k16 steps a warp copies to shared memory before the wait");
+  w.line("#endif");
+  w.line("#ifndef YR_INTERLEAVE");
+  // Interleaved slices: 0.10-0.16 us faster on H100 at M = 1 and 8, 0.15-0.25 us slower at
+  // M = 16 (two n8 tiles of X a step), in two runs each (kernel_tuning_direct.csv, runs 28-29).
+  w.line("#define YR_INTERLEAVE " + std::string(f.m <= 8 ? "1" : "0") +
+         "  // 1: the K slices take every KS-th step, not a run of steps");
+  w.line("#endif");
   w.line("#ifndef YR_KSPLIT");
   w.line("#define YR_KSPLIT " + std::to_string(t.ks) + "  // blocks along K");
   w.line("#endif");
@@ -375,7 +430,8 @@ void emit_gemv_direct_constants(CodeWriter& w, const GemvForm& f) {
          ", N = " + std::to_string(f.n) + ", NW = " + std::to_string(nw) + ";");
   w.line("constexpr bool kHasRms = " + std::string(f.rms_accum >= 0 ? "true" : "false") + ";");
   w.line("constexpr int CG = YR_CG, CW = YR_CW, KW = YR_WARPS / YR_CW > 0 ? YR_WARPS / YR_CW : 1;");
-  w.line("constexpr int DEPTH = YR_DEPTH, THREADS = 32 * CW * KW;");
+  w.line("constexpr int DEPTH = YR_DEPTH, PREFETCH = YR_PREFETCH, INTERLEAVE = YR_INTERLEAVE;");
+  w.line("constexpr int THREADS = 32 * CW * KW;");
   w.line(
       "constexpr int NB = 8 * CG * CW, MT = (M + 7) / 8, STEPS = K / 16;  // tile columns, n8 "
       "tiles of X");
@@ -386,7 +442,8 @@ void emit_gemv_direct_constants(CodeWriter& w, const GemvForm& f) {
   w.line("constexpr long kPartialFloats = KS > 1 ? (long)(N / NB) * KS * NW * M * NB : 0;");
   w.line("constexpr long kSquareFloats = KS > 1 ? (long)(N / NB) * KS * M : 0;");
   w.line(
-      "constexpr long kSharedBytes = ((long)(KW - 1) * CW * NW * MT * 4 * 32 * 4 + KW * M) * 4;");
+      "constexpr long kSharedBytes = ((long)(KW - 1) * CW * NW * MT * 4 * 32 * 4 + KW * M) * 4 + "
+      "(long)PREFETCH * KW * CW * NW * 4 * 32 * 16;");
 }
 
 void emit_gemv_direct_helpers(CodeWriter& w) {

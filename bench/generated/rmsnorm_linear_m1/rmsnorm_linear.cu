@@ -345,19 +345,26 @@ YR_DEV void yr_matmul_mma(float* out, const __half* a, const __half* b, long bat
 #ifndef YR_DEPTH
 #define YR_DEPTH 1  // k16 steps of loads a warp keeps in registers
 #endif
+#ifndef YR_PREFETCH
+#define YR_PREFETCH 1  // k16 steps a warp copies to shared memory before the wait
+#endif
+#ifndef YR_INTERLEAVE
+#define YR_INTERLEAVE 1  // 1: the K slices take every KS-th step, not a run of steps
+#endif
 #ifndef YR_KSPLIT
 #define YR_KSPLIT 11  // blocks along K
 #endif
 constexpr int M = 1, K = 4096, N = 6144, NW = 1;
 constexpr bool kHasRms = true;
 constexpr int CG = YR_CG, CW = YR_CW, KW = YR_WARPS / YR_CW > 0 ? YR_WARPS / YR_CW : 1;
-constexpr int DEPTH = YR_DEPTH, THREADS = 32 * CW * KW;
+constexpr int DEPTH = YR_DEPTH, PREFETCH = YR_PREFETCH, INTERLEAVE = YR_INTERLEAVE;
+constexpr int THREADS = 32 * CW * KW;
 constexpr int NB = 8 * CG * CW, MT = (M + 7) / 8, STEPS = K / 16;  // tile columns, n8 tiles of X
 constexpr int KS = YR_KSPLIT;  // K slices of STEPS / KS steps (rounded down or up)
 static_assert(N % NB == 0 && K % 16 == 0 && M <= 16 && CG <= 8 && DEPTH >= 1 && THREADS <= 1024 && KS <= STEPS, "tiling");
 constexpr long kPartialFloats = KS > 1 ? (long)(N / NB) * KS * NW * M * NB : 0;
 constexpr long kSquareFloats = KS > 1 ? (long)(N / NB) * KS * M : 0;
-constexpr long kSharedBytes = ((long)(KW - 1) * CW * NW * MT * 4 * 32 * 4 + KW * M) * 4;
+constexpr long kSharedBytes = ((long)(KW - 1) * CW * NW * MT * 4 * 32 * 4 + KW * M) * 4 + (long)PREFETCH * KW * CW * NW * 4 * 32 * 16;
 // A K slice's arrival at its tile's counter; returns the slices there before it. The
 // caller's barrier orders the block's slot writes before thread 0's release, and its
 // acquire, with the barrier after, orders the last block's reads of the other slots
@@ -394,6 +401,13 @@ YR_DEV uint4 yr_stream_load(const __half* p) {
   return v;
 }
 YR_DEV float4 yr_load_cg4(const float* p) { return __ldcg(reinterpret_cast<const float4*>(p)); }
+// 16 bytes of weights to shared memory, past L1 (cp.async; sm_80 and later).
+YR_DEV void yr_copy16(uint4* dst, const __half* src) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(src) : "memory");
+}
+YR_DEV void yr_copy_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+YR_DEV void yr_copy_wait() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 YR_DEV unsigned yr_word(const uint4& v, int j) {
   return j == 0 ? v.x : j == 1 ? v.y : j == 2 ? v.z : v.w;
 }
@@ -442,7 +456,9 @@ rmsnorm_linear_gemv(const __half* __restrict__ x, const __half* __restrict__ w0,
   // The other k-warps' sums in fragment order, [KW - 1][CW][NW][MT][4 column pairs][32 lanes]
   // float4s, so that every access of a warp is one run of 512 bytes (no bank conflicts).
   float4* red = smem4;
-  float* ss = reinterpret_cast<float*>(red + (KW - 1) * CW * NW * MT * 4 * 32);  // KW x M: X's squares
+  // Each warp's first PREFETCH steps of weights, [warp][PREFETCH][NW][4 rows][32 lanes].
+  uint4* pf = reinterpret_cast<uint4*>(red + (KW - 1) * CW * NW * MT * 4 * 32);
+  float* ss = reinterpret_cast<float*>(pf + PREFETCH * KW * CW * NW * 4 * 32);  // KW x M: X's squares
   __shared__ bool last;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int cw = warp % CW, kw = warp / CW, g = lane >> 2, c = lane & 3;
@@ -469,20 +485,25 @@ rmsnorm_linear_gemv(const __half* __restrict__ x, const __half* __restrict__ w0,
 #pragma unroll
           for (int e = 0; e < 4; ++e) acc[i][t][j][e] = 0.0f;
     }
-    // This warp's steps: sa + kw, sa + kw + KW, ...
-    const int count = sa + kw < sb ? (sb - sa - kw + KW - 1) / KW : 0;
+    // This warp's steps: sa + kw, sa + kw + KW, ... in its slice's run of steps; or, with
+    // INTERLEAVE, ks + KS kw, + KS KW, ..., so that the whole grid reads one band of rows
+    // after the other.
+    const int first = INTERLEAVE ? ks + KS * kw : sa + kw, stride = INTERLEAVE ? KS * KW : KW;
+    const int end = INTERLEAVE ? STEPS : sb;
+    const int count = first < end ? (end - first + stride - 1) / stride : 0;
+    auto k_of = [&](int it) { return 16L * (first + (long)stride * it); };  // the step's first row
     // DEPTH steps of loads in registers.
     uint4 wb[DEPTH][NW][4];
     uint2 xb[DEPTH][MT];
     auto load_w = [&](uint4 (&w)[NW][4], int it) {
-      const long k = 16L * (sa + kw + (long)KW * it);
+      const long k = k_of(it);
 #pragma unroll
       for (int i = 0; i < NW; ++i)
 #pragma unroll
         for (int r = 0; r < 4; ++r) w[i][r] = cols ? yr_stream_load(wp[i] + (k + r) * N) : make_uint4(0u, 0u, 0u, 0u);
     };
     auto load_x = [&](uint2 (&xv)[MT], int it) {
-      const long k = 16L * (sa + kw + (long)KW * it);
+      const long k = k_of(it);
 #pragma unroll
       for (int t = 0; t < MT; ++t) {
         xv[t] = *reinterpret_cast<const uint2*>(xp[t] + k);
@@ -493,17 +514,46 @@ rmsnorm_linear_gemv(const __half* __restrict__ x, const __half* __restrict__ w0,
       load_w(w, it);
       load_x(xv, it);
     };
-    // The weights depend on no kernel before this one: the first steps' are in flight
-    // before the wait for that kernel, which X, the workspace and Y come after.
+    // The weights depend on no kernel before this one: the first PREFETCH steps' go to
+    // shared memory (cp.async) and the next DEPTH steps' to registers before the wait for that
+    // kernel, which X, the workspace and Y come after. A step more in flight than DEPTH at the
+    // start, and only there: 0.6-1.1 us faster on H100, where a second prefetched step, or
+    // DEPTH 2 throughout, was slower (kernel_tuning_direct.csv, runs 28-29).
     yr_launch_dependents();
+    auto slot_of = [&](int d, int i, int r) { return pf + (((warp * PREFETCH + d) * NW + i) * 4 + r) * 32 + lane; };
+#pragma unroll
+    for (int d = 0; d < PREFETCH; ++d)
+      if (d < count && cols) {
+        const long k = k_of(d);
+#pragma unroll
+        for (int i = 0; i < NW; ++i)
+#pragma unroll
+          for (int r = 0; r < 4; ++r) yr_copy16(slot_of(d, i, r), wp[i] + (k + r) * N);
+      }
+    if (PREFETCH > 0) yr_copy_commit();
 #pragma unroll
     for (int d = 0; d < DEPTH; ++d)
-      if (d < count) load_w(wb[d], d);
+      if (PREFETCH + d < count) load_w(wb[d], PREFETCH + d);
     yr_grid_wait();
+    uint2 xf[PREFETCH > 0 ? PREFETCH : 1][MT];
+#pragma unroll
+    for (int d = 0; d < PREFETCH; ++d)
+      if (d < count) load_x(xf[d], d);
 #pragma unroll
     for (int d = 0; d < DEPTH; ++d)
-      if (d < count) load_x(xb[d], d);
-    for (int it0 = 0; it0 < count; it0 += DEPTH) {
+      if (PREFETCH + d < count) load_x(xb[d], PREFETCH + d);
+    if (PREFETCH > 0) yr_copy_wait();
+#pragma unroll
+    for (int d = 0; d < PREFETCH; ++d)
+      if (d < count) {
+        uint4 w[NW][4];
+#pragma unroll
+        for (int i = 0; i < NW; ++i)
+#pragma unroll
+          for (int r = 0; r < 4; ++r) w[i][r] = cols ? *slot_of(d, i, r) : make_uint4(0u, 0u, 0u, 0u);
+        yr_direct_step(acc, sq, w, xf[d], cw == 0);
+      }
+    for (int it0 = PREFETCH; it0 < count; it0 += DEPTH) {
 #pragma unroll
       for (int d = 0; d < DEPTH; ++d)
         if (it0 + d < count) {

@@ -393,27 +393,39 @@ TEST(CudaBackend, TheGemvGridFollowsTheTargetsSmCount) {
 }
 
 // The direct GEMV path is launched as a programmatic dependent launch on sm_90: its first
-// weight loads are issued before it waits for the kernel before it, and X (that kernel's
-// output, in a model) is read only after the wait; YR_PDL=0 gives a plain launch.
+// weight loads (a step to shared memory, the next to registers) are issued before it waits
+// for the kernel before it, and X (that kernel's output, in a model) is read only after the
+// wait; YR_PDL=0 gives a plain launch.
 TEST(CudaBackend, TheDirectGemvPrefetchesWeightsBeforeWaitingForTheKernelBefore) {
-  const fs::path json = devices::data_dir().parent_path() /
-                        "bench/generated/rmsnorm_linear_m16/rmsnorm_linear.ugraph.json";
-  BlockProgram p = lower(ugraph_from_json(read(json), json.string()));
-  ASSERT_TRUE(p.gemv);
-  std::string text = emit_kernels(p, Backend::kCuda).text;
-  std::size_t weights = text.find("if (d < count) load_w(wb[d], d);");
-  std::size_t wait = text.find("yr_grid_wait();", weights);
-  std::size_t x = text.find("if (d < count) load_x(xb[d], d);", wait);
-  ASSERT_NE(weights, std::string::npos);
-  ASSERT_NE(wait, std::string::npos);
-  EXPECT_NE(x, std::string::npos);
-  EXPECT_NE(text.find("griddepcontrol.wait;"), std::string::npos);
-  EXPECT_NE(text.find("cudaLaunchAttributeProgrammaticStreamSerialization"), std::string::npos);
-  EXPECT_NE(text.find("cfg.numAttrs = major >= 9 ? 1 : 0;"), std::string::npos);
-  EXPECT_NE(text.find("#else\n  rmsnorm_linear_gemv<<<"), std::string::npos);  // YR_PDL=0
-  std::string hip = emit_kernels(p, Backend::kHip).text;
-  EXPECT_EQ(hip.find("griddepcontrol"), std::string::npos);
-  EXPECT_EQ(hip.find("cudaLaunchKernelEx"), std::string::npos);
+  for (std::string m : {"1", "16"}) {
+    const fs::path json = devices::data_dir().parent_path() /
+                          ("bench/generated/rmsnorm_linear_m" + m) / "rmsnorm_linear.ugraph.json";
+    BlockProgram p = lower(ugraph_from_json(read(json), json.string()));
+    ASSERT_TRUE(p.gemv);
+    std::string text = emit_kernels(p, Backend::kCuda).text;
+    // The first step to shared memory, the next to registers, then the wait, then X.
+    std::size_t copy = text.find("yr_copy16(slot_of(d, i, r), wp[i] + (k + r) * N);");
+    std::size_t regs = text.find("load_w(wb[d], PREFETCH + d);", copy);
+    std::size_t wait = text.find("yr_grid_wait();", regs);
+    std::size_t x = text.find("load_x(xf[d], d);", wait);
+    ASSERT_NE(copy, std::string::npos) << m;
+    ASSERT_NE(regs, std::string::npos) << m;
+    ASSERT_NE(wait, std::string::npos) << m;
+    ASSERT_NE(x, std::string::npos) << m;
+    EXPECT_NE(text.find("yr_copy_wait();", x), std::string::npos) << m;
+    EXPECT_NE(text.find("#define YR_PREFETCH 1 "), std::string::npos) << m;
+    // Interleaved K slices at M <= 8 only (tuning runs 28-29).
+    EXPECT_NE(text.find("#define YR_INTERLEAVE " + std::string(m == "1" ? "1 " : "0 ")),
+              std::string::npos)
+        << m;
+    EXPECT_NE(text.find("griddepcontrol.wait;"), std::string::npos);
+    EXPECT_NE(text.find("cudaLaunchAttributeProgrammaticStreamSerialization"), std::string::npos);
+    EXPECT_NE(text.find("cfg.numAttrs = major >= 9 ? 1 : 0;"), std::string::npos);
+    EXPECT_NE(text.find("#else\n  rmsnorm_linear_gemv<<<"), std::string::npos);  // YR_PDL=0
+    std::string hip = emit_kernels(p, Backend::kHip).text;
+    EXPECT_EQ(hip.find("griddepcontrol"), std::string::npos);
+    EXPECT_EQ(hip.find("cudaLaunchKernelEx"), std::string::npos);
+  }
 }
 
 // The shared-memory ring path (two weights) is a dependent launch too: its first chunks'
