@@ -214,7 +214,13 @@ YR_DEV void yr_store4(O* p, const float (&v)[4]) {
 // A row chain (yr_row_chain) over the grid: one block a row when block_rows (long rows), else
 // one warp a row; lanes across the row four elements at a time (len a multiple of 4), a
 // butterfly of shuffles, and a block's warps added in warp order, so that the result does
-// not depend on timing. The row is read twice, the second time mostly from cache.
+// not depend on timing. The row is read twice, the second time mostly from cache. While a
+// lane has YR_ROW_LOADS pieces of the row ahead, it loads them all before using them (one at
+// a time, GQA's 512 rows of 16384 fp32 took 31.6 us on H100, four 25.1 us), and adds them in
+// the order it would one at a time; the rest of the row one piece at a time.
+#ifndef YR_ROW_LOADS
+#define YR_ROW_LOADS 4
+#endif
 template <class O, class A>
 YR_DEV void yr_row_chain_grid(int map, int red, int comb, bool t_left, O* out, const A* x,
                               long rows, long len, bool block_rows) {
@@ -227,7 +233,17 @@ YR_DEV void yr_row_chain_grid(int map, int red, int comb, bool t_left, O* out, c
     const A* p = x + r * len;
     float acc = red == kMax ? -INFINITY : 0.0f;
     if (quad) {
-      for (long l = lane * 4; l < len; l += g * 4) {
+      long l = lane * 4;
+      for (; l + (YR_ROW_LOADS - 1) * g * 4 < len; l += g * 4 * YR_ROW_LOADS) {
+        float v[YR_ROW_LOADS][4];
+#pragma unroll
+        for (int u = 0; u < YR_ROW_LOADS; ++u) yr_load4(p + l + u * g * 4, v[u]);
+#pragma unroll
+        for (int u = 0; u < YR_ROW_LOADS; ++u)
+#pragma unroll
+          for (int j = 0; j < 4; ++j) acc = yr_row_step(red, acc, yr_row_map(map, v[u][j]));
+      }
+      for (; l < len; l += g * 4) {
         float v[4];
         yr_load4(p + l, v);
 #pragma unroll
@@ -251,7 +267,19 @@ YR_DEV void yr_row_chain_grid(int map, int red, int comb, bool t_left, O* out, c
     acc = yr_row_final(red, acc, len);
     auto y = [&](float t) { return t_left ? yr_apply2(comb, t, acc) : yr_apply2(comb, acc, t); };
     if (quad) {
-      for (long l = lane * 4; l < len; l += g * 4) {
+      long l = lane * 4;
+      for (; l + (YR_ROW_LOADS - 1) * g * 4 < len; l += g * 4 * YR_ROW_LOADS) {
+        float v[YR_ROW_LOADS][4];
+#pragma unroll
+        for (int u = 0; u < YR_ROW_LOADS; ++u) yr_load4(p + l + u * g * 4, v[u]);
+#pragma unroll
+        for (int u = 0; u < YR_ROW_LOADS; ++u) {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) v[u][j] = y(yr_row_map(map, v[u][j]));
+          yr_store4(out + r * len + l + u * g * 4, v[u]);
+        }
+      }
+      for (; l < len; l += g * 4) {
         float v[4];
         yr_load4(p + l, v);
 #pragma unroll

@@ -479,6 +479,8 @@ TEST(GpuBackend, LibraryOpsRunOverTheGridAndCudaMatmulsCallCublas) {
   EXPECT_NE(cuda.find("yr_row_chain_grid(-1, kRms, kDiv, true, k6, k4, 64L, 1024L, true);"),
             std::string::npos);
   EXPECT_NE(cuda.find("gemm_layernorm_launch2<<<dim3(64), 256"), std::string::npos);
+  // A long row is read four pieces a lane at a time (checked on H100 by check_programs.py).
+  EXPECT_NE(cuda.find("#define YR_ROW_LOADS 4\n"), std::string::npos);
   EXPECT_EQ(cuda.find("gemm_layernorm_launch3"), std::string::npos);
   EXPECT_EQ(cuda.find("<<<dim3(1), "), std::string::npos);
   // The workspace holds Y and the first chain's output, not the chains' inner tensors.
