@@ -154,10 +154,17 @@ void print_result(std::ostream& out, const SearchSetup& s, const codegen::Supero
       << devices::format_number(ratio, 3) << "x)"
       << (r.best_is_reference ? "; no fused µGraph beat the library kernels" : "") << "\n";
   out << codegen::ugraph_text(r.best.graph);
-  for (const costmodel::KernelEstimate& k : r.best.cost.kernels)
-    out << "  kernel " << k.name << ": " << us(k.time()) << ", " << k.bound() << "-bound, "
-        << k.tiles << " blocks in " << k.waves << " waves, "
-        << devices::format_quantity(k.hbm_bytes, devices::Dim::kBytes) << " from HBM\n";
+  auto kernels = [&out](const codegen::UgraphCost& c) {
+    for (const costmodel::KernelEstimate& k : c.kernels)
+      out << "  kernel " << k.name << ": " << us(k.time()) << ", " << k.bound() << "-bound, "
+          << k.tiles << " blocks in " << k.waves << " waves, "
+          << devices::format_quantity(k.hbm_bytes, devices::Dim::kBytes) << " from HBM\n";
+  };
+  kernels(r.best.cost);
+  if (!r.best_is_reference) {
+    out << "the program as library kernels:\n";
+    kernels(r.reference.cost);
+  }
   const costmodel::GpuEfficiency& e = s.efficiency;
   bool gpu =
       s.device->backend == devices::Backend::kCuda || s.device->backend == devices::Backend::kHip;
