@@ -418,8 +418,9 @@ void emit_gemv_direct_constants(CodeWriter& w, const GemvForm& f) {
   w.line("#define YR_PREFETCH 1  // k16 steps a warp copies to shared memory before the wait");
   w.line("#endif");
   w.line("#ifndef YR_INTERLEAVE");
-  // Interleaved slices: 0.10-0.16 us faster on H100 at M = 1 and 8, 0.15-0.25 us slower at
-  // M = 16 (two n8 tiles of X a step), in two runs each (kernel_tuning_direct.csv, runs 28-29).
+  // Interleaved slices: 0.10-0.22 us faster on H100 at M = 1 and 8 (kernel_tuning_direct.csv,
+  // runs 29 and 32); at M = 16 (two n8 tiles of X a step) 0.25 us slower in run 29 and
+  // 0.09 us faster in run 32, so left off there.
   w.line("#define YR_INTERLEAVE " + std::string(f.m <= 8 ? "1" : "0") +
          "  // 1: the K slices take every KS-th step, not a run of steps");
   w.line("#endif");
