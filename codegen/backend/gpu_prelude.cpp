@@ -113,13 +113,30 @@ YR_DEV void yr_store4(O* p, const float (&v)[4]) {
 // A row chain (yr_row_chain) over the grid: one block a row when block_rows (long rows), else
 // one warp a row; lanes across the row four elements at a time (len a multiple of 4), a
 // butterfly of shuffles, and a block's warps added in warp order, so that the result does
-// not depend on timing. The row is read twice, the second time mostly from cache. While a
-// lane has YR_ROW_LOADS pieces of the row ahead, it loads them all before using them (one at
-// a time, GQA's 512 rows of 16384 fp32 took 31.6 us on H100, four 25.1 us), and adds them in
-// the order it would one at a time; the rest of the row one piece at a time.
+// not depend on timing. The row is read twice, the second time mostly from cache.
 #ifndef YR_ROW_LOADS
 #define YR_ROW_LOADS 4
 #endif
+// A lane's pieces of a row of len (four elements each, at lane * 4, + 4 g, ...) to f(l, v) in
+// order: while YR_ROW_LOADS pieces remain, all are loaded before f sees the first (one at a
+// time, GQA's 512 rows of 16384 fp32 took 31.6 us on H100, four 25.7 us:
+// kernel_times_one_load.csv, kernel_times.csv); then one at a time.
+template <class A, class F>
+YR_DEV void yr_row_pieces(const A* p, long len, long lane, long g, F&& f) {
+  long l = lane * 4;
+  for (; l + (YR_ROW_LOADS - 1) * g * 4 < len; l += g * 4 * YR_ROW_LOADS) {
+    float v[YR_ROW_LOADS][4];
+#pragma unroll
+    for (int u = 0; u < YR_ROW_LOADS; ++u) yr_load4(p + l + u * g * 4, v[u]);
+#pragma unroll
+    for (int u = 0; u < YR_ROW_LOADS; ++u) f(l + u * g * 4, v[u]);
+  }
+  for (; l < len; l += g * 4) {
+    float v[4];
+    yr_load4(p + l, v);
+    f(l, v);
+  }
+}
 template <class O, class A>
 YR_DEV void yr_row_chain_grid(int map, int red, int comb, bool t_left, O* out, const A* x,
                               long rows, long len, bool block_rows) {
@@ -132,22 +149,10 @@ YR_DEV void yr_row_chain_grid(int map, int red, int comb, bool t_left, O* out, c
     const A* p = x + r * len;
     float acc = red == kMax ? -INFINITY : 0.0f;
     if (quad) {
-      long l = lane * 4;
-      for (; l + (YR_ROW_LOADS - 1) * g * 4 < len; l += g * 4 * YR_ROW_LOADS) {
-        float v[YR_ROW_LOADS][4];
-#pragma unroll
-        for (int u = 0; u < YR_ROW_LOADS; ++u) yr_load4(p + l + u * g * 4, v[u]);
-#pragma unroll
-        for (int u = 0; u < YR_ROW_LOADS; ++u)
-#pragma unroll
-          for (int j = 0; j < 4; ++j) acc = yr_row_step(red, acc, yr_row_map(map, v[u][j]));
-      }
-      for (; l < len; l += g * 4) {
-        float v[4];
-        yr_load4(p + l, v);
+      yr_row_pieces(p, len, lane, g, [&](long, float (&v)[4]) {
 #pragma unroll
         for (int j = 0; j < 4; ++j) acc = yr_row_step(red, acc, yr_row_map(map, v[j]));
-      }
+      });
     } else {
       for (long l = lane; l < len; l += g) acc = yr_row_step(red, acc, yr_row_map(map, p[l]));
     }
@@ -166,25 +171,11 @@ YR_DEV void yr_row_chain_grid(int map, int red, int comb, bool t_left, O* out, c
     acc = yr_row_final(red, acc, len);
     auto y = [&](float t) { return t_left ? yr_apply2(comb, t, acc) : yr_apply2(comb, acc, t); };
     if (quad) {
-      long l = lane * 4;
-      for (; l + (YR_ROW_LOADS - 1) * g * 4 < len; l += g * 4 * YR_ROW_LOADS) {
-        float v[YR_ROW_LOADS][4];
-#pragma unroll
-        for (int u = 0; u < YR_ROW_LOADS; ++u) yr_load4(p + l + u * g * 4, v[u]);
-#pragma unroll
-        for (int u = 0; u < YR_ROW_LOADS; ++u) {
-#pragma unroll
-          for (int j = 0; j < 4; ++j) v[u][j] = y(yr_row_map(map, v[u][j]));
-          yr_store4(out + r * len + l + u * g * 4, v[u]);
-        }
-      }
-      for (; l < len; l += g * 4) {
-        float v[4];
-        yr_load4(p + l, v);
+      yr_row_pieces(p, len, lane, g, [&](long l, float (&v)[4]) {
 #pragma unroll
         for (int j = 0; j < 4; ++j) v[j] = y(yr_row_map(map, v[j]));
         yr_store4(out + r * len + l, v);
-      }
+      });
     } else {
       for (long l = lane; l < len; l += g) out[r * len + l] = yr_to<O>(y(yr_row_map(map, p[l])));
     }
