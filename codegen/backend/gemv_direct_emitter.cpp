@@ -9,17 +9,17 @@
 //
 // A block owns a tile of NB = 8 CG CW columns and one of KS slices of K: CW warps across the
 // tile, each with CG lane groups of 8 columns (lane groups past CG read nothing and give zero
-// rows of A, so that tiles can be 48 columns wide and 6144 columns make 128 tiles, one per
-// SM of an H100), and KW warps interleaved along K. Each warp keeps YR_DEPTH steps of loads
-// in registers, and before the wait for the kernel before it (a programmatic dependent launch
-// on sm_90) copies its first YR_PREFETCH steps to shared memory. With YR_INTERLEAVE the K
+// rows of A, so that a tile can be narrower than a warp's 64 columns), and KW warps
+// interleaved along K. Each warp keeps YR_DEPTH steps of loads in registers, and before the
+// wait for the kernel before it (a programmatic dependent launch on sm_90) copies its first
+// YR_PREFETCH steps to shared memory. With YR_INTERLEAVE the K
 // slices interleave too, so that the grid reads the weights one band of rows at a time. The
 // KW warps meet in shared memory, in fragment order so that no two lanes of a warp touch one
 // bank (in the row-major order of Y, eight did: 1.3 us at M = 16). With KS > 1 the slices
 // write their sums to numbered slots of a workspace and the last to finish (an atomic
 // counter, reset by that block) adds the slots in slot order, so the result does not depend
-// on which block finishes first; the tiling prefers KS = 1, as that finish costs 1.3-1.7 us
-// on H100.
+// on which block finishes first. That finish costs 1.3-1.7 us on H100, more than leaving a
+// quarter of the SMs idle: at M <= 8 the 6144 columns go in 96 tiles of 64, no K split.
 #include "codegen/backend/backend.h"
 
 #include <algorithm>
@@ -329,17 +329,26 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
 }
 
 // Figures of the tiling choice, from bench/tune_kernels.py on H100 (data/benchmarks/H100-SXM/
-// kernel_tuning_direct.csv): the weights stream at about 3 TB/s over the SMs the grid keeps
-// busy when every lane reads, and at sqrt(CG / 8) of that with CG lane groups of 8 (fitted
-// to 48-column tiles, CG = 6, no K split: 23.92 us at M = 16 where CG = 8 tiles of 192
-// columns in 4 slices took 22.92 us, finish included, on the same machine); splitting K
-// costs a finish of about 0.9 us plus the slots' bytes at about 65 GB/s (run 19: the kernel
-// without its finish, 1.28 us faster at M = 8 and 1.66 us at M = 16, 4 slots of 8 or 16 rows
-// of 192 fp32 columns).
+// kernel_tuning_direct.csv). A grid streams the weights at the lesser of about 3 TB/s and what
+// its SMs keep in flight: an SM whose lanes all read streams about 29.6 GB/s with one n8 tile
+// of X a step and 27.3 GB/s with two, and with CG lane groups of 8 reading, CG / 8 of that
+// (run 38, no K split: 96 tiles of 64 columns took 18.80 us at M = 1 and 20.90 us at M = 16,
+// less 1.1 and 1.7 us of the kernel's start and end, fitted on run 34's kernels without their
+// finish; 128 tiles of 48 columns, CG = 6, took 19.50 us at M = 1). Splitting K costs a finish
+// of about 0.9 us plus the slots' bytes at about 65 GB/s (run 19: the kernel without its
+// finish, 1.28 us faster at M = 8 and 1.66 us at M = 16, 4 slots of 8 or 16 rows of 192 fp32
+// columns). The start and end are the same for every tiling and left out.
 constexpr double kStreamBytesPerS = 3.0e12;
 constexpr double kFinishS = 0.9e-6;
 constexpr double kFinishBytesPerS = 6.5e10;
-constexpr int kWarps = 18;  // warps a block (run 21-22: 0.4 us faster than 16 at M = 8)
+// Warps a block: 18 with a K split (runs 21-22: 0.4 us faster than 16 at M = 8), 24 without
+// (run 38: 0.65 us faster than 16 at M = 1 and 0.6 us at M = 8).
+constexpr int kSplitWarps = 18;
+constexpr int kWholeWarps = 24;
+
+double sm_bytes_per_s(std::int64_t m) {
+  return m <= 8 ? 29.6e9 : 27.3e9;
+}
 
 struct Tiling {
   int cg = 8;  // lane groups of 8 columns a warp
@@ -355,10 +364,10 @@ Tiling estimate(const GemvForm& f, int cg, int cw) {
   t.ks = static_cast<int>(std::clamp<std::int64_t>(sms / t.tiles, 1, f.k / 16));
   std::int64_t blocks = t.tiles * t.ks;
   std::int64_t waves = (blocks + sms - 1) / sms;
-  double busy = static_cast<double>(blocks) / static_cast<double>(waves * sms);
+  double busy = static_cast<double>(blocks) / static_cast<double>(waves);  // SMs, on average
+  double rate = std::min(kStreamBytesPerS, busy * sm_bytes_per_s(f.m) * cg / 8.0);
   double nw = static_cast<double>(f.weight_inputs.size());
-  busy *= std::sqrt(cg / 8.0);
-  t.seconds = 2.0 * static_cast<double>(f.k * f.n) * nw / (kStreamBytesPerS * busy);
+  t.seconds = 2.0 * static_cast<double>(f.k * f.n) * nw / rate;
   if (t.ks > 1)
     t.seconds +=
         kFinishS + 4.0 * static_cast<double>(t.ks * f.m * 8 * cg * cw) * nw / kFinishBytesPerS;
@@ -408,7 +417,7 @@ void emit_gemv_direct_constants(CodeWriter& w, const GemvForm& f) {
   w.line("#define YR_CW " + std::to_string(t.cw) + "  // warps across the tile");
   w.line("#endif");
   w.line("#ifndef YR_WARPS");
-  w.line("#define YR_WARPS " + std::to_string(kWarps) +
+  w.line("#define YR_WARPS " + std::to_string(t.ks == 1 ? kWholeWarps : kSplitWarps) +
          "  // warps a block: YR_CW across N, YR_WARPS / YR_CW along K");
   w.line("#endif");
   w.line("#ifndef YR_DEPTH");

@@ -354,10 +354,10 @@ YR_DEV void yr_matmul_mma(float* out, const __half* a, const __half* b, long bat
 #define YR_CG 8  // lane groups of 8 columns a warp (8 at most)
 #endif
 #ifndef YR_CW
-#define YR_CW 3  // warps across the tile
+#define YR_CW 1  // warps across the tile
 #endif
 #ifndef YR_WARPS
-#define YR_WARPS 18  // warps a block: YR_CW across N, YR_WARPS / YR_CW along K
+#define YR_WARPS 24  // warps a block: YR_CW across N, YR_WARPS / YR_CW along K
 #endif
 #ifndef YR_DEPTH
 #define YR_DEPTH 1  // k16 steps of loads a warp keeps in registers
@@ -369,7 +369,7 @@ YR_DEV void yr_matmul_mma(float* out, const __half* a, const __half* b, long bat
 #define YR_INTERLEAVE 1  // 1: the K slices take every KS-th step, not a run of steps
 #endif
 #ifndef YR_KSPLIT
-#define YR_KSPLIT 4  // blocks along K
+#define YR_KSPLIT 1  // blocks along K
 #endif
 constexpr int M = 8, K = 4096, N = 6144, NW = 1;
 constexpr bool kHasRms = true;
