@@ -107,7 +107,7 @@ void print_layer_fits(std::ostream& out, const std::vector<costmodel::GpuCalibra
 }
 
 void print_block_fits(std::ostream& out, const std::vector<costmodel::GpuCalibrationFit>& fits) {
-  Table t({"device", ">cycles a step", ">a k-step of mma", ">a barrier", ">fit rows",
+  Table t({"device", ">cycles a step", ">a k-step of mma", ">a barrier", ">a launch", ">fit rows",
            ">held-out rows", ">held-out MAPE", ">without it"});
   for (const costmodel::GpuCalibrationFit& f : fits) {
     if (!f.block)
@@ -115,16 +115,17 @@ void print_block_fits(std::ostream& out, const std::vector<costmodel::GpuCalibra
     const costmodel::BlockLatencyFit& b = *f.block;
     t.add_row({f.device, devices::format_number(b.step_cycles, 3),
                devices::format_number(b.mma_step_cycles, 3),
-               devices::format_number(b.barrier_cycles, 3), std::to_string(b.fit_rows),
-               std::to_string(b.held_out_rows), devices::format_number(b.held_out_mape, 3) + "%",
+               devices::format_number(b.barrier_cycles, 3), devices::format(b.launch),
+               std::to_string(b.fit_rows), std::to_string(b.held_out_rows),
+               devices::format_number(b.held_out_mape, 3) + "%",
                devices::format_number(b.unpriced_mape, 3) + "%"});
   }
   if (t.rows() == 0)
     return;
   out << "Generated kernels (codegen's generic block path): the serial latency of a block\n"
          "program, cycles per dependent step of a thread, per k-step of a warp's matrix-unit tile\n"
-         "and per barrier, fitted on half the\n"
-         "program rows that run one.\n";
+         "and per barrier, and the time each kernel of a program adds in a CUDA graph (a\n"
+         "launch), fitted on half the program rows.\n";
   t.print(out);
 }
 

@@ -152,6 +152,9 @@ void read_ops(const devices::YamlDoc& doc,
       m.number("block_mma_step_cycles", false, devices::Sign::kNonNegative).value_or(0);
   e.block_barrier_cycles =
       m.number("block_barrier_cycles", false, devices::Sign::kNonNegative).value_or(0);
+  e.program_launch =
+      m.quantity<devices::Dim::kSeconds>("program_launch", false, devices::Sign::kNonNegative)
+          .value_or(devices::Seconds{});
   m.string("block_fitted_on");
   m.number("block_held_out_mape", false, devices::Sign::kNonNegative);
   m.number("block_unpriced_mape", false, devices::Sign::kNonNegative);
@@ -512,6 +515,7 @@ std::string calibration_yaml(const std::vector<CalibrationFit>& fits,
       y << "  block_step_cycles: " << format_number(g.block->step_cycles, 3) << "\n"
         << "  block_mma_step_cycles: " << format_number(g.block->mma_step_cycles, 3) << "\n"
         << "  block_barrier_cycles: " << format_number(g.block->barrier_cycles, 3) << "\n"
+        << "  program_launch: " << devices::format(g.block->launch) << "\n"
         << "  block_fitted_on: \"" << g.block->fitted_on << "\"\n"
         << "  block_held_out_mape: " << format_number(g.block->held_out_mape, 3) << "\n"
         << "  block_unpriced_mape: " << format_number(g.block->unpriced_mape, 3) << "\n";

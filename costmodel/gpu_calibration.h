@@ -35,6 +35,7 @@ struct BlockLatencyFit {
   double step_cycles = 0;
   double mma_step_cycles = 0;
   double barrier_cycles = 0;
+  devices::Seconds launch;  // GpuEfficiency::program_launch
   std::size_t fit_rows = 0;
   std::size_t held_out_rows = 0;
   double held_out_mape = 0;  // percent, the programs held out

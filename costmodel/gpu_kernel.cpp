@@ -210,6 +210,7 @@ KernelEstimate stream_kernel(const devices::DeviceSpec& d,
   if (auto it = eff.stream.find(kind); it != eff.stream.end()) {
     // A fitted kernel (GpuEfficiency::stream): latency + traffic x bytes / achievable HBM.
     e.tile = "stream (fitted)";
+    e.fitted_start = true;
     e.compute = Seconds{};
     e.memory = Seconds{it->second.traffic * e.hbm_bytes / hbm(d, eff)};
     e.steady = e.memory;

@@ -51,6 +51,12 @@ struct GpuEfficiency {
   double block_step_cycles = 0;
   double block_mma_step_cycles = 0;
   double block_barrier_cycles = 0;
+  // Per kernel of a generated program replayed from a CUDA graph, beyond graph_launch: the
+  // wait for the kernel before it and its own blocks' start, which the latencies fitted on
+  // PyTorch's memory-bound ops hold (those kernels do not pay it) but the other estimates do
+  // not (GEMM+LayerNorm's three launches measured 1.7x their sum). Fitted with the cycles
+  // above on measured programs; zero where not fitted.
+  devices::Seconds program_launch;
   std::string source = "uncalibrated: peak rates, no launch overhead";
 };
 
@@ -72,6 +78,7 @@ struct KernelEstimate {
   std::int64_t waves = 0;
   std::string tile;            // "128x256x64", or "stream"
   double wave_efficiency = 1;  // tiles / (waves x concurrent tiles)
+  bool fitted_start = false;   // launch holds a start latency fitted on measured kernels
 
   devices::Seconds host;  // the host's issue time; the GPU cannot run ahead of it
 

@@ -14,23 +14,32 @@ namespace {
 // The block cycles: per scalar step, per matrix-unit k-step, per barrier.
 struct Cycles {
   double step = 0, mma = 0, barrier = 0;
+  double launch = 0;  // seconds a kernel
 };
 
-// A program row priced as a sum over its kernels of fixed + max(floor, serial), the serial
-// latency linear in the block cycles and the model's only term in them.
+// A program row priced as a sum over its kernels of fixed + max(floor, serial) + launch, the
+// serial latency linear in the block cycles and the model's only term in them, the launch
+// (GpuEfficiency::program_launch) the same for every kernel.
 struct Kernel {
   double fixed = 0, floor = 0;
-  Cycles per;  // the serial latency of one cycle of each kind
+  Cycles per;           // the serial latency of one cycle of each kind
+  double launches = 0;  // program launches it pays (1, or 0 where the model adds none)
 };
 
 struct Sample {
   std::vector<Kernel> kernels;
   double measured = 0;
   bool fit = false;
-  bool generic = false;  // a kernel has a serial latency
+
+  double launches() const {
+    double n = 0;
+    for (const Kernel& k : kernels)
+      n += k.launches;
+    return n;
+  }
 
   double time(const Cycles& c) const {
-    double t = 0;
+    double t = launches() * c.launch;
     for (const Kernel& k : kernels)
       t += k.fixed +
            std::max(k.floor, k.per.step * c.step + k.per.mma * c.mma + k.per.barrier * c.barrier);
@@ -43,6 +52,7 @@ std::vector<costmodel::KernelEstimate> priced(const KernelGraph& g,
                                               costmodel::GpuEfficiency eff,
                                               const Cycles& c) {
   eff.in_graph = true;  // check_programs.py replays our kernels from a CUDA graph
+  eff.program_launch = devices::Seconds{c.launch};
   eff.block_step_cycles = c.step;
   eff.block_mma_step_cycles = c.mma;
   eff.block_barrier_cycles = c.barrier;
@@ -55,16 +65,17 @@ Sample sample(const KernelGraph& g,
               double measured,
               bool fit) {
   std::vector<costmodel::KernelEstimate> floor = priced(g, d, eff, {});
-  std::vector<costmodel::KernelEstimate> step = priced(g, d, eff, {1, 0, 0});
-  std::vector<costmodel::KernelEstimate> mma = priced(g, d, eff, {0, 1, 0});
-  std::vector<costmodel::KernelEstimate> barrier = priced(g, d, eff, {0, 0, 1});
-  Sample s{{}, measured, fit, false};
+  std::vector<costmodel::KernelEstimate> step = priced(g, d, eff, {1, 0, 0, 0});
+  std::vector<costmodel::KernelEstimate> mma = priced(g, d, eff, {0, 1, 0, 0});
+  std::vector<costmodel::KernelEstimate> barrier = priced(g, d, eff, {0, 0, 1, 0});
+  std::vector<costmodel::KernelEstimate> launch = priced(g, d, eff, {0, 0, 0, 1e-6});
+  Sample s{{}, measured, fit};
   for (std::size_t i = 0; i < floor.size(); ++i) {
     const costmodel::KernelEstimate& f = floor[i];
     Kernel k{(f.time() - f.steady).value,
              f.steady.value,
-             {step[i].serial.value, mma[i].serial.value, barrier[i].serial.value}};
-    s.generic = s.generic || k.per.step > 0 || k.per.mma > 0 || k.per.barrier > 0;
+             {step[i].serial.value, mma[i].serial.value, barrier[i].serial.value},
+             (launch[i].time() - f.time()).value / 1e-6};
     s.kernels.push_back(k);
   }
   return s;
@@ -82,6 +93,21 @@ double mape(const std::vector<Sample>& s, bool fit, const Cycles& c) {
   return n == 0 ? 0 : 100 * sum / static_cast<double>(n);
 }
 
+// The launch that minimises the fit rows' squared relative error at c's cycles (it enters each
+// row linearly), at least zero.
+double best_launch(const std::vector<Sample>& s, Cycles c) {
+  c.launch = 0;
+  double num = 0, den = 0;
+  for (const Sample& x : s) {
+    if (!x.fit)
+      continue;
+    double n = x.launches() / x.measured;
+    num += n * (x.measured - x.time(c)) / x.measured;
+    den += n * n;
+  }
+  return den > 0 ? std::max(0.0, num / den) : 0;
+}
+
 // The squared relative error of the fit rows at c.
 double objective(const std::vector<Sample>& s, const Cycles& c) {
   double err = 0;
@@ -92,10 +118,12 @@ double objective(const std::vector<Sample>& s, const Cycles& c) {
   return err;
 }
 
-// A grid search over the three cycle counts: coarse, then finer around the best. Strict
-// improvements only, in a fixed order: the result does not depend on anything but the rows.
+// A grid search over the three cycle counts, the launch fitted at each point: coarse, then
+// finer around the best. Strict improvements only, in a fixed order: the result does not
+// depend on anything but the rows.
 Cycles fit_cycles(const std::vector<Sample>& s) {
   Cycles best;
+  best.launch = best_launch(s, best);
   double best_err = objective(s, best);
   Cycles lo{0, 0, 0};
   Cycles step{2, 8, 20};
@@ -105,7 +133,8 @@ Cycles fit_cycles(const std::vector<Sample>& s) {
       for (int j = 0; j <= 50; ++j)
         for (int k = 0; k <= 50; ++k) {
           Cycles c{start.step + i * step.step, start.mma + j * step.mma,
-                   start.barrier + k * step.barrier};
+                   start.barrier + k * step.barrier, 0};
+          c.launch = best_launch(s, c);
           if (double e = objective(s, c); e < best_err) {
             best_err = e;
             best = c;
@@ -113,8 +142,8 @@ Cycles fit_cycles(const std::vector<Sample>& s) {
         }
     // The next round: steps 25 times finer, over the best point's neighbours.
     lo = {std::max(0.0, best.step - step.step), std::max(0.0, best.mma - step.mma),
-          std::max(0.0, best.barrier - step.barrier)};
-    step = {step.step / 25, step.mma / 25, step.barrier / 25};
+          std::max(0.0, best.barrier - step.barrier), 0};
+    step = {step.step / 25, step.mma / 25, step.barrier / 25, 0};
   }
   return best;
 }
@@ -150,8 +179,10 @@ costmodel::Validation validate_programs(const costmodel::MeasuredFile& file,
         calibrations != nullptr ? calibrations->find_gpu(d->name) : nullptr;
     costmodel::GpuEfficiency eff = found != nullptr ? *found : costmodel::GpuEfficiency{};
     KernelGraph g = program_ugraph(file, row);
-    std::vector<costmodel::KernelEstimate> ks = priced(
-        g, *d, eff, {eff.block_step_cycles, eff.block_mma_step_cycles, eff.block_barrier_cycles});
+    std::vector<costmodel::KernelEstimate> ks =
+        priced(g, *d, eff,
+               {eff.block_step_cycles, eff.block_mma_step_cycles, eff.block_barrier_cycles,
+                eff.program_launch.value});
     costmodel::ValidationPoint p;
     p.row = row;
     for (const costmodel::KernelEstimate& k : ks) {
@@ -174,8 +205,6 @@ void fit_block_latency(const std::vector<costmodel::MeasuredFile>& files,
          costmodel::device_rows(files, "program", f.device, registry)) {
       Sample s =
           sample(program_ugraph(*r.file, *r.row), *r.device, f.efficiency, r.row->time_s, r.fit);
-      if (!s.generic)
-        continue;
       samples.push_back(std::move(s));
       used.push_back(r.file);
     }
@@ -188,18 +217,20 @@ void fit_block_latency(const std::vector<costmodel::MeasuredFile>& files,
     best.step_cycles = c.step;
     best.mma_step_cycles = c.mma;
     best.barrier_cycles = c.barrier;
+    best.launch = devices::Seconds{c.launch};
     best.fit_rows = fitted;
     best.held_out_rows = samples.size() - fitted;
     best.held_out_mape = mape(samples, false, c);
     best.unpriced_mape = mape(samples, false, {});
     best.fitted_on = costmodel::file_list(used) +
-                     " (rows with a generated block program, alternating by size within "
+                     " (program rows, alternating by size within "
                      "each program: " +
                      std::to_string(fitted) + " fitted, " + std::to_string(best.held_out_rows) +
                      " held out)";
     f.efficiency.block_step_cycles = best.step_cycles;
     f.efficiency.block_mma_step_cycles = best.mma_step_cycles;
     f.efficiency.block_barrier_cycles = best.barrier_cycles;
+    f.efficiency.program_launch = best.launch;
     f.block = best;
   }
 }

@@ -21,12 +21,12 @@ costmodel::Validation validate_programs(const costmodel::MeasuredFile& file,
                                         const devices::DeviceRegistry& registry,
                                         const costmodel::CalibrationSet* calibrations);
 
-/// Fits each fit's block cycles (a scalar step, a matrix-unit k-step, a barrier) on the
-/// program rows of its device whose µGraph runs a generated block program (the rows of
-/// costmodel::fit_split; the others held out), its other fitted values held: the sum of
-/// squared relative errors, searched on a grid (up to 100, 400 and 1000 cycles) refined
-/// twice around its best point. Sets the fit's `block` and efficiency; leaves fits without
-/// such rows alone.
+/// Fits each fit's block cycles (a scalar step, a matrix-unit k-step, a barrier) and the time
+/// each kernel of a program adds in a CUDA graph (GpuEfficiency::program_launch) on the
+/// program rows of its device (the rows of costmodel::fit_split; the others held out), its
+/// other fitted values held: the sum of squared relative errors, searched on a grid (up to
+/// 100, 400 and 1000 cycles) refined twice around its best point, the launch in closed form at
+/// each point. Sets the fit's `block` and efficiency; leaves fits without program rows alone.
 void fit_block_latency(const std::vector<costmodel::MeasuredFile>& files,
                        const devices::DeviceRegistry& registry,
                        std::vector<costmodel::GpuCalibrationFit>& fits);

@@ -109,7 +109,7 @@ TEST(ProgramValidation, PricesEveryMeasuredKernelWithItsMuGraph) {
 }
 
 // The committed calibration holds the fit of the committed measurements: refitting gives the
-// same cycles, and the held-out rows fit better with the serial latency than without.
+// same cycles and launch, and the held-out rows fit better with them than without.
 TEST(ProgramValidation, TheCommittedBlockCyclesAreTheFitOfTheMeasuredKernels) {
   costmodel::CalibrationSet cal =
       costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
@@ -118,12 +118,15 @@ TEST(ProgramValidation, TheCommittedBlockCyclesAreTheFitOfTheMeasuredKernels) {
   std::vector<costmodel::GpuCalibrationFit> fits(1);
   fits[0].device = "H100-SXM";
   fits[0].efficiency = *committed;
-  fit_block_latency({costmodel::load_measured(kMeasured / "generated_kernels.csv")},
+  fit_block_latency({costmodel::load_measured(kMeasured / "generated_kernels.csv"),
+                     costmodel::load_measured(kMeasured / "programs_graph.csv")},
                     testing::bundled_registry(), fits);
   ASSERT_TRUE(fits[0].block);
   EXPECT_NEAR(fits[0].block->step_cycles, committed->block_step_cycles, 0.05);
   EXPECT_NEAR(fits[0].block->mma_step_cycles, committed->block_mma_step_cycles, 0.5);
   EXPECT_NEAR(fits[0].block->barrier_cycles, committed->block_barrier_cycles, 0.05);
+  EXPECT_NEAR(fits[0].block->launch.value, committed->program_launch.value, 1e-9);
+  EXPECT_GT(committed->program_launch.value, 0);
   EXPECT_LT(fits[0].block->held_out_mape, fits[0].block->unpriced_mape / 2);
 }
 
