@@ -12,14 +12,14 @@
 // rows of A, so that a tile can be narrower than a warp's 64 columns), and KW warps
 // interleaved along K. Each warp keeps YR_DEPTH steps of loads in registers, and before the
 // wait for the kernel before it (a programmatic dependent launch on sm_90) copies its first
-// YR_PREFETCH steps to shared memory. With YR_INTERLEAVE the K
-// slices interleave too, so that the grid reads the weights one band of rows at a time. The
-// KW warps meet in shared memory, in fragment order so that no two lanes of a warp touch one
-// bank (in the row-major order of Y, eight did: 1.3 us at M = 16). With KS > 1 the slices
-// write their sums to numbered slots of a workspace and the last to finish (an atomic
-// counter, reset by that block) adds the slots in slot order, so the result does not depend
-// on which block finishes first. That finish costs 1.3-1.7 us on H100, more than leaving a
-// quarter of the SMs idle: at M <= 8 the 6144 columns go in 96 tiles of 64, no K split.
+// YR_PREFETCH steps to shared memory. With YR_INTERLEAVE the K slices interleave too, so that
+// the grid reads the weights one band of rows at a time. The KW warps meet in shared memory, in
+// fragment order so that no two lanes of a warp touch one bank (in the row-major order of Y, eight
+// did: 1.3 us at M = 16). With KS > 1 the slices write their sums to numbered slots of a workspace
+// and the last to finish (an atomic counter, reset by that block) adds the slots in slot order, so
+// the result does not depend on which block finishes first. That finish costs 1.3-1.7 us on H100,
+// more than leaving a quarter of the SMs idle: at M <= 8 the 6144 columns go in 96 tiles of 64, no
+// K split.
 #include "codegen/backend/backend.h"
 
 #include <algorithm>

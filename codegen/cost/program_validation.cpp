@@ -19,7 +19,7 @@ struct Cycles {
 
 // A program row priced as a sum over its kernels of fixed + max(floor, serial) + launch, the
 // serial latency linear in the block cycles and the model's only term in them, the launch
-// (GpuEfficiency::program_launch) the same for every kernel.
+// (GpuEfficiency::program_launch) the same for every kernel that pays one.
 struct Kernel {
   double fixed = 0, floor = 0;
   Cycles per;           // the serial latency of one cycle of each kind
@@ -222,11 +222,10 @@ void fit_block_latency(const std::vector<costmodel::MeasuredFile>& files,
     best.held_out_rows = samples.size() - fitted;
     best.held_out_mape = mape(samples, false, c);
     best.unpriced_mape = mape(samples, false, {});
-    best.fitted_on = costmodel::file_list(used) +
-                     " (program rows, alternating by size within "
-                     "each program: " +
-                     std::to_string(fitted) + " fitted, " + std::to_string(best.held_out_rows) +
-                     " held out)";
+    best.fitted_on =
+        costmodel::file_list(used) +
+        " (program rows, alternating by size within each program: " + std::to_string(fitted) +
+        " fitted, " + std::to_string(best.held_out_rows) + " held out)";
     f.efficiency.block_step_cycles = best.step_cycles;
     f.efficiency.block_mma_step_cycles = best.mma_step_cycles;
     f.efficiency.block_barrier_cycles = best.barrier_cycles;
