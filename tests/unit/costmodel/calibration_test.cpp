@@ -2,10 +2,15 @@
 
 #include "costmodel/collective.h"
 #include "costmodel/validation.h"
+#include "devices/registry.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
+#include <unistd.h>
 
 namespace yirage::costmodel {
 namespace {
@@ -113,6 +118,33 @@ TEST(Measured, ProblemsArePinnedToLineAndColumn) {
     EXPECT_EQ(e.items().at(0).loc, (devices::SourceLoc{"m.csv", 3, 47}));
     EXPECT_EQ(e.items().at(0).message, "'time_s' must be a number, got 'fast'");
   }
+}
+
+// A calibration file with a negative launch term (the committed H100 file, one value changed)
+// is refused at that value's line and column, and nothing is loaded.
+TEST(Calibration, ANegativeProgramLaunchIsPinnedToLineAndColumn) {
+  std::ifstream in(devices::data_dir() / "calibration" / "H100-SXM.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string yaml = text.str();
+  std::size_t at = yaml.find("  program_launch: ");
+  ASSERT_NE(at, std::string::npos);
+  std::size_t end = yaml.find('\n', at);
+  yaml.replace(at, end - at, "  program_launch: -1 us");
+  int line = 1 + static_cast<int>(std::count(yaml.begin(), yaml.begin() + at, '\n'));
+  std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                              ("yirage_bad_calibration_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "H100-SXM.yaml") << yaml;
+  try {
+    CalibrationSet::load_dir(dir);
+    FAIL() << "expected an input error";
+  } catch (const devices::InputError& e) {
+    EXPECT_EQ(e.items().at(0).loc,
+              (devices::SourceLoc{(dir / "H100-SXM.yaml").string(), line, 19}));
+    EXPECT_EQ(e.items().at(0).message, "'program_launch' must be zero or more, got '-1 us'");
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
