@@ -91,13 +91,15 @@ void emit_schedule_comment(CodeWriter& w, const BlockProgram& p, const std::stri
 /// else fp32 FMAs (gemv_emitter.cpp).
 void emit_gemv(CodeWriter& w, const BlockProgram& p, Backend b);
 /// The GEMV paths' workspace size and launcher: a grid of (N / NB, KS) blocks of `threads`;
-/// with `pdl` (CUDA), a programmatic dependent launch on sm_90 devices unless YR_PDL is 0.
+/// with `pdl` (CUDA), a programmatic dependent launch on sm_90 devices unless YR_PDL is 0;
+/// with `tma`, NAME_launch_tma first (gemv_tma_emitter.cpp), the grid only where it declines.
 void emit_gemv_launcher(CodeWriter& w,
                         const GemvForm& f,
                         const std::string& name,
                         Backend b,
                         const std::string& threads,
-                        bool pdl = false);
+                        bool pdl = false,
+                        bool tma = false);
 
 /// The tensor-core variant of the GEMV path (CUDA, 4 < M <= 16): whether it applies, its
 /// constants, its per-k16-step helper and its kernel body up to the partial tiles in `red`.
@@ -106,6 +108,16 @@ bool gemv_uses_mma(const GemvForm& f, Backend b);
 /// (gemv_direct_emitter.cpp), and its parts.
 bool gemv_uses_direct(const GemvForm& f, Backend b);
 void emit_gemv_direct_constants(CodeWriter& w, const GemvForm& f);
+/// The direct path's estimated streaming time for its chosen tiling (no start or end).
+double gemv_direct_seconds(const GemvForm& f);
+/// The Hopper variant of the direct path (gemv_tma_emitter.cpp): its estimated streaming time
+/// (-1 where it does not apply), whether the emitted code takes it on sm_90 (applies and is
+/// estimated no slower), and its constants, kernel and launcher NAME_launch_tma (-1: not taken).
+double gemv_tma_seconds(const GemvForm& f);
+bool gemv_uses_tma(const GemvForm& f, Backend b);
+void emit_gemv_tma(CodeWriter& w, const GemvForm& f, const std::string& name);
+/// Replaces every `from` in s with `to` (the backends' code templates).
+void replace_all(std::string& s, const std::string& from, const std::string& to);
 void emit_gemv_direct_helpers(CodeWriter& w);
 /// yr_arrive: a K slice's acq_rel count at its tile's counter (CUDA or HIP).
 void emit_gemv_arrive_helper(CodeWriter& w, Backend b);

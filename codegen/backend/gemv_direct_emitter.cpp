@@ -47,6 +47,17 @@ YR_DEV void yr_launch_dependents() {
   asm volatile("griddepcontrol.launch_dependents;");
 #endif
 }
+// The current device's compute capability (major), read once; 0 where it cannot be read.
+static int yr_device_major() {
+  static int major = -1;
+  if (major < 0) {
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
+      major = 0;
+  }
+  return major;
+}
 )CU";
 
 const char* kDirectHelpers = R"CU(// Weights are read once: past L1, as the bandwidth probe reads.
@@ -323,11 +334,6 @@ const char* kDirectBody = R"CU(  extern __shared__ float4 smem4[];
   }
 )CU";
 
-void replace_all(std::string& s, const std::string& from, const std::string& to) {
-  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
-    s.replace(at, from.size(), to);
-}
-
 // Figures of the tiling choice, from bench/tune_kernels.py on H100 (data/benchmarks/H100-SXM/
 // kernel_tuning_direct.csv). A grid streams the weights at the lesser of about 3 TB/s and what
 // its SMs keep in flight: an SM whose lanes all read streams about 29.6 GB/s with one n8 tile
@@ -394,6 +400,15 @@ Tiling choose_tiling(const GemvForm& f) {
 }
 
 }  // namespace
+
+void replace_all(std::string& s, const std::string& from, const std::string& to) {
+  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+}
+
+double gemv_direct_seconds(const GemvForm& f) {
+  return choose_tiling(f).seconds;
+}
 
 void emit_pdl_helpers(CodeWriter& w) {
   w.raw(kPdlHelpers);
@@ -478,7 +493,10 @@ void emit_gemv_direct_kernel(CodeWriter& w, const GemvForm& f, const std::string
   w.raw(body);
   w.close();
   w.line("");
-  emit_gemv_launcher(w, f, name, Backend::kCuda, "THREADS", true);
+  bool tma = gemv_uses_tma(f, Backend::kCuda);
+  if (tma)
+    emit_gemv_tma(w, f, name);
+  emit_gemv_launcher(w, f, name, Backend::kCuda, "THREADS", true, tma);
 }
 
 }  // namespace yirage::codegen

@@ -291,7 +291,10 @@ void emit_gemv(CodeWriter& w, const BlockProgram& p, Backend b) {
          std::to_string(f.n) + "]" + (f.rms_accum >= 0 ? ", rms(X) over K" : "") +
          "; grid (N / NB, KS) of " +
          (gemv_uses_direct(f, b)
-              ? std::string("THREADS threads, weights read straight into tensor-core fragments.")
+              ? std::string("THREADS threads, weights read straight into tensor-core fragments") +
+                    (gemv_uses_tma(f, b) ? "; on sm_90 N / 64 blocks of T_THREADS threads, weights "
+                                           "and X through a TMA ring."
+                                         : ".")
           : gemv_uses_mma(f, b) ? std::string("256 threads, weights through a shared-memory ring.")
                                 : std::string("256 threads, fp32 FMAs.")));
   if (gemv_uses_direct(f, b)) {
@@ -335,7 +338,8 @@ void emit_gemv_launcher(CodeWriter& w,
                         const std::string& name,
                         Backend b,
                         const std::string& threads,
-                        bool pdl) {
+                        bool pdl,
+                        bool tma) {
   std::string api = b == Backend::kCuda ? "cuda" : "hip";
   w.line("extern \"C\" long " + name +
          "_workspace_bytes() { return (kPartialFloats + kSquareFloats) * 4 + (N / NB) * 4; }");
@@ -343,28 +347,26 @@ void emit_gemv_launcher(CodeWriter& w,
   w.open("extern \"C\" int " + name +
          "_launch(const void* const* inputs, void* const* outputs, void* workspace, "
          "yr_stream_t stream)");
+  std::string x = "inputs[" + std::to_string(f.x_input) + "]";
+  if (tma) {
+    w.open("if (const int rc = " + name + "_launch_tma(" + x + ", inputs[" +
+           std::to_string(f.weight_inputs.front()) + "], outputs[0], stream); rc >= 0)");
+    w.line("return rc;  // sm_90: the TMA kernel");
+    w.close();
+  }
   w.line("float* partial = static_cast<float*>(workspace);");
   w.line("float* squares = partial + kPartialFloats;");
   w.line("unsigned* counters = reinterpret_cast<unsigned*>(squares + kSquareFloats);");
   w.line("if (kSharedBytes > 48 * 1024)");
   w.line("  (void)" + api + "FuncSetAttribute(reinterpret_cast<const void*>(" + name + "_gemv), " +
          api + "FuncAttributeMaxDynamicSharedMemorySize, kSharedBytes);");
-  std::string args = "static_cast<const __half*>(inputs[" + std::to_string(f.x_input) + "])";
+  std::string args = "static_cast<const __half*>(" + x + ")";
   for (int wi : f.weight_inputs)
     args += ", static_cast<const __half*>(inputs[" + std::to_string(wi) + "])";
   args += ", static_cast<__half*>(outputs[0]), partial, squares, counters";
   if (pdl) {
     // On sm_90 the launch lets the next kernel of the stream start early (yr_grid_wait).
     w.raw("#if YR_PDL\n");
-    w.line("static int major = -1;  // the device's compute capability, read once");
-    w.open("if (major < 0)");
-    w.line("int dev = 0;");
-    w.line("if (cudaGetDevice(&dev) != cudaSuccess ||");
-    w.line(
-        "    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != "
-        "cudaSuccess)");
-    w.line("  major = 0;");
-    w.close();
     w.line("cudaLaunchAttribute attr = {};");
     w.line("attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;");
     w.line("attr.val.programmaticStreamSerializationAllowed = 1;");
@@ -374,7 +376,7 @@ void emit_gemv_launcher(CodeWriter& w,
     w.line("cfg.dynamicSmemBytes = kSharedBytes;");
     w.line("cfg.stream = stream;");
     w.line("cfg.attrs = &attr;");
-    w.line("cfg.numAttrs = major >= 9 ? 1 : 0;");
+    w.line("cfg.numAttrs = yr_device_major() >= 9 ? 1 : 0;");
     w.line("return static_cast<int>(cudaLaunchKernelEx(&cfg, " + name + "_gemv, " + args + "));");
     w.raw("#else\n");
   }

@@ -411,6 +411,17 @@ YR_DEV void yr_launch_dependents() {
   asm volatile("griddepcontrol.launch_dependents;");
 #endif
 }
+// The current device's compute capability (major), read once; 0 where it cannot be read.
+static int yr_device_major() {
+  static int major = -1;
+  if (major < 0) {
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
+      major = 0;
+  }
+  return major;
+}
 
 // One k16 step of warp `warp`'s n8 tile into accumulator set `acc`: A = X[0:16, k0:k0+16]
 // (rows >= M are zero), B = the slot's weight rows k0..k0+15 at columns 8 warp..8 warp+7,
@@ -591,13 +602,6 @@ extern "C" int gated_mlp_launch(const void* const* inputs, void* const* outputs,
   if (kSharedBytes > 48 * 1024)
     (void)cudaFuncSetAttribute(reinterpret_cast<const void*>(gated_mlp_gemv), cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes);
 #if YR_PDL
-  static int major = -1;  // the device's compute capability, read once
-  if (major < 0) {
-    int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
-      major = 0;
-  }
   cudaLaunchAttribute attr = {};
   attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr.val.programmaticStreamSerializationAllowed = 1;
@@ -607,7 +611,7 @@ extern "C" int gated_mlp_launch(const void* const* inputs, void* const* outputs,
   cfg.dynamicSmemBytes = kSharedBytes;
   cfg.stream = stream;
   cfg.attrs = &attr;
-  cfg.numAttrs = major >= 9 ? 1 : 0;
+  cfg.numAttrs = yr_device_major() >= 9 ? 1 : 0;
   return static_cast<int>(cudaLaunchKernelEx(&cfg, gated_mlp_gemv, static_cast<const __half*>(inputs[0]), static_cast<const __half*>(inputs[1]), static_cast<const __half*>(inputs[2]), static_cast<__half*>(outputs[0]), partial, squares, counters));
 #else
   gated_mlp_gemv<<<dim3(N / NB, KS), 256, kSharedBytes, stream>>>(static_cast<const __half*>(inputs[0]), static_cast<const __half*>(inputs[1]), static_cast<const __half*>(inputs[2]), static_cast<__half*>(outputs[0]), partial, squares, counters);

@@ -428,12 +428,55 @@ TEST(CudaBackend, TheDirectGemvPrefetchesWeightsBeforeWaitingForTheKernelBefore)
         << m;
     EXPECT_NE(text.find("griddepcontrol.wait;"), std::string::npos);
     EXPECT_NE(text.find("cudaLaunchAttributeProgrammaticStreamSerialization"), std::string::npos);
-    EXPECT_NE(text.find("cfg.numAttrs = major >= 9 ? 1 : 0;"), std::string::npos);
+    EXPECT_NE(text.find("cfg.numAttrs = yr_device_major() >= 9 ? 1 : 0;"), std::string::npos);
     EXPECT_NE(text.find("#else\n  rmsnorm_linear_gemv<<<"), std::string::npos);  // YR_PDL=0
     std::string hip = emit_kernels(p, Backend::kHip).text;
     EXPECT_EQ(hip.find("griddepcontrol"), std::string::npos);
     EXPECT_EQ(hip.find("cudaLaunchKernelEx"), std::string::npos);
   }
+}
+
+// On sm_90 the direct GEMV streams through a TMA ring: the launcher tries it first, its
+// producer copies the first stages' weights before the wait for the kernel before and X only
+// after it, and the ring holds as many 256-row stages as sm_90's shared memory allows, at most
+// six. HIP has no such path.
+TEST(CudaBackend, TheDirectGemvStreamsThroughATmaRingOnSm90) {
+  for (std::string m : {"1", "16"}) {
+    const fs::path json = devices::data_dir().parent_path() /
+                          ("bench/generated/rmsnorm_linear_m" + m) / "rmsnorm_linear.ugraph.json";
+    BlockProgram p = lower(ugraph_from_json(read(json), json.string()));
+    ASSERT_TRUE(p.gemv);
+    EXPECT_TRUE(gemv_uses_tma(*p.gemv, Backend::kCuda));
+    EXPECT_FALSE(gemv_uses_tma(*p.gemv, Backend::kHip));
+    std::string text = emit_kernels(p, Backend::kCuda).text;
+    // At M = 16 a stage is 40 KB (8 KB of X): five fit.
+    EXPECT_NE(text.find(std::string("constexpr int TR = 256, TS = ") + (m == "1" ? "6" : "5")),
+              std::string::npos)
+        << m;
+    std::size_t weights = text.find(
+        "yr_tma_copy(&wmap, ring + (long)slot * T_STAGE, tile * 64, s * TR, &full[slot]);");
+    std::size_t wait = text.find("yr_grid_wait();", weights);
+    std::size_t x = text.find("for (int p = 0; p < FIRST; ++p) copy_x(p);", wait);
+    ASSERT_NE(weights, std::string::npos) << m;
+    ASSERT_NE(wait, std::string::npos) << m;
+    EXPECT_NE(x, std::string::npos) << m;
+    std::size_t launch = text.find("extern \"C\" int rmsnorm_linear_launch(");
+    std::size_t tma =
+        text.find("rmsnorm_linear_launch_tma(inputs[0], inputs[1], outputs[0], stream)", launch);
+    ASSERT_NE(tma, std::string::npos) << m;
+    EXPECT_LT(tma, text.find("rmsnorm_linear_gemv<<<", launch)) << m;  // before the register path
+    EXPECT_EQ(emit_kernels(p, Backend::kHip).text.find("CUtensorMap"), std::string::npos);
+  }
+  // 64-column blocks cannot tile N = 6152: the register path alone.
+  GemvForm f;
+  f.m = 1, f.k = 4096, f.n = 6152, f.weight_inputs = {1};
+  EXPECT_LT(gemv_tma_seconds(f), 0.0);
+  EXPECT_FALSE(gemv_uses_tma(f, Backend::kCuda));
+  // 1024 columns are 16 blocks of 64 on 132 SMs, while the register path splits K across
+  // most of them: the model keeps the register path.
+  f.n = 1024;
+  EXPECT_GT(gemv_tma_seconds(f), gemv_direct_seconds(f));
+  EXPECT_FALSE(gemv_uses_tma(f, Backend::kCuda));
 }
 
 // The shared-memory ring path (two weights) is a dependent launch too: its first chunks'
