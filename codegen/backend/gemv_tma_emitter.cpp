@@ -78,7 +78,7 @@ constexpr int T_WBYTES = TR * 128, T_XBOX = (M * 128 + 1023) / 1024 * 1024;
 constexpr int T_STAGE = T_WBYTES + TR / 64 * T_XBOX;
 constexpr long T_RING = (long)TS * T_STAGE;
 constexpr long T_RED = ((long)TCW * M * 64 + TCW * M) * 4;  // the warps' sums and squares
-constexpr long kTmaSharedBytes = 1024 + (T_RING > T_RED ? T_RING : T_RED);
+[[maybe_unused]] constexpr long kTmaSharedBytes = 1024 + (T_RING > T_RED ? T_RING : T_RED);
 static_assert(N % 64 == 0 && K % TR == 0 && TR % 64 == 0 && TR <= 256 && NW == 1 && M <= 16, "TMA tiling");
 
 YR_DEV unsigned yr_smem(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
@@ -250,7 +250,7 @@ typedef CUresult (*yr_encode_tiled_t)(CUtensorMap*, CUtensorMapDataType, cuuint3
                                       CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
 
 // A row-major fp16 [rows, cols] matrix at p as boxes of [box_rows][64], 128-byte swizzle.
-static bool yr_tensor_map(yr_encode_tiled_t encode, CUtensorMap* map, const void* p, long rows, long cols, int box_rows) {
+[[maybe_unused]] static bool yr_tensor_map(yr_encode_tiled_t encode, CUtensorMap* map, const void* p, long rows, long cols, int box_rows) {
   const cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
   const cuuint64_t strides[1] = {(cuuint64_t)cols * 2};
   const cuuint32_t box[2] = {64u, (cuuint32_t)box_rows}, unit[2] = {1u, 1u};
@@ -259,23 +259,33 @@ static bool yr_tensor_map(yr_encode_tiled_t encode, CUtensorMap* map, const void
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
+#if YR_TMA
+// The driver's tensor-map encoder where the device runs this kernel's sm_90 code, found once;
+// null where it does not: before sm_90, without the encoder, or where the only code for the
+// device is PTX of an older target (a build for sm_80 alone, JIT-compiled on an H100, has an
+// empty body there), so that the register path runs instead.
+static yr_encode_tiled_t NAME_tma_encoder() {
+  static const yr_encode_tiled_t encode = []() -> yr_encode_tiled_t {
+    cudaFuncAttributes fa;
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found;
+    if (yr_device_major() < 9 || cudaFuncGetAttributes(&fa, NAME_gemv_tma) != cudaSuccess || fa.ptxVersion < 90 ||
+        cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess || fn == nullptr ||
+        cudaFuncSetAttribute(reinterpret_cast<const void*>(NAME_gemv_tma), cudaFuncAttributeMaxDynamicSharedMemorySize, kTmaSharedBytes) != cudaSuccess)
+      return nullptr;
+    return reinterpret_cast<yr_encode_tiled_t>(fn);
+  }();
+  return encode;
+}
+#endif
+
 // Launches the TMA kernel; -1 where it does not apply (the caller takes the register path).
 static int NAME_launch_tma(const void* x, const void* w, void* y, yr_stream_t stream) {
 #if YR_TMA
-  static yr_encode_tiled_t encode = nullptr;
-  static int usable = -1;  // sm_90 or later, with the driver's encoder; found once
-  if (usable < 0) {
-    void* fn = nullptr;
-    cudaDriverEntryPointQueryResult found;
-    usable = yr_device_major() >= 9 &&
-             cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) == cudaSuccess &&
-             found == cudaDriverEntryPointSuccess && fn != nullptr;
-    encode = reinterpret_cast<yr_encode_tiled_t>(fn);
-    if (usable)
-      (void)cudaFuncSetAttribute(reinterpret_cast<const void*>(NAME_gemv_tma), cudaFuncAttributeMaxDynamicSharedMemorySize, kTmaSharedBytes);
-  }
+  const yr_encode_tiled_t encode = NAME_tma_encoder();
   CUtensorMap wmap, xmap;
-  if (!usable || ((uintptr_t)x | (uintptr_t)w) % 16 != 0 || !yr_tensor_map(encode, &wmap, w, K, N, TR) ||
+  if (!encode || ((uintptr_t)x | (uintptr_t)w) % 16 != 0 || !yr_tensor_map(encode, &wmap, w, K, N, TR) ||
       !yr_tensor_map(encode, &xmap, x, M, K, M))
     return -1;
   cudaLaunchAttribute attr = {};

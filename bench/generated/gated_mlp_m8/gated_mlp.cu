@@ -412,14 +412,14 @@ YR_DEV void yr_launch_dependents() {
 #endif
 }
 // The current device's compute capability (major), read once; 0 where it cannot be read.
-static int yr_device_major() {
-  static int major = -1;
-  if (major < 0) {
-    int dev = 0;
+[[maybe_unused]] static int yr_device_major() {
+  static const int major = [] {
+    int dev = 0, m = 0;
     if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
-      major = 0;
-  }
+        cudaDeviceGetAttribute(&m, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
+      m = 0;
+    return m;
+  }();
   return major;
 }
 

@@ -465,6 +465,8 @@ TEST(CudaBackend, TheDirectGemvStreamsThroughATmaRingOnSm90) {
         text.find("rmsnorm_linear_launch_tma(inputs[0], inputs[1], outputs[0], stream)", launch);
     ASSERT_NE(tma, std::string::npos) << m;
     EXPECT_LT(tma, text.find("rmsnorm_linear_gemv<<<", launch)) << m;  // before the register path
+    // Declined where the device would run the kernel from older PTX (an empty body there).
+    EXPECT_NE(text.find("fa.ptxVersion < 90"), std::string::npos) << m;
     EXPECT_EQ(emit_kernels(p, Backend::kHip).text.find("CUtensorMap"), std::string::npos);
   }
   // 64-column blocks cannot tile N = 6152: the register path alone.
