@@ -27,9 +27,9 @@ namespace yirage::codegen {
 
 namespace {
 
-// sm_90's shared memory a block may have; the ring takes what is left after 1 KB for the
-// swizzle's alignment, at most kTmaFlightRows rows of weights in flight (6 stages of 256: more
-// stages were faster up to there, runs 44-45).
+// sm_90's shared memory a block may have; the ring takes what is left after the swizzle's
+// 1 KB alignment and the barriers' static memory, at most kTmaFlightRows rows of weights in
+// flight (6 stages of 256: more stages were faster up to there, runs 44-45).
 constexpr std::int64_t kSm90SharedBytes = 227 * 1024;
 constexpr std::int64_t kRingSlack = 1024 + 256;  // the alignment, and the barriers' static memory
 constexpr std::int64_t kTmaFlightRows = 6 * 256;
@@ -37,6 +37,7 @@ constexpr int kTmaConsumerWarps = 8;  // runs 41-45: 8 level with or faster than
 // What one SM's ring streams (run 45: 96 SMs held 2.95-3.2 TB/s, the HBM's ceiling, once the
 // kernel's start and end are taken off), for the choice against the register path.
 constexpr double kTmaSmBytesPerS = 33e9;
+constexpr double kHbmBytesPerS = 3.0e12;  // the grid's cap, as the register path's model has it
 
 struct TmaTiling {
   std::int64_t rows = 0;    // weight rows a stage
@@ -315,7 +316,7 @@ double gemv_tma_seconds(const GemvForm& f) {
   const std::int64_t sms = std::max<std::int64_t>(1, f.compute_units), tiles = f.n / 64;
   const std::int64_t waves = (tiles + sms - 1) / sms;
   const double busy = static_cast<double>(tiles) / static_cast<double>(waves);
-  return 2.0 * static_cast<double>(f.k * f.n) / std::min(3.0e12, busy * kTmaSmBytesPerS);
+  return 2.0 * static_cast<double>(f.k * f.n) / std::min(kHbmBytesPerS, busy * kTmaSmBytesPerS);
 }
 
 bool gemv_uses_tma(const GemvForm& f, Backend b) {
