@@ -137,7 +137,7 @@ __global__ void gemv_read(const uint4* w, int n8, int k, int tc, int interleave,
 // The copy engine's reads: each block streams chunks blockIdx.x, + gridDim.x, ... of `chunk`
 // bytes into a ring of `stages` shared-memory slots with cp.async.bulk (one thread issues,
 // an mbarrier counts the bytes), and XORs one word a thread from each landed chunk.
-__global__ void bulk_read(const char* p, long bytes, int chunk, int stages, unsigned* out) {
+__global__ void bulk_read(const char* p, long bytes, int chunk, int stages, int seq, unsigned* out) {
   extern __shared__ __align__(128) char ring[];
   __shared__ __align__(8) unsigned long long bar[8];
   const long chunks = bytes / chunk;
@@ -153,11 +153,15 @@ __global__ void bulk_read(const char* p, long bytes, int chunk, int stages, unsi
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
                  ::"r"(dst), "l"(p + c * chunk), "r"(chunk), "r"(b) : "memory");
   };
-  long c = blockIdx.x;
+  // seq: block b reads chunks [b per, (b + 1) per) in order, a contiguous region of its own.
+  const long per = (chunks + gridDim.x - 1) / gridDim.x;
+  const long step = seq ? 1 : gridDim.x, c0 = seq ? blockIdx.x * per : blockIdx.x;
+  const long end = seq ? (c0 + per < chunks ? c0 + per : chunks) : chunks;
+  long c = c0;
   if (threadIdx.x == 0)
-    for (int st = 0; st < stages && c + (long)st * gridDim.x < chunks; ++st) issue(c + (long)st * gridDim.x, st);
+    for (int st = 0; st < stages && c + (long)st * step < end; ++st) issue(c + (long)st * step, st);
   unsigned acc = 0;
-  for (int it = 0; c < chunks; ++it, c += gridDim.x) {
+  for (int it = 0; c < end; ++it, c += step) {
     const int st = it % stages;
     const unsigned parity = (it / stages) & 1;
     const unsigned b = (unsigned)__cvta_generic_to_shared(&bar[st]);
@@ -166,8 +170,50 @@ __global__ void bulk_read(const char* p, long bytes, int chunk, int stages, unsi
         ::"r"(b), "r"(parity) : "memory");
     acc ^= reinterpret_cast<const unsigned*>(ring + (long)st * chunk)[threadIdx.x];
     __syncthreads();  // every thread has read the slot before it is refilled
-    const long next = c + (long)stages * gridDim.x;
-    if (threadIdx.x == 0 && next < chunks) issue(next, st);
+    const long next = c + (long)stages * step;
+    if (threadIdx.x == 0 && next < end) issue(next, st);
+  }
+  if (acc == 0x12345678u) out[blockIdx.x] = acc;
+}
+
+// A GEMV over W^T (PyTorch's [N, K] layout) as the copy engine would read it: block b owns
+// `rows` consecutive rows of `row_bytes` (a contiguous region) and sweeps them column strip
+// by strip: a stage is `seg` bytes of each of its rows (rows copies of cp.async.bulk, issued
+// by warp 0's lanes, one mbarrier), `stages` of them in flight.
+__global__ void strip_read(const char* p, long row_bytes, int rows, int seg, int stages, unsigned* out) {
+  extern __shared__ __align__(128) char ring[];
+  __shared__ __align__(8) unsigned long long bar[8];
+  const int steps = (int)(row_bytes / seg), stage_bytes = rows * seg;
+  const char* base = p + (long)blockIdx.x * rows * row_bytes;
+  if (threadIdx.x == 0)
+    for (int st = 0; st < stages; ++st)
+      asm volatile("mbarrier.init.shared.b64 [%0], 1;" ::"r"((unsigned)__cvta_generic_to_shared(&bar[st])));
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  __syncthreads();
+  auto issue = [&](int it, int st) {  // warp 0
+    const unsigned b = (unsigned)__cvta_generic_to_shared(&bar[st]);
+    if (threadIdx.x == 0)
+      asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;" ::"r"(b), "r"(stage_bytes) : "memory");
+    __syncwarp();
+    for (int r = threadIdx.x; r < rows; r += 32) {
+      const unsigned dst = (unsigned)__cvta_generic_to_shared(ring + (long)st * stage_bytes + r * seg);
+      asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                   ::"r"(dst), "l"(base + r * row_bytes + (long)it * seg), "r"(seg), "r"(b) : "memory");
+    }
+  };
+  if (threadIdx.x < 32)
+    for (int st = 0; st < stages && st < steps; ++st) issue(st, st);
+  unsigned acc = 0;
+  for (int it = 0; it < steps; ++it) {
+    const int st = it % stages;
+    const unsigned parity = (it / stages) & 1;
+    const unsigned b = (unsigned)__cvta_generic_to_shared(&bar[st]);
+    asm volatile(
+        "{ .reg .pred P; WAIT: mbarrier.try_wait.parity.shared.b64 P, [%0], %1; @!P bra WAIT; }"
+        ::"r"(b), "r"(parity) : "memory");
+    acc ^= reinterpret_cast<const unsigned*>(ring + (long)st * stage_bytes)[threadIdx.x];
+    __syncthreads();
+    if (threadIdx.x < 32 && it + stages < steps) issue(it + stages, st);
   }
   if (acc == 0x12345678u) out[blockIdx.x] = acc;
 }
@@ -201,9 +247,16 @@ static float time_cut(const Cut& c, const std::vector<uint4*>& sets, int k, int 
       else stream_read<8, false><<<c.ks, c.threads, 0, s>>>(w, pieces, -c.nb, out);
       continue;
     }
-    if (c.nb >= 2000000) {  // bulk_read: chunk = nb - 2e6 bytes, stages = u, ks blocks
+    if (c.nb >= 3000000) {  // strip_read: seg = nb - 3e6 bytes, rows = ks, u stages, 8 KB rows
+      const int seg = c.nb - 3000000;
+      const long row_bytes = 8192, rows_total = (long)k * n * 2 / row_bytes;
+      strip_read<<<(unsigned)(rows_total / c.ks), c.threads, (size_t)seg * c.ks * c.u, s>>>(
+          reinterpret_cast<const char*>(w), row_bytes, c.ks, seg, c.u, out);
+      continue;
+    }
+    if (c.nb >= 2000000) {  // bulk_read: chunk = nb - 2e6 bytes, stages = u, ks blocks, rg = seq
       const int chunk = c.nb - 2000000;
-      bulk_read<<<c.ks, c.threads, (size_t)chunk * c.u, s>>>(reinterpret_cast<const char*>(w), (long)k * n * 2, chunk, c.u, out);
+      bulk_read<<<c.ks, c.threads, (size_t)chunk * c.u, s>>>(reinterpret_cast<const char*>(w), (long)k * n * 2, chunk, c.u, c.rg, out);
       continue;
     }
     if (c.nb > 1000000) {
@@ -262,6 +315,22 @@ int main() {
       {"bulk 264 blocks 32KBx3", 2032768, 264, 128, 3, 0},
       {"bulk 132 blocks 32KBx6", 2032768, 132, 128, 6, 0},
       {"bulk 528 blocks 8KBx4", 2008192, 528, 128, 4, 0},
+      {"bulk 224 blocks 16KBx4", 2016384, 224, 128, 4, 0},
+      // rg = 1: each block a contiguous region of its own (a weight stored tile by tile)
+      {"bulk seq 224 blocks 16KBx4", 2016384, 224, 128, 4, 1},
+      {"bulk seq 224 blocks 32KBx2", 2032768, 224, 128, 2, 1},
+      {"bulk seq 224 blocks 32KBx3", 2032768, 224, 128, 3, 1},
+      {"bulk seq 132 blocks 32KBx6", 2032768, 132, 128, 6, 1},
+      {"bulk seq 264 blocks 16KBx4", 2016384, 264, 128, 4, 1},
+      // nb >= 3e6: strip_read, seg = nb - 3e6 bytes of each of ks 8 KB rows a stage, u stages
+      {"strip 128 rows 128B x6", 3000128, 128, 128, 6, 0},
+      {"strip 128 rows 256B x3", 3000256, 128, 128, 3, 0},
+      {"strip 128 rows 256B x4", 3000256, 128, 128, 4, 0},
+      {"strip 128 rows 512B x2", 3000512, 128, 128, 2, 0},
+      {"strip 64 rows 512B x4", 3000512, 64, 128, 4, 0},
+      {"strip 64 rows 1KB x2", 3001024, 64, 128, 2, 0},
+      {"strip 64 rows 1KB x3", 3001024, 64, 128, 3, 0},
+      {"strip 32 rows 2KB x3", 3002048, 32, 128, 3, 0},
       // gemv_read: nb = 1e6 + TC, ks = blocks, rg = interleave
       {"gemv TC64 512x256 U8 inter", 1000064, 512, 256, 8, 1},
       {"tile512 KS=11 T=576 U=4", 512, 11, 576, 4, 0},
@@ -270,6 +339,7 @@ int main() {
   CHECK(cudaMalloc(&out, 1 << 20));
   printf("pattern,matrix,blocks,time_s,gbps\n");
   CHECK(cudaFuncSetAttribute(bulk_read, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 << 10));
+  CHECK(cudaFuncSetAttribute(strip_read, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 << 10));
   for (const Shape& sh : shapes) {
     const size_t bytes = (size_t)sh.k * sh.n * 2;
     const size_t count = std::max<size_t>(2, (100u << 20) / bytes + 2);
@@ -283,8 +353,9 @@ int main() {
       if (c.nb > 0 && c.nb < 1000000 && sh.n % c.nb) continue;
       if (c.nb > 1000000 && c.nb < 2000000 && (sh.n / 8) % (c.nb - 1000000)) continue;
       const float us = time_cut(c, sets, sh.k, sh.n, out);
-      printf("%s,%s,%d,%.4e,%.0f\n", c.name, sh.name, c.nb < 0 || c.nb > 1000000 ? c.ks : (sh.n / c.nb) * c.ks,
-             us * 1e-6, bytes / (us * 1e3));
+      const int blocks = c.nb >= 3000000 ? (int)((long)sh.k * sh.n * 2 / 8192 / c.ks)
+                         : c.nb < 0 || c.nb > 1000000 ? c.ks : (sh.n / c.nb) * c.ks;
+      printf("%s,%s,%d,%.4e,%.0f\n", c.name, sh.name, blocks, us * 1e-6, bytes / (us * 1e3));
     }
     for (auto p : sets) CHECK(cudaFree(p));
   }

@@ -47,16 +47,21 @@ YR_DEV void yr_launch_dependents() {
   asm volatile("griddepcontrol.launch_dependents;");
 #endif
 }
-// The current device's compute capability (major), read once; 0 where it cannot be read.
+// The current device's compute capability (major), read once a device (the first 64; a
+// process may drive GPUs of different generations); 0 where it cannot be read.
 [[maybe_unused]] static int yr_device_major() {
-  static const int major = [] {
-    int dev = 0, m = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&m, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
-      m = 0;
-    return m;
-  }();
-  return major;
+  static std::atomic<int> majors[64];  // major + 1 once read
+  int dev = 0, m = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess)
+    return 0;
+  const bool cached = dev >= 0 && dev < 64;
+  if (cached && (m = majors[dev].load(std::memory_order_relaxed)) > 0)
+    return m - 1;
+  if (cudaDeviceGetAttribute(&m, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
+    return 0;
+  if (cached)
+    majors[dev].store(m + 1, std::memory_order_relaxed);
+  return m;
 }
 )CU";
 

@@ -91,8 +91,9 @@ void emit_constants(CodeWriter& w, const GemvForm& f) {
   w.line("constexpr int NB = " + std::to_string(kColumnsPerBlock) +
          ";              // columns per block, 8 per thread");
   w.line("constexpr int KS = YR_KSPLIT, KC = K / KS;  // K slices, rows per slice");
-  w.line("constexpr int KL = 256 / (NB / 8);     // k-lanes: threads per column group");
-  w.line("constexpr int WARPS = 256 / YR_WARP, RED_SLICES = WARPS;  // red: one slice a warp");
+  w.line("constexpr int NT = 256;                 // threads per block");
+  w.line("constexpr int KL = NT / (NB / 8);      // k-lanes: threads per column group");
+  w.line("constexpr int WARPS = NT / YR_WARP, RED_SLICES = WARPS;  // red: one slice a warp");
   w.line("static_assert(N % NB == 0 && KC % (KL * YR_UNROLL) == 0 && KC % 8 == 0, \"tiling\");");
   w.line("constexpr long kSharedBytes = M * KC * 2 + WARPS * NW * M * NB * 4 + M * 4;");
   w.line("constexpr long kPartialFloats = KS > 1 ? (long)KS * NW * M * N : 0;");
@@ -101,7 +102,7 @@ void emit_constants(CodeWriter& w, const GemvForm& f) {
 
 void emit_stage_x(CodeWriter& w, Backend b) {
   w.line("// X[:, kbase : kbase + KC] into shared memory, 16 bytes a thread.");
-  w.open("for (int e = tid * 8; e < M * KC; e += 256 * 8)");
+  w.open("for (int e = tid * 8; e < M * KC; e += NT * 8)");
   w.line("const __half* src = x + (long)(e / KC) * K + kbase + e % KC;");
   if (b == Backend::kCuda) {
     w.line("unsigned s = (unsigned)__cvta_generic_to_shared(xs + e);");
@@ -183,7 +184,7 @@ void emit_reduce(CodeWriter& w) {
 
 void emit_finish(CodeWriter& w, const std::string& name) {
   w.open("if constexpr (KS == 1)");
-  w.open("for (int e = tid; e < M * NB; e += 256)");
+  w.open("for (int e = tid; e < M * NB; e += NT)");
   w.line("const int m = e / NB, col = e % NB;");
   w.line("float a[NW];");
   w.line(
@@ -196,7 +197,7 @@ void emit_finish(CodeWriter& w, const std::string& name) {
   w.close();
   w.open("else");
   w.line("// This slice's partial sums to the workspace; the last slice of the tile finishes.");
-  w.open("for (int e = tid; e < NW * M * NB; e += 256)");
+  w.open("for (int e = tid; e < NW * M * NB; e += NT)");
   w.line("const int i = e / (M * NB), m = e / NB % M, col = e % NB;");
   w.line("float s = 0.0f;");
   w.line("for (int q = 0; q < RED_SLICES; ++q) s += red[((q * NW + i) * M + m) * NB + col];");
@@ -207,7 +208,7 @@ void emit_finish(CodeWriter& w, const std::string& name) {
   w.line("if (tid == 0) last = yr_arrive(counters + blockIdx.x) == KS - 1;");
   w.line("__syncthreads();");
   w.line("if (!last) return;");
-  w.open("for (int e = tid; e < M * NB; e += 256)");
+  w.open("for (int e = tid; e < M * NB; e += NT)");
   w.line("const int m = e / NB, col = e % NB;");
   w.line("const long n = (long)blockIdx.x * NB + col;");
   w.line("float a[NW], sq = 0.0f;");
@@ -295,7 +296,7 @@ void emit_gemv(CodeWriter& w, const BlockProgram& p, Backend b) {
                     (gemv_uses_tma(f, b) ? "; on sm_90 N / 64 blocks of T_THREADS threads, weights "
                                            "and X through a TMA ring."
                                          : ".")
-          : gemv_uses_mma(f, b) ? std::string("256 threads, weights through a shared-memory ring.")
+          : gemv_uses_mma(f, b) ? std::string("NT threads, weights through a shared-memory ring.")
                                 : std::string("256 threads, fp32 FMAs.")));
   if (gemv_uses_direct(f, b)) {
     emit_gemv_direct_constants(w, f);
@@ -318,7 +319,7 @@ void emit_gemv(CodeWriter& w, const BlockProgram& p, Backend b) {
   std::string wparams;
   for (std::size_t i = 0; i < f.weight_inputs.size(); ++i)
     wparams += ", const __half* __restrict__ w" + std::to_string(i);
-  w.line("__global__ void __launch_bounds__(256)");
+  w.line("__global__ void __launch_bounds__(NT)");
   w.open(name + "_gemv(const __half* __restrict__ x" + wparams +
          ", __half* __restrict__ y, float* __restrict__ partial, float* __restrict__ squares, "
          "unsigned* __restrict__ counters)");
@@ -330,7 +331,7 @@ void emit_gemv(CodeWriter& w, const BlockProgram& p, Backend b) {
   emit_finish(w, name);
   w.close();
   w.line("");
-  emit_gemv_launcher(w, f, name, b, "256", mma);
+  emit_gemv_launcher(w, f, name, b, "NT", mma);
 }
 
 void emit_gemv_launcher(CodeWriter& w,

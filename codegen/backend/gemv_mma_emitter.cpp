@@ -3,13 +3,38 @@
 // here X (zero-padded to 16 rows) is the A operand of mma.sync.m16n8k16 and the weights the
 // B operand. Each block walks its K slice in chunks of SR rows through a ring of YR_STAGES
 // shared-memory slots filled by cp.async (one commit group per chunk, YR_STAGES - 1 chunks in
-// flight while one is computed); a slot holds the chunk's weight rows (64 columns, 16-byte
-// chunks XOR-swizzled by the row so that ldmatrix.trans reads without bank conflicts) and X's
-// matching columns. Warp w owns columns 8w..8w+7 over the whole slice, so no warp meets
-// another's partial sums before the common finish.
+// flight while one is computed); a slot holds the chunk's weight rows (64 or 128 columns,
+// 16-byte chunks XOR-swizzled by the row so that ldmatrix.trans reads without bank conflicts)
+// and X's matching columns. Warp w owns columns 8w..8w+7 over the whole slice, so no warp
+// meets another's partial sums before the common finish.
 #include "codegen/backend/backend.h"
 
+#include <algorithm>
+
 namespace yirage::codegen {
+
+namespace {
+
+// What H100 gives a grid that streams weights (data/benchmarks/H100-SXM/read_patterns.csv):
+// its memory reads 3.12 TB/s when every SM has the same bytes to read (bench/pattern_probe.cu,
+// "bulk 264 blocks"), and shares that about equally among the SMs that are reading, each SM
+// taking at most about 31 GB/s (the TMA GEMV: 96 SMs read 50 MB in 16.9 us).
+constexpr double kReadBytesPerS = 3.12e12;
+constexpr double kSmReadBytesPerS = 31e9;
+
+// The seconds a grid of `tiles` equal tiles of `tile_bytes` takes to stream them, one wave
+// over `sms` SMs: while every busy SM reads, each gets an equal share of the memory; those
+// with one tile fewer finish first, and the rest then read their last tile at the per-SM cap.
+// So 224 tiles of 64 columns (40 SMs with one, 92 with two) are slower than 112 of 128.
+double ring_seconds(std::int64_t tiles, double tile_bytes, std::int64_t sms) {
+  std::int64_t hi = (tiles + sms - 1) / sms, heavy = tiles - (hi - 1) * sms;
+  std::int64_t busy = std::min(tiles, sms);
+  double shared = std::min(kSmReadBytesPerS, kReadBytesPerS / static_cast<double>(busy));
+  double last = std::min(kSmReadBytesPerS, kReadBytesPerS / static_cast<double>(heavy));
+  return static_cast<double>(hi - 1) * tile_bytes / shared + tile_bytes / last;
+}
+
+}  // namespace
 
 /// Whether the CUDA GEMV path uses the tensor-core variant for this form.
 bool gemv_uses_mma(const GemvForm& f, Backend b) {
@@ -31,17 +56,33 @@ void emit_gemv_mma_constants(CodeWriter& w, const GemvForm& f) {
   std::int64_t sr = 256 / static_cast<std::int64_t>(nw);
   while (sr > 64 && (f.k / ks) % sr != 0)
     sr /= 2;
+  std::int64_t stages = nw == 1 ? 3 : 2;
+  // Without a K split, 128-column tiles (16 warps) where they spread the bytes more evenly
+  // over the SMs, by at least 1% of the time, and the ring fits sm_90's 227 KB: the gated MLP's 112
+  // tiles took 77.4 us on H100 against 78.0 for 224 of 64 (kernel_tuning_direct.csv, run 58).
+  std::int64_t nb = 64;
+  auto ring_bytes = [&](std::int64_t cols) {
+    return stages * (static_cast<std::int64_t>(nw) * sr * cols + f.m * (sr + 8)) * 2 + f.m * 4;
+  };
+  double column_bytes = 2.0 * static_cast<double>(f.k * static_cast<std::int64_t>(nw));
+  if (ks == 1 && f.n % 128 == 0 && ring_bytes(128) <= 227 * 1024 &&
+      ring_seconds(f.n / 128, 128 * column_bytes, f.compute_units) <
+          0.99 * ring_seconds(tiles, 64 * column_bytes, f.compute_units))
+    nb = 128;
   w.line("#ifndef YR_KSPLIT");
   w.line("#define YR_KSPLIT " + std::to_string(ks) + "  // blocks along K");
   w.line("#endif");
   w.line("#ifndef YR_STAGES");
-  w.line("#define YR_STAGES " + std::to_string(nw == 1 ? 3 : 2) +
-         "  // ring slots: chunks in flight + 1");
+  w.line("#define YR_STAGES " + std::to_string(stages) + "  // ring slots: chunks in flight + 1");
   w.line("#endif");
   w.line("constexpr int M = " + std::to_string(f.m) + ", K = " + std::to_string(f.k) +
          ", N = " + std::to_string(f.n) + ", NW = " + std::to_string(nw) + ";");
   w.line("constexpr bool kHasRms = " + std::string(f.rms_accum >= 0 ? "true" : "false") + ";");
-  w.line("constexpr int NB = 64;                      // columns per block: one n8 tile per warp");
+  w.line("constexpr int NB = " + std::to_string(nb) +
+         ", NT = 4 * NB;  // columns and threads per block: one n8 tile per warp");
+  w.line("// Piece q (16 bytes) of shared row r: XOR-swizzled by the row within each 128 bytes,");
+  w.line("// so that ldmatrix.trans reads eight rows without bank conflicts.");
+  w.line("YR_DEV int yr_swz(int q, int r) { return (q & ~7) | ((q & 7) ^ (r & 7)); }");
   w.line("constexpr int KS = YR_KSPLIT, KC = K / KS;  // K slices, rows per slice");
   w.line("#ifndef YR_SR");
   w.line("#define YR_SR " + std::to_string(sr) + "  // weight rows per chunk");
@@ -92,7 +133,7 @@ YR_DEV void yr_mma_step(float (&acc)[NW][4], float (&sq)[2], const __half* slot,
   const int k = k0 + (lane & 15);
 #pragma unroll
   for (int i = 0; i < NW; ++i) {
-    const __half* row = slot + (i * SR + k) * NB + ((warp ^ (k & 7)) * 8);
+    const __half* row = slot + (i * SR + k) * NB + yr_swz(warp, k) * 8;
     unsigned b0, b1;
     asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
                  : "=r"(b0), "=r"(b1)
@@ -117,11 +158,11 @@ const char* kMmaBody = R"MMA(  extern __shared__ float4 smem4[];
   // Each thread's part of a chunk's weights, fixed over the chunks: 16-byte piece q of rows
   // r0 + 32 p (p < SR / 32) of every weight.
   constexpr int PASSES = SR / 32;
-  const int r0 = tid / 8, q = tid % 8;
+  const int r0 = tid / (NB / 8), q = tid % (NB / 8);
   const __half* wsrc[NW] = {WEIGHTS};
 #pragma unroll
   for (int i = 0; i < NW; ++i) wsrc[i] += (kbase + r0) * N + nbase + q * 8;
-  const int wdst = r0 * NB + ((q ^ (r0 & 7)) * 8);  // (r0 + 32 p) & 7 == r0 & 7
+  const int wdst = r0 * NB + yr_swz(q, r0) * 8;  // (r0 + 32 p) & 7 == r0 & 7
   // Chunk c (rows kbase + c SR ..) into slot c % STAGES: its weights, then X's columns and
   // the commit that makes them one group (empty past the end).
   auto load_w = [&](int c) {
@@ -137,7 +178,7 @@ const char* kMmaBody = R"MMA(  extern __shared__ float4 smem4[];
   auto load_x = [&](int c) {
     if (c < CHUNKS) {
       __half* slot = ring + (c % STAGES) * SLOT;
-      for (int e = tid * 8; e < M * SR; e += 256 * 8)  // SR is a power of two: shifts
+      for (int e = tid * 8; e < M * SR; e += NT * 8)  // SR is a power of two: shifts
         yr_cp16(slot + NW * SR * NB + (e / SR) * XS + e % SR,
                 x + (long)(e / SR) * K + kbase + (long)c * SR + e % SR);
     }

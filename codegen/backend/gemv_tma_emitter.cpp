@@ -261,23 +261,39 @@ typedef CUresult (*yr_encode_tiled_t)(CUtensorMap*, CUtensorMapDataType, cuuint3
 }
 
 #if YR_TMA
-// The driver's tensor-map encoder where the device runs this kernel's sm_90 code, found once;
-// null where it does not: before sm_90, without the encoder, or where the only code for the
-// device is PTX of an older target (a build for sm_80 alone, JIT-compiled on an H100, has an
-// empty body there), so that the register path runs instead.
+// The driver's tensor-map encoder, found once; null where the driver has none.
 static yr_encode_tiled_t NAME_tma_encoder() {
   static const yr_encode_tiled_t encode = []() -> yr_encode_tiled_t {
-    cudaFuncAttributes fa;
     void* fn = nullptr;
     cudaDriverEntryPointQueryResult found;
-    if (yr_device_major() < 9 || cudaFuncGetAttributes(&fa, NAME_gemv_tma) != cudaSuccess || fa.ptxVersion < 90 ||
-        cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) != cudaSuccess ||
-        found != cudaDriverEntryPointSuccess || fn == nullptr ||
-        cudaFuncSetAttribute(reinterpret_cast<const void*>(NAME_gemv_tma), cudaFuncAttributeMaxDynamicSharedMemorySize, kTmaSharedBytes) != cudaSuccess)
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess)
       return nullptr;
     return reinterpret_cast<yr_encode_tiled_t>(fn);
   }();
   return encode;
+}
+
+// Whether the current device runs this kernel's sm_90 code, with its shared memory set, checked
+// once a device (the first 64): not before sm_90, nor where the only code for the device is PTX
+// of an older target (a build for sm_80 alone, JIT-compiled on an H100, has an empty body there),
+// so that the register path runs instead.
+static bool NAME_tma_ready() {
+  static std::atomic<int> ready[64];  // 0 not yet checked, 1 yes, 2 no
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64)
+    return false;
+  int r = ready[dev].load(std::memory_order_acquire);
+  if (r == 0) {
+    cudaFuncAttributes fa;
+    const bool ok = yr_device_major() >= 9 && cudaFuncGetAttributes(&fa, NAME_gemv_tma) == cudaSuccess &&
+                    fa.ptxVersion >= 90 &&
+                    cudaFuncSetAttribute(reinterpret_cast<const void*>(NAME_gemv_tma),
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, kTmaSharedBytes) == cudaSuccess;
+    r = ok ? 1 : 2;
+    ready[dev].store(r, std::memory_order_release);
+  }
+  return r == 1;
 }
 #endif
 
@@ -286,7 +302,7 @@ static int NAME_launch_tma(const void* x, const void* w, void* y, yr_stream_t st
 #if YR_TMA
   const yr_encode_tiled_t encode = NAME_tma_encoder();
   CUtensorMap wmap, xmap;
-  if (!encode || ((uintptr_t)x | (uintptr_t)w) % 16 != 0 || !yr_tensor_map(encode, &wmap, w, K, N, TR) ||
+  if (!encode || !NAME_tma_ready() || ((uintptr_t)x | (uintptr_t)w) % 16 != 0 || !yr_tensor_map(encode, &wmap, w, K, N, TR) ||
       !yr_tensor_map(encode, &xmap, x, M, K, M))
     return -1;
   cudaLaunchAttribute attr = {};

@@ -13,6 +13,8 @@ const char* kCudaHead = R"PRE(#include <cuda_fp16.h>
 #include <math.h>
 #include <stdint.h>
 
+#include <atomic>
+
 #define YR_DEV __device__ __forceinline__
 #define YR_TID ((long)threadIdx.x)
 #define YR_NT ((long)blockDim.x)

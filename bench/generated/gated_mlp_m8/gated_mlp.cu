@@ -15,6 +15,8 @@
 #include <math.h>
 #include <stdint.h>
 
+#include <atomic>
+
 #define YR_DEV __device__ __forceinline__
 #define YR_TID ((long)threadIdx.x)
 #define YR_NT ((long)blockDim.x)
@@ -352,7 +354,7 @@ YR_DEV void yr_matmul_mma(float* out, const __half* a, const __half* b, long bat
   }
 }
 
-// GEMV path: X[8, 4096] x 2 weight(s) [4096, 14336]; grid (N / NB, KS) of 256 threads, weights through a shared-memory ring.
+// GEMV path: X[8, 4096] x 2 weight(s) [4096, 14336]; grid (N / NB, KS) of NT threads, weights through a shared-memory ring.
 #ifndef YR_KSPLIT
 #define YR_KSPLIT 1  // blocks along K
 #endif
@@ -361,7 +363,10 @@ YR_DEV void yr_matmul_mma(float* out, const __half* a, const __half* b, long bat
 #endif
 constexpr int M = 8, K = 4096, N = 14336, NW = 2;
 constexpr bool kHasRms = false;
-constexpr int NB = 64;                      // columns per block: one n8 tile per warp
+constexpr int NB = 128, NT = 4 * NB;  // columns and threads per block: one n8 tile per warp
+// Piece q (16 bytes) of shared row r: XOR-swizzled by the row within each 128 bytes,
+// so that ldmatrix.trans reads eight rows without bank conflicts.
+YR_DEV int yr_swz(int q, int r) { return (q & ~7) | ((q & 7) ^ (r & 7)); }
 constexpr int KS = YR_KSPLIT, KC = K / KS;  // K slices, rows per slice
 #ifndef YR_SR
 #define YR_SR 128  // weight rows per chunk
@@ -411,16 +416,21 @@ YR_DEV void yr_launch_dependents() {
   asm volatile("griddepcontrol.launch_dependents;");
 #endif
 }
-// The current device's compute capability (major), read once; 0 where it cannot be read.
+// The current device's compute capability (major), read once a device (the first 64; a
+// process may drive GPUs of different generations); 0 where it cannot be read.
 [[maybe_unused]] static int yr_device_major() {
-  static const int major = [] {
-    int dev = 0, m = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&m, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
-      m = 0;
-    return m;
-  }();
-  return major;
+  static std::atomic<int> majors[64];  // major + 1 once read
+  int dev = 0, m = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess)
+    return 0;
+  const bool cached = dev >= 0 && dev < 64;
+  if (cached && (m = majors[dev].load(std::memory_order_relaxed)) > 0)
+    return m - 1;
+  if (cudaDeviceGetAttribute(&m, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
+    return 0;
+  if (cached)
+    majors[dev].store(m + 1, std::memory_order_relaxed);
+  return m;
 }
 
 // One k16 step of warp `warp`'s n8 tile into accumulator set `acc`: A = X[0:16, k0:k0+16]
@@ -446,7 +456,7 @@ YR_DEV void yr_mma_step(float (&acc)[NW][4], float (&sq)[2], const __half* slot,
   const int k = k0 + (lane & 15);
 #pragma unroll
   for (int i = 0; i < NW; ++i) {
-    const __half* row = slot + (i * SR + k) * NB + ((warp ^ (k & 7)) * 8);
+    const __half* row = slot + (i * SR + k) * NB + yr_swz(warp, k) * 8;
     unsigned b0, b1;
     asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
                  : "=r"(b0), "=r"(b1)
@@ -466,7 +476,7 @@ YR_DEV float gated_mlp_epilogue(const float* acc, float rms) {
   const float t8 = t6 * t7;  // mul
   return t8;
 }
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(NT)
 gated_mlp_gemv(const __half* __restrict__ x, const __half* __restrict__ w0, const __half* __restrict__ w1, __half* __restrict__ y, float* __restrict__ partial, float* __restrict__ squares, unsigned* __restrict__ counters) {
   extern __shared__ float4 smem4[];
   __half* ring = reinterpret_cast<__half*>(smem4);  // STAGES slots of SLOT halves
@@ -480,11 +490,11 @@ gated_mlp_gemv(const __half* __restrict__ x, const __half* __restrict__ w0, cons
   // Each thread's part of a chunk's weights, fixed over the chunks: 16-byte piece q of rows
   // r0 + 32 p (p < SR / 32) of every weight.
   constexpr int PASSES = SR / 32;
-  const int r0 = tid / 8, q = tid % 8;
+  const int r0 = tid / (NB / 8), q = tid % (NB / 8);
   const __half* wsrc[NW] = {w0, w1};
 #pragma unroll
   for (int i = 0; i < NW; ++i) wsrc[i] += (kbase + r0) * N + nbase + q * 8;
-  const int wdst = r0 * NB + ((q ^ (r0 & 7)) * 8);  // (r0 + 32 p) & 7 == r0 & 7
+  const int wdst = r0 * NB + yr_swz(q, r0) * 8;  // (r0 + 32 p) & 7 == r0 & 7
   // Chunk c (rows kbase + c SR ..) into slot c % STAGES: its weights, then X's columns and
   // the commit that makes them one group (empty past the end).
   auto load_w = [&](int c) {
@@ -500,7 +510,7 @@ gated_mlp_gemv(const __half* __restrict__ x, const __half* __restrict__ w0, cons
   auto load_x = [&](int c) {
     if (c < CHUNKS) {
       __half* slot = ring + (c % STAGES) * SLOT;
-      for (int e = tid * 8; e < M * SR; e += 256 * 8)  // SR is a power of two: shifts
+      for (int e = tid * 8; e < M * SR; e += NT * 8)  // SR is a power of two: shifts
         yr_cp16(slot + NW * SR * NB + (e / SR) * XS + e % SR,
                 x + (long)(e / SR) * K + kbase + (long)c * SR + e % SR);
     }
@@ -561,7 +571,7 @@ gated_mlp_gemv(const __half* __restrict__ x, const __half* __restrict__ w0, cons
   }
   __syncthreads();
   if constexpr (KS == 1) {
-    for (int e = tid; e < M * NB; e += 256) {
+    for (int e = tid; e < M * NB; e += NT) {
       const int m = e / NB, col = e % NB;
       float a[NW];
       for (int i = 0; i < NW; ++i) { a[i] = 0.0f; for (int q = 0; q < RED_SLICES; ++q) a[i] += red[((q * NW + i) * M + m) * NB + col]; }
@@ -570,7 +580,7 @@ gated_mlp_gemv(const __half* __restrict__ x, const __half* __restrict__ w0, cons
   }
   else {
     // This slice's partial sums to the workspace; the last slice of the tile finishes.
-    for (int e = tid; e < NW * M * NB; e += 256) {
+    for (int e = tid; e < NW * M * NB; e += NT) {
       const int i = e / (M * NB), m = e / NB % M, col = e % NB;
       float s = 0.0f;
       for (int q = 0; q < RED_SLICES; ++q) s += red[((q * NW + i) * M + m) * NB + col];
@@ -581,7 +591,7 @@ gated_mlp_gemv(const __half* __restrict__ x, const __half* __restrict__ w0, cons
     if (tid == 0) last = yr_arrive(counters + blockIdx.x) == KS - 1;
     __syncthreads();
     if (!last) return;
-    for (int e = tid; e < M * NB; e += 256) {
+    for (int e = tid; e < M * NB; e += NT) {
       const int m = e / NB, col = e % NB;
       const long n = (long)blockIdx.x * NB + col;
       float a[NW], sq = 0.0f;
@@ -607,14 +617,14 @@ extern "C" int gated_mlp_launch(const void* const* inputs, void* const* outputs,
   attr.val.programmaticStreamSerializationAllowed = 1;
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(N / NB, KS);
-  cfg.blockDim = dim3(256);
+  cfg.blockDim = dim3(NT);
   cfg.dynamicSmemBytes = kSharedBytes;
   cfg.stream = stream;
   cfg.attrs = &attr;
   cfg.numAttrs = yr_device_major() >= 9 ? 1 : 0;
   return static_cast<int>(cudaLaunchKernelEx(&cfg, gated_mlp_gemv, static_cast<const __half*>(inputs[0]), static_cast<const __half*>(inputs[1]), static_cast<const __half*>(inputs[2]), static_cast<__half*>(outputs[0]), partial, squares, counters));
 #else
-  gated_mlp_gemv<<<dim3(N / NB, KS), 256, kSharedBytes, stream>>>(static_cast<const __half*>(inputs[0]), static_cast<const __half*>(inputs[1]), static_cast<const __half*>(inputs[2]), static_cast<__half*>(outputs[0]), partial, squares, counters);
+  gated_mlp_gemv<<<dim3(N / NB, KS), NT, kSharedBytes, stream>>>(static_cast<const __half*>(inputs[0]), static_cast<const __half*>(inputs[1]), static_cast<const __half*>(inputs[2]), static_cast<__half*>(outputs[0]), partial, squares, counters);
   return static_cast<int>(cudaGetLastError());
 #endif
 }

@@ -14,6 +14,8 @@
 #include <math.h>
 #include <stdint.h>
 
+#include <atomic>
+
 #define YR_DEV __device__ __forceinline__
 #define YR_TID ((long)threadIdx.x)
 #define YR_NT ((long)blockDim.x)
@@ -411,16 +413,21 @@ YR_DEV void yr_launch_dependents() {
   asm volatile("griddepcontrol.launch_dependents;");
 #endif
 }
-// The current device's compute capability (major), read once; 0 where it cannot be read.
+// The current device's compute capability (major), read once a device (the first 64; a
+// process may drive GPUs of different generations); 0 where it cannot be read.
 [[maybe_unused]] static int yr_device_major() {
-  static const int major = [] {
-    int dev = 0, m = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&m, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
-      m = 0;
-    return m;
-  }();
-  return major;
+  static std::atomic<int> majors[64];  // major + 1 once read
+  int dev = 0, m = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess)
+    return 0;
+  const bool cached = dev >= 0 && dev < 64;
+  if (cached && (m = majors[dev].load(std::memory_order_relaxed)) > 0)
+    return m - 1;
+  if (cudaDeviceGetAttribute(&m, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
+    return 0;
+  if (cached)
+    majors[dev].store(m + 1, std::memory_order_relaxed);
+  return m;
 }
 // Weights are read once: past L1, as the bandwidth probe reads.
 YR_DEV uint4 yr_stream_load(const __half* p) {
@@ -905,23 +912,39 @@ typedef CUresult (*yr_encode_tiled_t)(CUtensorMap*, CUtensorMapDataType, cuuint3
 }
 
 #if YR_TMA
-// The driver's tensor-map encoder where the device runs this kernel's sm_90 code, found once;
-// null where it does not: before sm_90, without the encoder, or where the only code for the
-// device is PTX of an older target (a build for sm_80 alone, JIT-compiled on an H100, has an
-// empty body there), so that the register path runs instead.
+// The driver's tensor-map encoder, found once; null where the driver has none.
 static yr_encode_tiled_t rmsnorm_linear_tma_encoder() {
   static const yr_encode_tiled_t encode = []() -> yr_encode_tiled_t {
-    cudaFuncAttributes fa;
     void* fn = nullptr;
     cudaDriverEntryPointQueryResult found;
-    if (yr_device_major() < 9 || cudaFuncGetAttributes(&fa, rmsnorm_linear_gemv_tma) != cudaSuccess || fa.ptxVersion < 90 ||
-        cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) != cudaSuccess ||
-        found != cudaDriverEntryPointSuccess || fn == nullptr ||
-        cudaFuncSetAttribute(reinterpret_cast<const void*>(rmsnorm_linear_gemv_tma), cudaFuncAttributeMaxDynamicSharedMemorySize, kTmaSharedBytes) != cudaSuccess)
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess)
       return nullptr;
     return reinterpret_cast<yr_encode_tiled_t>(fn);
   }();
   return encode;
+}
+
+// Whether the current device runs this kernel's sm_90 code, with its shared memory set, checked
+// once a device (the first 64): not before sm_90, nor where the only code for the device is PTX
+// of an older target (a build for sm_80 alone, JIT-compiled on an H100, has an empty body there),
+// so that the register path runs instead.
+static bool rmsnorm_linear_tma_ready() {
+  static std::atomic<int> ready[64];  // 0 not yet checked, 1 yes, 2 no
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64)
+    return false;
+  int r = ready[dev].load(std::memory_order_acquire);
+  if (r == 0) {
+    cudaFuncAttributes fa;
+    const bool ok = yr_device_major() >= 9 && cudaFuncGetAttributes(&fa, rmsnorm_linear_gemv_tma) == cudaSuccess &&
+                    fa.ptxVersion >= 90 &&
+                    cudaFuncSetAttribute(reinterpret_cast<const void*>(rmsnorm_linear_gemv_tma),
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, kTmaSharedBytes) == cudaSuccess;
+    r = ok ? 1 : 2;
+    ready[dev].store(r, std::memory_order_release);
+  }
+  return r == 1;
 }
 #endif
 
@@ -930,7 +953,7 @@ static int rmsnorm_linear_launch_tma(const void* x, const void* w, void* y, yr_s
 #if YR_TMA
   const yr_encode_tiled_t encode = rmsnorm_linear_tma_encoder();
   CUtensorMap wmap, xmap;
-  if (!encode || ((uintptr_t)x | (uintptr_t)w) % 16 != 0 || !yr_tensor_map(encode, &wmap, w, K, N, TR) ||
+  if (!encode || !rmsnorm_linear_tma_ready() || ((uintptr_t)x | (uintptr_t)w) % 16 != 0 || !yr_tensor_map(encode, &wmap, w, K, N, TR) ||
       !yr_tensor_map(encode, &xmap, x, M, K, M))
     return -1;
   cudaLaunchAttribute attr = {};
