@@ -53,7 +53,7 @@ What it measures (CUDA events on every rank; per step the slowest rank):
 - Peak memory: torch.cuda.max_memory_allocated / max_memory_reserved from just before the
   first warm-up step (after the model is built and sharded, and the cache emptied) to the
   end of the measured steps; the maximum over ranks.
-- Breakdown, from two extra steps: forward_s, backward_s (sum over micro-batches of CUDA
+- Breakdown, from one extra step: forward_s, backward_s (sum over micro-batches of CUDA
   event intervals; without PP only, since 1F1B interleaves them; backward includes the DDP
   all-reduce it waits for), optimizer_s (clipping plus the optimizer step, ZeRO-1's
   broadcast included); then one more step under torch.profiler: comm_exposed_s, the time
@@ -95,7 +95,7 @@ def parse_args(argv):
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--out", default="train_steps.csv")
-    p.add_argument("--log", default=None, help="folder for per-job markers and the progress file")
+    p.add_argument("--markers", default=None, help="folder for per-job markers and the progress file")
     p.add_argument("--loss-curve", default=None, help="CSV: record the loss of every step")
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--lr", type=float, default=3e-4)
@@ -354,8 +354,15 @@ def apply_ddp(stage, dp_group, tp):
 
 
 def make_optimizer(params, zero, dp, dp_group, lr):
+    """Fused AdamW; DTensor and plain parameters (TP without SP keeps the norms plain) go in
+    separate parameter groups, since one fused call takes one kind."""
     import torch
+    from torch.distributed.tensor import DTensor
     kw = dict(lr=lr, betas=(0.9, 0.95), weight_decay=0.1, fused=True)
+    dt = [p for p in params if isinstance(p, DTensor)]
+    plain = [p for p in params if not isinstance(p, DTensor)]
+    if dt and plain:
+        params = [{"params": dt}, {"params": plain}]
     if zero == 1 and dp > 1:
         from torch.distributed.optim import ZeroRedundancyOptimizer
         return ZeroRedundancyOptimizer(params, optimizer_class=torch.optim.AdamW,
@@ -606,12 +613,11 @@ class Job:
         torch = self.torch
         out = {}
         sums = {}
-        for _ in range(2):
-            phases = {}
-            self.step(data, phases)
-            torch.cuda.synchronize()
-            for k, evs in phases.items():
-                sums[k] = sums.get(k, 0.0) + sum(s.elapsed_time(e) for s, e in evs) / 1e3 / 2
+        phases = {}
+        self.step(data, phases)
+        torch.cuda.synchronize()
+        for k, evs in phases.items():
+            sums[k] = sums.get(k, 0.0) + sum(s.elapsed_time(e) for s, e in evs) / 1e3
         keys = ["optimizer"] if self.lay["pp"] > 1 else ["forward", "backward", "optimizer"]
         vals = self.max_over_ranks([sums.get(k, 0.0) for k in keys])
         for k, v in zip(keys, vals):
@@ -712,15 +718,15 @@ def write_row(args, cluster, task, plan_path, layout, extra, ctx):
 
 
 def mark(args, index, status):
-    if not args.log:
+    if not args.markers:
         return True
-    os.makedirs(args.log, exist_ok=True)
+    os.makedirs(args.markers, exist_ok=True)
     try:
-        fd = os.open(os.path.join(args.log, f"job{index}.{status}"), os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        fd = os.open(os.path.join(args.markers, f"job{index}.{status}"), os.O_CREAT | os.O_EXCL | os.O_WRONLY)
         os.close(fd)
     except FileExistsError:
         return False
-    with open(os.path.join(args.log, "progress"), "a") as f:
+    with open(os.path.join(args.markers, "progress"), "a") as f:
         f.write(f"{index} {status}\n")
     return True
 
@@ -755,8 +761,8 @@ def main(argv):
             return 2
         jobs.append((task, plan, args.pairs[i + 1], lay, n_micro))
     done = set()
-    if args.log and os.path.exists(os.path.join(args.log, "progress")):
-        done = {int(l.split()[0]) for l in open(os.path.join(args.log, "progress")) if l.strip()}
+    if args.markers and os.path.exists(os.path.join(args.markers, "progress")):
+        done = {int(l.split()[0]) for l in open(os.path.join(args.markers, "progress")) if l.strip()}
     for index, (task, plan, plan_path, lay, n_micro) in enumerate(jobs):
         if index in done:
             continue

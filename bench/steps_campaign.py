@@ -50,41 +50,43 @@ def training_jobs():
     """(gpus, width, layers, seq, global_batch, layout), in the order they run: in each GPU
     count, first one job of every code path (so that a short run covers them all)."""
     j = []
-    one = lambda *a, **k: j.append((1,) + a + (L(**k),))  # noqa: E731
-    two = lambda *a, **k: j.append((2,) + a + (L(**k),))  # noqa: E731
-    four = lambda *a, **k: j.append((4,) + a + (L(**k),))  # noqa: E731
+    def add(gpus, width, layers, seq, gb, **k):
+        # the global batch grows where the layout needs more sequences (dp*mb, pp micro-batches)
+        need = k.get("dp", 1) * k.get("mb", 1) * k.get("pp", 1)
+        j.append((gpus, width, layers, seq, max(gb, need), L(**k)))
+
+    one = lambda *a, **k: add(1, *a, **k)  # noqa: E731
+    two = lambda *a, **k: add(2, *a, **k)  # noqa: E731
+    four = lambda *a, **k: add(4, *a, **k)  # noqa: E731
     # One GPU: an out-of-memory row, the recompute paths, then micro-batch, recompute,
     # layers and sequence over 8B widths.
     one("70b", 8, 2048, 1)
     one("8b", 4, 4096, 4, rc="selective")
     one("8b", 4, 4096, 4, rc="full")
-    for layers, seq, gb in ((2, 2048, 8), (4, 4096, 4), (8, 8192, 2), (4, 2048, 8),
-                            (8, 4096, 4), (2, 8192, 2), (4, 8192, 4), (8, 2048, 8)):
-        for mb in (1, 2, 4):
-            if mb > gb:
-                continue
-            for rc in ("none", "selective", "full"):
-                if mb > 1 and rc == "selective" and (layers, seq) not in ((4, 4096), (2, 2048)):
-                    continue
+    for mb, rc in ((1, "none"), (2, "none"), (1, "full"), (4, "none"), (1, "selective"),
+                   (2, "full"), (4, "full"), (2, "selective")):
+        for layers, seq, gb in ((2, 2048, 8), (4, 4096, 4), (8, 8192, 2), (4, 2048, 8),
+                                (8, 4096, 4), (2, 8192, 2), (4, 8192, 4), (8, 2048, 8)):
+            if mb <= gb and not (mb > 1 and rc == "selective" and layers != 4):
                 one("8b", layers, seq, gb, mb=mb, rc=rc)
     # Two GPUs.
-    two("8b", 4, 4096, 8, tp=2, rc="selective")
-    two("8b", 4, 4096, 8, dp=2, zero=1)
-    two("8b", 4, 4096, 8, dp=2, zero=3)
-    two("8b", 4, 4096, 8, pp=2, vpp=2)
-    two("8b", 4, 4096, 8, pp=2)
-    two("8b", 4, 4096, 8, tp=2, sp=False)
-    two("8b", 4, 4096, 8, dp=2, zero=2)
+    two("8b", 4, 4096, 4, tp=2, rc="selective")
+    two("8b", 4, 4096, 4, dp=2, zero=1)
+    two("8b", 4, 4096, 4, dp=2, zero=3)
+    two("8b", 4, 4096, 4, pp=2, vpp=2)
+    two("8b", 4, 4096, 4, pp=2)
+    two("8b", 4, 4096, 4, tp=2, sp=False)
+    two("8b", 4, 4096, 4, dp=2, zero=2)
     two("70b", 4, 8192, 4, tp=2)
     for mb in (1, 2):
-        two("8b", 4, 4096, 8, tp=2, mb=mb)
-        two("8b", 4, 4096, 8, dp=2, mb=mb)
-        two("8b", 4, 4096, 8, pp=2, mb=mb)
+        two("8b", 4, 4096, 4, tp=2, mb=mb)
+        two("8b", 4, 4096, 4, dp=2, mb=mb)
+        two("8b", 4, 4096, 4, pp=2, mb=mb)
     for rc in ("selective", "full"):
-        two("8b", 4, 4096, 8, tp=2, rc=rc)
-        two("8b", 4, 4096, 8, dp=2, rc=rc)
-        two("8b", 4, 4096, 8, pp=2, rc=rc)
-    two("8b", 4, 4096, 8, dp=2, mb=2, rc="full", zero=3)
+        two("8b", 4, 4096, 4, tp=2, rc=rc)
+        two("8b", 4, 4096, 4, dp=2, rc=rc)
+        two("8b", 4, 4096, 4, pp=2, rc=rc)
+    two("8b", 4, 4096, 4, dp=2, mb=2, rc="full", zero=3)
     for seq, gb in ((2048, 16), (8192, 4)):
         two("8b", 4, seq, gb, tp=2, mb=2 if seq == 2048 else 1)
         two("8b", 4, seq, gb, dp=2, mb=2 if seq == 2048 else 1)
@@ -102,27 +104,27 @@ def training_jobs():
     two("70b", 1, 4096, 4, tp=2, mb=2)
     two("70b", 2, 2048, 8, tp=2, mb=2, rc="selective")
     # Four GPUs.
-    four("8b", 4, 4096, 16, tp=2, dp=2)
-    four("8b", 4, 4096, 16, tp=2, dp=2, zero=3)
-    four("8b", 4, 4096, 16, tp=2, pp=2)
-    four("8b", 4, 4096, 16, pp=2, dp=2, zero=1)
+    four("8b", 4, 4096, 8, tp=2, dp=2)
+    four("8b", 4, 4096, 8, tp=2, dp=2, zero=3)
+    four("8b", 4, 4096, 8, tp=2, pp=2)
+    four("8b", 4, 4096, 8, pp=2, dp=2, zero=1)
     four("8b", 8, 8192, 8, pp=4, vpp=2)
-    four("8b", 4, 4096, 16, tp=2, dp=2, zero=1)
-    four("8b", 4, 4096, 16, pp=2, dp=2, vpp=2)
+    four("8b", 4, 4096, 8, tp=2, dp=2, zero=1)
+    four("8b", 4, 4096, 8, pp=2, dp=2, vpp=2)
     four("70b", 4, 4096, 8, tp=4)
     for rc in ("none", "selective", "full"):
-        four("8b", 4, 4096, 16, tp=4, rc=rc)
-        four("8b", 4, 4096, 16, dp=4, rc=rc)
-    four("8b", 4, 4096, 16, tp=4, mb=2)
-    four("8b", 4, 4096, 16, tp=4, sp=False)
+        four("8b", 4, 4096, 8, tp=4, rc=rc)
+        four("8b", 4, 4096, 8, dp=4, rc=rc)
+    four("8b", 4, 4096, 8, tp=4, mb=2)
+    four("8b", 4, 4096, 8, tp=4, sp=False)
     for zero in (1, 2, 3):
-        four("8b", 4, 4096, 16, dp=4, zero=zero)
-    four("8b", 4, 4096, 16, dp=4, mb=2)
-    four("8b", 4, 4096, 16, dp=4, mb=4, rc="full", zero=3)
-    four("8b", 4, 4096, 16, pp=4)
-    four("8b", 4, 4096, 16, pp=4, mb=2)
-    four("8b", 4, 4096, 16, pp=2, dp=2)
-    four("8b", 4, 4096, 16, tp=2, pp=2, rc="selective")
+        four("8b", 4, 4096, 8, dp=4, zero=zero)
+    four("8b", 4, 4096, 8, dp=4, mb=2)
+    four("8b", 4, 4096, 8, dp=4, mb=4, rc="full", zero=3)
+    four("8b", 4, 4096, 8, pp=4)
+    four("8b", 4, 4096, 8, pp=4, mb=2)
+    four("8b", 4, 4096, 8, pp=2, dp=2)
+    four("8b", 4, 4096, 8, tp=2, pp=2, rc="selective")
     four("8b", 8, 8192, 8, tp=4, rc="selective")
     four("8b", 8, 8192, 8, tp=2, pp=2)
     four("8b", 8, 8192, 8, dp=4, rc="full", zero=3)
@@ -326,13 +328,16 @@ class Lane(threading.Thread):
             if len(done) >= len(pairs) or time.time() > self.deadline:
                 break
             argv = [item["cluster"]] + [p for pair in pairs for p in pair] + \
-                   ["--out", os.path.join(self.args.out, "train_steps.csv"), "--log", logdir,
+                   ["--out", os.path.join(self.args.out, "train_steps.csv"), "--markers", logdir,
                     "--steps", str(self.args.steps), "--warmup", str(self.args.warmup)]
+            before = self.lines(progress)
             proc = self.torchrun("run_plan.py", argv, logdir + ".log")
             rc = self.wait(proc, progress, self.deadline + self.args.grace)
             done = self.done(progress)
             if len(done) >= len(pairs) or rc == "deadline":
                 break
+            if self.lines(progress) > before and self.last_status(progress) != "ok":
+                continue  # the runner recorded the job that ended the process (oom, error)
             culprit = min(i for i in range(len(pairs)) if i not in done)
             with open(progress, "a") as f:
                 f.write(f"{culprit} error-driver\n")
@@ -354,6 +359,12 @@ class Lane(threading.Thread):
                             f"date {sc.utc_now()}"])
             print(f"[lane {self.gpus}] {item['name']}: job {culprit} ended the process ({rc})",
                   flush=True)
+
+    @staticmethod
+    def last_status(progress):
+        with open(progress) as f:
+            lines = [l.split() for l in f if l.strip()]
+        return lines[-1][1] if lines else None
 
     @staticmethod
     def done(progress):
@@ -510,9 +521,9 @@ def main(argv):
     r.add_argument("--budget", default="1:150,2:240,4:300")
     r.add_argument("--grace", type=float, default=45)
     r.add_argument("--job-timeout", type=float, default=150)
-    r.add_argument("--per-process", type=int, default=6)
+    r.add_argument("--per-process", type=int, default=10)
     r.add_argument("--steps", type=int, default=20)
-    r.add_argument("--warmup", type=int, default=5)
+    r.add_argument("--warmup", type=int, default=3)
     r.add_argument("--only", type=int, default=0, help="the first N training jobs of each phase")
     r.add_argument("--infer", action="store_true")
     r.add_argument("--batches", default="1,8,32,64")
