@@ -3,7 +3,7 @@
 measures the step: the ground truth for yirage's training-step model (issue 27).
 
     torchrun --nproc-per-node N bench/run_plan.py CLUSTER TASK PLAN [TASK PLAN ...] \
-        [--steps 20] [--warmup 5] [--out train_steps.csv] [--log DIR]
+        [--steps 20] [--warmup 5] [--out train_steps.csv] [--markers DIR]
     torchrun --nproc-per-node N bench/run_plan.py CLUSTER TASK PLAN --loss-curve CSV --steps 300
 
 PLAN is a file written by `yirage-plan CLUSTER TASK --layout L --save-plan PLAN`; several
@@ -745,6 +745,9 @@ def main(argv):
     dist.init_process_group("nccl", device_id=torch.device("cuda", local),
                             timeout=_dt.timedelta(seconds=180))
     rank, world = dist.get_rank(), dist.get_world_size()
+    if args.markers:  # the campaign driver kills these if torchrun cannot
+        os.makedirs(args.markers, exist_ok=True)
+        open(os.path.join(args.markers, f"pid.{os.getpid()}"), "w").close()
     cluster = sc.load_cluster(args.cluster)
     ctx = {"Stage": build_model_classes(), "gqa": probe_gqa_mode(),
            "framework": f"torch-{torch.__version__.split('+')[0]}", "provenance": provenance(argv)}

@@ -305,9 +305,9 @@ class Lane(threading.Thread):
             if now_lines != seen:
                 last, seen = time.time(), now_lines
             if time.time() - last > self.args.job_timeout or time.time() > hard_deadline:
-                os.killpg(proc.pid, 9)
-                proc.wait()
-                return "timeout" if time.time() <= hard_deadline else "deadline"
+                why = "timeout" if time.time() <= hard_deadline else "deadline"
+                stop(proc, os.path.dirname(progress))
+                return why
         return proc.returncode
 
     @staticmethod
@@ -333,6 +333,8 @@ class Lane(threading.Thread):
             before = self.lines(progress)
             proc = self.torchrun("run_plan.py", argv, logdir + ".log")
             rc = self.wait(proc, progress, self.deadline + self.args.grace)
+            for pid in worker_pids(logdir):  # this process's workers are gone: forget them
+                os.remove(os.path.join(logdir, f"pid.{pid}"))
             done = self.done(progress)
             if len(done) >= len(pairs) or rc == "deadline":
                 break
@@ -384,10 +386,38 @@ class Lane(threading.Thread):
         while proc.poll() is None:
             time.sleep(1)
             if time.time() > hard_deadline:
-                os.killpg(proc.pid, 9)
-                proc.wait()
+                stop(proc, None)
                 return "deadline"
         return proc.returncode
+
+
+def stop(proc, markers):
+    """Stops a torchrun and its workers. torchrun starts each worker in a session of its
+    own, so killing torchrun's process group alone leaves the workers running (it did, in
+    the run of 2026-11-26: see data/benchmarks/README.md). SIGTERM lets torchrun stop its
+    workers; what is left after 40 s is killed, the workers by the pids they wrote."""
+    import signal
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=40)
+    except (subprocess.TimeoutExpired, ProcessLookupError):
+        pass
+    for pid in worker_pids(markers):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+def worker_pids(markers):
+    if not markers or not os.path.isdir(markers):
+        return []
+    return [int(f.split(".")[1]) for f in os.listdir(markers) if f.startswith("pid.")]
 
 
 def chunks(seq, n):
