@@ -443,6 +443,7 @@ def run(args):
         if args.loss and n == 2:
             items.append(loss_item(folder, short, 1, args))
         jobs = [j for j in training_jobs() if j[0] == n]
+        jobs = jobs[args.skip:]
         if args.only:
             jobs = jobs[:args.only]
         pairs = []
@@ -554,6 +555,7 @@ def main(argv):
     r.add_argument("--per-process", type=int, default=10)
     r.add_argument("--steps", type=int, default=20)
     r.add_argument("--warmup", type=int, default=3)
+    r.add_argument("--skip", type=int, default=0, help="skip the first N training jobs of each phase")
     r.add_argument("--only", type=int, default=0, help="the first N training jobs of each phase")
     r.add_argument("--infer", action="store_true")
     r.add_argument("--batches", default="1,8,32,64")

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""CPU checks of the torch-free parts of the step runners (no GPU, no torch):
+`python3 bench/test_steps_common.py`."""
+import glob
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import steps_common as sc  # noqa: E402
+from run_plan import exposed_time  # noqa: E402
+
+
+class YamlReader(unittest.TestCase):
+    def test_reads_every_bundled_spec(self):
+        for folder in ("clusters", "tasks", "models", "devices"):
+            for path in glob.glob(os.path.join(sc.ROOT, "data", folder, "*.yaml")):
+                self.assertIsInstance(sc.read_yaml(path), dict, path)
+
+    def test_block_flow_and_sequences(self):
+        doc = sc.parse_yaml("a: 1  # c\nb: {x: 2, y: [3, 'q, r']}\nc:\n- k: v\n  w: 1.5\n- z\n"
+                            "d:\n  e: ~\n  f: \"#not a comment\"\n")
+        self.assertEqual(doc, {"a": 1, "b": {"x": 2, "y": [3, "q, r"]},
+                               "c": [{"k": "v", "w": 1.5}, "z"],
+                               "d": {"e": None, "f": "#not a comment"}})
+
+    def test_inline_and_preset_models(self):
+        preset = sc.load_model("llama3-8b")
+        self.assertEqual(preset["kv_heads"], 8)
+        inline = sc.load_model({"name": "x", "layers": 2, "hidden": 64, "heads": 4, "ffn": 128,
+                                "vocab": 100})
+        self.assertEqual((inline["kv_heads"], inline["head_dim"]), (4, 16))
+
+
+class Layout(unittest.TestCase):
+    def test_round_trip(self):
+        for text in ("tp=2,pp=2,dp=1,mb=1,recompute=selective,zero=1,vpp=2",
+                     "tp=4,pp=1,dp=1,mb=2,recompute=none,zero=0,sp=off"):
+            lay = sc.parse_layout(text)
+            self.assertEqual(sc.layout_str(lay["tp"], lay["pp"], lay["dp"], lay["mb"],
+                                           lay["recompute"], lay["zero"], lay["vpp"],
+                                           lay["sp"] == "on"), text)
+
+    def test_rejects_unknown_keys(self):
+        with self.assertRaises(ValueError):
+            sc.parse_layout("tp=1,pp=1,dp=1,mb=1,recompute=none,zero=0,foo=1")
+
+
+class Flops(unittest.TestCase):
+    def test_published_parameter_count(self):
+        self.assertAlmostEqual(sc.parameter_counts(sc.load_model("llama3-8b"))["total"] / 1e9,
+                               8.03, places=2)
+
+    def test_matches_yirage_mfu(self):
+        """training_flops_per_token agrees with the MFU yirage wrote into a plan file."""
+        plans = sorted(glob.glob(os.path.join(sc.ROOT, "data", "benchmarks", "H200", "steps",
+                                              "plans", "h200x1__l8b-*.yaml")))
+        self.assertTrue(plans)
+        plan = sc.read_yaml(plans[0])
+        task = sc.load_task(os.path.join(os.path.dirname(plans[0]), "..", "tasks",
+                                         plan["task"] + ".yaml"))
+        est = plan["estimate"]
+        flops = est["mfu"] * sc.peak_flops("H200") / est["tokens_per_s"]
+        mine = sc.training_flops_per_token(task["model"], task["sequence_length"])
+        self.assertAlmostEqual(mine / flops, 1.0, places=6)
+
+
+class Exposed(unittest.TestCase):
+    def test_communication_not_under_compute(self):
+        self.assertEqual(exposed_time([(0, 10), (20, 30)], [(2, 5), (4, 8), (25, 40)]), 9)
+        self.assertEqual(exposed_time([(0, 10)], []), 10)
+        self.assertEqual(exposed_time([(3, 4)], [(0, 10)]), 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
