@@ -42,7 +42,7 @@ int bench(Context& cx, const BenchArgs& a) {
     why = "bench-plan times training searches";
   if (!why.empty()) {
     cx.err << "yirage-plan: " << why << "\n";
-    return kExitUnavailable;
+    return kExitNoAnswer;
   }
   costmodel::CalibrationSet calibrations =
       costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");

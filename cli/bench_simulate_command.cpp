@@ -47,7 +47,7 @@ std::variant<SimulatedPlan, int> replay_best(Context& cx,
     }
     planner::SearchResult r = planner::search_training(tc);
     if (r.plans.empty())
-      return kExitCheckFailed;
+      return kExitNoAnswer;
     return simulate_plan(tc, r.plans.front());
   }
   planner::InferContext ic{cluster, task, calibrations};
@@ -59,7 +59,7 @@ std::variant<SimulatedPlan, int> replay_best(Context& cx,
   }
   planner::InferSearchResult r = planner::search_inference(ic);
   if (r.plans.empty())
-    return kExitCheckFailed;
+    return kExitNoAnswer;
   return simulate_plan(ic, r.plans.front());
 }
 
@@ -81,7 +81,7 @@ int bench(Context& cx, const BenchSimArgs& a) {
   devices::ClusterSpec cluster = cx.load_cluster(cluster_file, registry);
   if (cluster.groups.size() != 1) {
     cx.err << "yirage-plan: bench-simulate times plans of homogeneous clusters\n";
-    return kExitUnavailable;
+    return kExitNoAnswer;
   }
   costmodel::CalibrationSet calibrations =
       costmodel::CalibrationSet::load_dir(data / "calibration");

@@ -218,7 +218,7 @@ int capacity_by_type(Context& cx,
   t.print(cx.out);
   if (met.empty()) {
     cx.out << "no node type of the template meets the target within " << a.max_nodes << " nodes\n";
-    return kExitCheckFailed;
+    return kExitNoAnswer;
   }
   // By price where every candidate has one, else by power at TDP where every one has that,
   // else by device count.
@@ -276,7 +276,7 @@ int capacity(Context& cx, const CapacityArgs& a) {
     Sized r = smallest(tpl, task, cal, a, want, progress);
     if (!r.met) {
       cx.out << r.why << "\n";
-      return kExitCheckFailed;
+      return kExitNoAnswer;
     }
     print_hit(cx.out, r, tpl.groups.front(), task, a, want);
     return kExitOk;

@@ -130,14 +130,18 @@ costmodel::comet::SearchResult search_mapping(Context& cx,
 // --search, and with --baseline the speed-up of the best mapping over the best baseline
 // (comet-model.md section 8 #19: the same search space for both).
 int search(Context& cx, const CometArgs& a, const costmodel::comet::Options& opt) {
+  if (cx.json || a.json) {
+    cx.err << "error: comet --search prints text only; --json is for one mapping\n";
+    return kExitBadInput;
+  }
   costmodel::comet::SearchResult r = search_mapping(cx, a, opt, a.mapping);
   if (!r.best_latency)
-    return kExitCheckFailed;
+    return kExitNoAnswer;
   if (a.baseline.empty())
     return kExitOk;
   costmodel::comet::SearchResult b = search_mapping(cx, a, opt, a.baseline);
   if (!b.best_latency)
-    return kExitCheckFailed;
+    return kExitNoAnswer;
   cx.out << "speed-up over the baseline (best latency each): "
          << ratio(static_cast<double>(b.best_latency->latency) /
                   static_cast<double>(r.best_latency->latency))

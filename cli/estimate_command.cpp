@@ -160,8 +160,10 @@ void add_estimate_command(CLI::App& app, Context& cx) {
                   "all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, "
                   "send_recv");
   cmd->add_option("--size", a->size, "Message size per rank, e.g. 256MiB");
-  cmd->add_option("--ranks", a->ranks, "Participating devices (default: the whole cluster)");
-  cmd->add_option("--ranks-per-node", a->ranks_per_node, "At most this many ranks per node");
+  cmd->add_option("--ranks", a->ranks, "Participating devices (default: the whole cluster)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
+  cmd->add_option("--ranks-per-node", a->ranks_per_node, "At most this many ranks per node")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
   cmd->add_flag("--uncalibrated", a->uncalibrated, "Ignore data/calibration/");
   add_op_options(*cmd, a->op);
   cmd->footer(op_help());

@@ -41,7 +41,7 @@ std::variant<planner::PlanEstimate, int> estimate_layout_arg(Context& cx,
   auto e = planner::estimate_training(tc, l);
   if (auto* r = std::get_if<planner::Rejected>(&e)) {
     cx.out << "layout " << l.str() << " cannot run: " << r->reason << "\n";
-    return kExitCheckFailed;
+    return kExitNoAnswer;
   }
   return std::get<planner::PlanEstimate>(e);
 }
@@ -60,7 +60,7 @@ std::variant<planner::HeteroPipelinePlan, int> estimate_pipeline_layout_arg(
   }
   if (!r.plan) {
     cx.out << "layout " << text << " cannot run: " << r.why << "\n";
-    return kExitCheckFailed;
+    return kExitNoAnswer;
   }
   return *r.plan;
 }
@@ -78,7 +78,7 @@ std::variant<planner::InferEstimate, int> estimate_infer_layout_arg(Context& cx,
   auto e = planner::estimate_inference(ic, l);
   if (auto* r = std::get_if<planner::InferRejected>(&e)) {
     cx.out << "layout " << l.str() << " cannot run: " << r->reason << "\n";
-    return kExitCheckFailed;
+    return kExitNoAnswer;
   }
   return std::get<planner::InferEstimate>(e);
 }

@@ -1,8 +1,7 @@
 // The main form, `yirage-plan CLUSTER TASK [--layout L] [--top N]`: validate both files,
 // search the plan space (or evaluate one layout), print the ranked plans and the best one's
 // breakdown. What the planner cannot do yet is said
-// plainly, with exit code kExitUnavailable.
-#include "report/atomic_write.h"
+// plainly, with exit code kExitNoAnswer.
 #include "report/hetero_report.h"
 #include "report/plan_report.h"
 #include "report/simulate_report.h"
@@ -11,6 +10,7 @@
 
 #include "cli/context.h"
 #include "cli/layout_arg.h"
+#include "cli/output_file.h"
 #include "cli/plan_file.h"
 #include "cli/plan_kernels.h"
 #include "cli/run.h"
@@ -91,7 +91,7 @@ int save_plan(Context& cx,
               const nlohmann::ordered_json& estimate) {
   if (a.save_plan.empty())
     return kExitOk;
-  std::string error = atomic_write(a.save_plan, plan_file_yaml(cluster, task, layout, estimate));
+  std::string error = write_output(a.save_plan, plan_file_yaml(cluster, task, layout, estimate));
   if (!error.empty()) {
     cx.err << "error: --save-plan: " << error << "\n";
     return kExitBadInput;
@@ -150,7 +150,7 @@ int explain_nothing_fits(Context& cx, const planner::SearchResult& r) {
            << r.rejected.front().reason;
   }
   cx.out << "\n";
-  return kExitCheckFailed;
+  return kExitNoAnswer;
 }
 
 int plan_inference(Context& cx,
@@ -173,7 +173,7 @@ int plan_inference(Context& cx,
     if (closest != nullptr)
       cx.out << "; " << closest->layout.str() << ": " << closest->reason;
     cx.out << "\n";
-    return kExitCheckFailed;
+    return kExitNoAnswer;
   }
   if (cx.json || cx.yaml) {
     nlohmann::ordered_json j;
@@ -233,13 +233,13 @@ int plan_hetero(Context& cx,
     cx.err << "yirage-plan: --save-plan on a mixed cluster saves pipelines across the node "
               "groups; the best plan here is data parallelism across them, which has no plan "
               "file form yet\n";
-    return kExitUnavailable;
+    return kExitNoAnswer;
   }
   if (!r.plan && !r.pipeline) {
     cx.out << "no plan for " << task.name << " on " << cluster.name
            << ":\n  data parallelism across the node groups: " << r.why
            << "\n  one pipeline across the node groups: " << r.pipeline_why << "\n";
-    return kExitCheckFailed;
+    return kExitNoAnswer;
   }
   if (cx.json || cx.yaml) {
     nlohmann::ordered_json j;
@@ -274,7 +274,7 @@ int plan_hetero_inference(Context& cx,
   planner::HeteroInferResult r = planner::search_hetero_inference(cluster, task, calibrations);
   if (!r.plan) {
     cx.out << "no plan for " << task.name << " on " << cluster.name << ": " << r.why << "\n";
-    return kExitCheckFailed;
+    return kExitNoAnswer;
   }
   const planner::HeteroInferPlan& h = *r.plan;
   std::vector<KernelSite> sites;
@@ -312,6 +312,12 @@ int plan(Context& cx, const PlanArgs& given) {
   auto loaded = load_plan_inputs(cx, given.files, given.layout, given.plan_file);
   if (const int* code = std::get_if<int>(&loaded))
     return *code;
+  if (!given.save_plan.empty()) {
+    if (std::string why = output_problem(given.save_plan); !why.empty()) {
+      cx.err << "error: --save-plan: " << why << "\n";
+      return kExitBadInput;
+    }
+  }
   auto& [cluster, task, calibrations, layout] = std::get<PlanInputs>(loaded);
   PlanArgs a = given;
   a.layout = layout;
@@ -321,7 +327,7 @@ int plan(Context& cx, const PlanArgs& given) {
     if (!a.save_plan.empty()) {
       cx.err << "yirage-plan: --save-plan is not available yet for inference on mixed "
                 "clusters\n";
-      return kExitUnavailable;
+      return kExitNoAnswer;
     }
     if (task.mode != devices::Mode::kTrain && a.layout.empty()) {
       return plan_hetero_inference(cx, cluster, task, calibrations, a);
@@ -329,7 +335,7 @@ int plan(Context& cx, const PlanArgs& given) {
     cx.err << "yirage-plan: both files are valid, but " << why
            << (task.mode == devices::Mode::kTrain ? " for --layout" : " for inference")
            << ". `yirage-plan check CLUSTER TASK` summarises the inputs.\n";
-    return kExitUnavailable;
+    return kExitNoAnswer;
   }
   if (task.mode != devices::Mode::kTrain)
     return plan_inference(cx, cluster, task, calibrations, a);
@@ -383,10 +389,13 @@ void add_plan_form(CLI::App& app, Context& cx) {
                  "Evaluate one layout: training tp=8,pp=4,dp=32,mb=1,recompute=selective,zero=1; "
                  "inference tp=8,pp=1,replicas=2,batch=16 (replicas default to the whole "
                  "cluster)");
-  app.add_option("--top", a->top, "How many plans to list")->capture_default_str();
+  app.add_option("--top", a->top, "How many plans to list")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
   app.add_option("--simulate-top", a->simulate_top,
-                 "Re-rank the best K training plans by simulating their step in SimGrid")
-      ->type_name("K");
+                 "Re-rank the best K training plans by simulating their step in SimGrid (0-100)")
+      ->type_name("K")
+      ->check(CLI::Range(0, 100));
   app.add_option("--save-plan", a->save_plan,
                  "Write the best plan (or the --layout given) to this plan file (YAML)");
   app.add_option("--emit-kernels", a->emit_kernels,

@@ -24,9 +24,12 @@ constexpr const char* kDescription =
 
 void configure(CLI::App& app, Context& cx) {
   app.set_version_flag("--version", std::string("yirage-plan ") + YIRAGE_VERSION);
+  // One DIR an occurrence: `--devices DIR CLUSTER TASK` must leave the files positional.
   app.add_option("--devices", cx.device_dirs,
                  "Also load device files (*.yaml) from DIR; may be repeated")
-      ->type_name("DIR");
+      ->type_name("DIR")
+      ->expected(1)
+      ->allow_extra_args(false);
   app.add_flag("--json", cx.json, "Machine-readable JSON output where supported");
   app.add_flag("--yaml", cx.yaml, "The same as --json, as YAML (plans and estimates)");
   app.require_subcommand(0, 1);
@@ -63,6 +66,23 @@ int parse_error(CLI::App& app, const CLI::ParseError& e, std::ostream& out, std:
   return code == 0 ? kExitOk : kExitBadInput;
 }
 
+// --json and --yaml: honoured by the subcommands that print structured output, refused by
+// the others (never accepted and ignored), and never both at once.
+std::string structured_output_error(const CLI::App& app, const Context& cx) {
+  if (!cx.json && !cx.yaml)
+    return {};
+  if (cx.json && cx.yaml)
+    return "give --json or --yaml, not both";
+  std::string name = app.get_subcommands().empty() ? "" : app.get_subcommands().front()->get_name();
+  const std::vector<std::string> json_and_yaml = {"", "devices", "estimate", "simulate"};
+  const std::vector<std::string> json_only = {"superoptimize", "comet"};
+  bool listed = std::find(json_and_yaml.begin(), json_and_yaml.end(), name) != json_and_yaml.end();
+  if (listed || (cx.json && std::find(json_only.begin(), json_only.end(), name) != json_only.end()))
+    return {};
+  return std::string(cx.json ? "--json" : "--yaml") + " is not available for `" + name +
+         "`, which prints text only";
+}
+
 }  // namespace
 
 int run(const std::vector<std::string>& args,
@@ -82,14 +102,21 @@ int run(const std::vector<std::string>& args,
     err << app.help();
     return kExitBadInput;
   }
+  if (std::string why = structured_output_error(app, cx); !why.empty()) {
+    err << "error: " << why << "\n";
+    return kExitBadInput;
+  }
   try {
     return cx.action();
+  } catch (const devices::NoAnswerError& e) {
+    err << e.what();
+    return kExitNoAnswer;
   } catch (const devices::InputError& e) {
     err << e.what();
     return kExitBadInput;
   } catch (const devices::InternalError& e) {
     err << e.what() << "\nThis is a bug in yirage; please report it with the input files.\n";
-    return 70;  // EX_SOFTWARE
+    return kExitInternal;
   } catch (const std::bad_alloc&) {
     // Inputs beyond the limits the loaders and searches check: say so rather than abort.
     err << "error: out of memory: the inputs need more memory than this machine has\n";

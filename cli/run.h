@@ -8,12 +8,14 @@
 
 namespace yirage::cli {
 
-/// Exit codes of yirage-plan.
+/// Exit codes of yirage-plan, one table for every subcommand (docs/cli.md).
 enum ExitCode : int {
-  kExitOk = 0,
-  kExitCheckFailed = 1,  // a check found a problem (validate)
+  kExitOk = 0,           // answered
+  kExitCheckFailed = 1,  // a check found a problem (validate, a bench target missed)
   kExitBadInput = 2,     // bad input files or arguments; nothing was written
-  kExitUnavailable = 3,  // the requested capability is not built yet
+  kExitNoAnswer = 3,     // no answer: nothing fits, or the question is not supported yet
+  kExitInternal = 70,    // a bug in yirage (EX_SOFTWARE)
+  kExitOutput = 74,      // standard output could not be written (EX_IOERR): a full disk, say
 };
 
 /// Runs yirage-plan with `args` (without the program name).

@@ -1,7 +1,6 @@
 // `yirage-plan simulate CLUSTER TASK [--top K] [--layout L] [--trace FILE]`: the best plans
 // (or one layout) replayed step by step in the SimGrid simulator, next to the analytical
 // estimate, with the links that saturated and a Chrome trace of the first plan's step.
-#include "report/atomic_write.h"
 #include "report/hetero_report.h"
 #include "report/simulate_report.h"
 #include "report/structured_output.h"
@@ -9,6 +8,7 @@
 
 #include "cli/context.h"
 #include "cli/layout_arg.h"
+#include "cli/output_file.h"
 #include "cli/plan_file.h"
 #include "cli/run.h"
 #include "costmodel/sim/chrome_trace.h"
@@ -59,7 +59,7 @@ int simulate_mixed(Context& cx,
     planner::HeteroResult r = planner::search_hetero_training(cluster, task, calibrations);
     if (!r.plan && !r.pipeline) {
       cx.out << "no plan for " << task.name << " on " << cluster.name << ": " << r.why << "\n";
-      return kExitCheckFailed;
+      return kExitNoAnswer;
     }
     if (pipeline_is_best(r)) {
       s.layout = r.pipeline->str();
@@ -107,7 +107,7 @@ int simulate_training(Context& cx,
     planner::SearchResult r = planner::search_training(tc);
     if (r.plans.empty()) {
       cx.out << "no plan fits: `yirage-plan " << a.files[0] << " " << a.files[1] << "` says why\n";
-      return kExitCheckFailed;
+      return kExitNoAnswer;
     }
     for (std::size_t i = 0; i < r.plans.size() && i < a.top; ++i)
       plans.push_back(r.plans[i]);
@@ -129,12 +129,12 @@ int simulate_inference(Context& cx,
     // each is replayed on its own nodes.
     if (!a.layout.empty()) {
       cx.err << "yirage-plan: on a mixed cluster simulate takes no --layout yet\n";
-      return kExitUnavailable;
+      return kExitNoAnswer;
     }
     planner::HeteroInferResult r = planner::search_hetero_inference(cluster, task, calibrations);
     if (!r.plan) {
       cx.out << "no plan for " << task.name << " on " << cluster.name << ": " << r.why << "\n";
-      return kExitCheckFailed;
+      return kExitNoAnswer;
     }
     for (const planner::InferShare& share : r.plan->groups) {
       auto g = std::find_if(cluster.groups.begin(), cluster.groups.end(),
@@ -157,7 +157,7 @@ int simulate_inference(Context& cx,
     planner::InferSearchResult r = planner::search_inference(ic);
     if (r.plans.empty()) {
       cx.out << "no plan fits: `yirage-plan " << a.files[0] << " " << a.files[1] << "` says why\n";
-      return kExitCheckFailed;
+      return kExitNoAnswer;
     }
     for (std::size_t i = 0; i < r.plans.size() && i < a.top; ++i)
       plans.push_back(r.plans[i]);
@@ -181,11 +181,11 @@ int report(Context& cx,
     }
     if (first == nullptr) {
       cx.err << "error: --trace: no plan could be simulated\n";
-      return kExitCheckFailed;
+      return kExitNoAnswer;
     }
     std::ostringstream trace;
     costmodel::write_chrome_trace(first->step->program, first->result, trace);
-    if (std::string err = atomic_write(a.trace, trace.str()); !err.empty()) {
+    if (std::string err = write_output(a.trace, trace.str()); !err.empty()) {
       cx.err << "error: --trace: " << err << "\n";
       return kExitBadInput;
     }
@@ -223,6 +223,12 @@ int simulate(Context& cx, const SimulateArgs& given) {
   auto loaded = load_plan_inputs(cx, given.files, given.layout, given.plan_file);
   if (const int* code = std::get_if<int>(&loaded))
     return *code;
+  if (!given.trace.empty()) {
+    if (std::string why = output_problem(given.trace); !why.empty()) {
+      cx.err << "error: --trace: " << why << "\n";
+      return kExitBadInput;
+    }
+  }
   auto& [cluster, task, calibrations, layout] = std::get<PlanInputs>(loaded);
   // The memory bound of a simulation: SimGrid replays every device as a host, and the step
   // program holds every rank's operations. 16384 devices take about 20 s and 0.6 GB.
@@ -260,7 +266,10 @@ void add_simulate_command(CLI::App& app, Context& cx) {
       app.add_subcommand("simulate", "Replay the best plans' step in SimGrid next to the estimate");
   auto a = std::make_shared<SimulateArgs>();
   cmd->add_option("CLUSTER TASK", a->files, "Cluster and task files")->expected(2)->required();
-  cmd->add_option("--top", a->top, "How many of the best plans to simulate")->capture_default_str();
+  // Each simulation replays a whole step: a bound keeps one command from running for hours.
+  cmd->add_option("--top", a->top, "How many of the best plans to simulate (1-100)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
   cmd->add_option("--layout", a->layout, "Simulate this layout instead")->type_name("LAYOUT");
   cmd->add_option("--plan", a->plan_file, "Simulate the layout of this plan file (--save-plan)")
       ->type_name("FILE");

@@ -37,7 +37,12 @@ std::string layout_items(const std::string& text,
     std::size_t eq = item.find('=');
     if (eq == std::string::npos)
       return "'" + item + "' is not key=value";
-    out->emplace_back(item.substr(0, eq), item.substr(eq + 1));
+    std::string key = item.substr(0, eq);
+    for (const auto& seen : *out) {
+      if (seen.first == key)
+        return "'" + key + "' is given twice";
+    }
+    out->emplace_back(key, item.substr(eq + 1));
   }
   return {};
 }
@@ -52,6 +57,10 @@ std::string layout_number(const std::string& key,
     return "'" + value + "' for " + key + " is not a whole number";
   if (v < min)
     return key + " must be at least " + std::to_string(min);
+  // Far above any cluster, and small enough that products of several degrees stay exact.
+  constexpr std::int64_t kMax = std::int64_t{1} << 20;
+  if (v > kMax)
+    return key + " must be at most " + std::to_string(kMax);
   *out = v;
   return {};
 }

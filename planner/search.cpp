@@ -28,7 +28,9 @@ std::vector<Layout> training_space(const TrainContext& cx) {
   const devices::NodeGroup& g = cx.cluster.groups.front();
   bool offload = g.host_cpu && g.host_memory && cx.cluster.device(g).host_link;
   for (std::int64_t cp = 1; cp == 1 || (seq >= 16384 && seq / cp >= 2048 && cp <= n); cp *= 2) {
-    if (n % cp != 0 || seq % (2 * cp) != 0)
+    // Context parallelism cuts every sequence into 2 x cp load-balanced chunks; without it
+    // (cp = 1) any sequence length runs.
+    if (n % cp != 0 || (cp > 1 && seq % (2 * cp) != 0))
       continue;
     std::int64_t m = n / cp;
     for (std::int64_t tp = 1; tp <= per_node; tp *= 2) {

@@ -213,7 +213,7 @@ void check_fit(const ClusterSpec& c, const TaskSpec& t) {
                          " of device memory in all"));
   }
   if (!problems.empty())
-    throw devices::InputError(problems);
+    throw devices::NoAnswerError(problems);
 }
 
 std::string secs(double s) {

@@ -12,7 +12,7 @@ namespace yirage::report {
 void print_cluster(std::ostream& out, const devices::ClusterSpec& c);
 void print_task(std::ostream& out, const devices::TaskSpec& t, const devices::ClusterSpec& c);
 
-/// Throws `InputError` (pointing into the task file) when no device of the cluster supports
+/// Throws `NoAnswerError` (pointing into the task file) when no device of the cluster supports
 /// the task's precision, or when the model's memory floor exceeds the cluster's memory.
 void check_fit(const devices::ClusterSpec& c, const devices::TaskSpec& t);
 

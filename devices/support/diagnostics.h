@@ -68,4 +68,11 @@ class InputError : public std::runtime_error {
   std::vector<Diagnostic> items_;
 };
 
+/// Valid input that has no answer: the task fits the cluster in no layout, or asks for a
+/// precision no device of it computes in. The CLI's exit code 3, not 2.
+class NoAnswerError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 }  // namespace yirage::devices

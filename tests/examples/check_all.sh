@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `yirage-plan check` on every bundled cluster paired with every bundled task: a pair either
-# validates (exit 0) or is refused because the task cannot fit (exit 2 with the memory or
-# precision message); anything else fails. Every cluster and every task must validate in at
+# validates (exit 0) or has no answer because the task cannot fit (exit 3 with the memory
+# or precision message); anything else fails. Every cluster and every task must validate in at
 # least one pair.
 set -u
 plan=$1; data=$2
@@ -15,7 +15,7 @@ for cluster in "$data"/clusters/*.yaml; do
     code=$?
     if [ "$code" -eq 0 ]; then
       ok=$((ok + 1)); good[$cluster]=1; good[$task]=1
-    elif [ "$code" -eq 2 ] && grep -q "needs at least\|computes in" "$err"; then
+    elif [ "$code" -eq 3 ] && grep -q "needs at least\|computes in" "$err"; then
       refused=$((refused + 1))
     else
       echo "FAIL (exit $code): check $cluster $task"; cat "$err"; failed=$((failed + 1))

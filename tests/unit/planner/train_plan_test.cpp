@@ -28,6 +28,25 @@ TEST(Layout, ParsesAndPrints) {
       "unknown layout key 'xp' (keys: tp, pp, dp, mb, recompute, zero, vpp, ep, cp, sp, offload)");
   EXPECT_EQ(parse_layout("sp=yes", &l), "sp must be on or off, got 'yes'");
   EXPECT_EQ(parse_layout("tp=0", &l), "tp must be at least 1");
+  EXPECT_EQ(parse_layout("tp=8,pp=2,tp=4", &l), "'tp' is given twice");
+  EXPECT_EQ(parse_layout("tp=2097152", &l), "tp must be at most 1048576");
+  EXPECT_EQ(parse_layout("mb=99999999999999999999", &l),
+            "'99999999999999999999' for mb is not a whole number");
+}
+
+// An odd sequence length (no context parallelism can split it) still searches every other
+// layout: it used to search none and say that nothing fits.
+TEST(TrainSearch, AnOddSequenceLengthStillHasLayouts) {
+  devices::ClusterSpec c = testing::example_cluster("dgx-h100");
+  devices::TaskSpec t = testing::example_task("llama3-8b-train");
+  for (std::int64_t seq : {7, 2049, 8191}) {
+    t.sequence_length = seq;
+    TrainContext cx{c, t, kNoCalibration};
+    std::vector<Layout> space = training_space(cx);
+    ASSERT_FALSE(space.empty()) << seq;
+    for (const Layout& l : space)
+      EXPECT_EQ(l.cp, 1) << seq;
+  }
 }
 
 TEST(TrainMemory, MatchesKorthikantiForGpt3WithFullRecompute) {
