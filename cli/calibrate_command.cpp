@@ -1,9 +1,9 @@
 // `yirage-plan calibrate MEASURED.csv... -o PATH`: fit the collective model's bandwidth scale
 // and extra latency per device and fabric, print the fit, write data/calibration files.
-#include "report/atomic_write.h"
 #include "report/table.h"
 
 #include "cli/context.h"
+#include "cli/output_file.h"
 #include "cli/run.h"
 #include "codegen/cost/program_validation.h"
 #include "costmodel/calibration.h"
@@ -148,8 +148,8 @@ int write_files(Context& cx,
     return kExitBadInput;
   }
   for (const std::string& d : devices_seen) {
-    std::filesystem::path path = single ? out : out / (d + ".yaml");
-    std::string error = atomic_write(path, costmodel::calibration_yaml(fits, gpu_fits, d, today()));
+    std::filesystem::path path = single ? out : out / file_name_part(d + ".yaml");
+    std::string error = write_output(path, costmodel::calibration_yaml(fits, gpu_fits, d, today()));
     if (!error.empty()) {
       cx.err << "error: " << error << "\n";
       return kExitBadInput;

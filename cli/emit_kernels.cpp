@@ -1,10 +1,10 @@
 #include "cli/emit_kernels.h"
 
-#include "report/atomic_write.h"
-
+#include "cli/output_file.h"
 #include "cli/run.h"
 #include "codegen/backend/backend.h"
 #include "codegen/ir/ugraph_json.h"
+#include "devices/support/input_files.h"
 
 #include <CLI/CLI.hpp>
 
@@ -12,9 +12,6 @@
 #include <sstream>
 
 namespace yirage::cli {
-
-// The report library prints what the CLI shows (report/).
-using namespace report;
 
 namespace {
 
@@ -43,6 +40,7 @@ int codegen_command(Context& cx, const CodegenArgs& a) {
     cx.err << "yirage-plan: cannot read " << a.ugraph << "\n";
     return kExitBadInput;
   }
+  devices::note_input_file(a.ugraph);
   std::stringstream text;
   text << in.rdbuf();
   codegen::KernelGraph g = codegen::ugraph_from_json(text.str(), a.ugraph);
@@ -51,13 +49,14 @@ int codegen_command(Context& cx, const CodegenArgs& a) {
   std::filesystem::path dir(a.out);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (std::string why = atomic_write(dir / k.file_name, k.text); !why.empty()) {
+  std::filesystem::path file = dir / file_name_part(k.file_name);
+  if (std::string why = write_output(file, k.text); !why.empty()) {
     cx.err << "yirage-plan: " << why << "\n";
     return kExitBadInput;
   }
   std::string why_not;
   codegen::match_gemv(p, &why_not);
-  cx.out << "wrote " << (dir / k.file_name).string() << " ("
+  cx.out << "wrote " << file.string() << " ("
          << (p.gemv ? "GEMV path" : "generic block path: " + why_not) << ")\n";
   return kExitOk;
 }

@@ -1,8 +1,8 @@
 #include "cli/plan_kernels.h"
 
-#include "report/atomic_write.h"
 #include "report/summary.h"
 
+#include "cli/output_file.h"
 #include "cli/progress.h"
 #include "cli/run.h"
 #include "codegen/emit/compound_kernel.h"
@@ -147,12 +147,13 @@ int emit_plan_kernels(Context& cx,
       }
       std::string file;
       if (k.source) {
-        file = d.name + "/" + k.source->file_name;
+        std::string folder = file_name_part(d.name);
+        file = folder + "/" + file_name_part(k.source->file_name);
         std::error_code ec;
-        std::filesystem::create_directories(root / d.name, ec);
-        std::string why = atomic_write(root / file, k.source->text);
+        std::filesystem::create_directories(root / folder, ec);
+        std::string why = write_output(root / file, k.source->text);
         if (why.empty())
-          why = atomic_write(root / d.name / (k.graph.name + ".ugraph.json"),
+          why = write_output(root / folder / file_name_part(k.graph.name + ".ugraph.json"),
                              codegen::ugraph_to_json(k.graph));
         if (!why.empty()) {
           cx.err << "error: --emit-kernels: " << why << "\n";
@@ -175,7 +176,7 @@ int emit_plan_kernels(Context& cx,
           << "; the plan expects " << secs(c.fused_s) << " fused\n";
     }
   }
-  if (std::string why = atomic_write(root / "manifest.json", manifest.dump(2) + "\n");
+  if (std::string why = write_output(root / "manifest.json", manifest.dump(2) + "\n");
       !why.empty()) {
     cx.err << "error: --emit-kernels: " << why << "\n";
     return kExitBadInput;

@@ -6,6 +6,7 @@
 #include "cli/run.h"
 #include "codegen/cost/program_validation.h"
 #include "costmodel/validation.h"
+#include "devices/support/diagnostics.h"
 #include "devices/support/units.h"
 #include "planner/layer_validation.h"
 
@@ -38,6 +39,21 @@ costmodel::MeasuredFile held_out_rows(const costmodel::MeasuredFile& file, doubl
       out.rows.push_back(file.rows[i]);
   }
   return out;
+}
+
+// A row on a device the registry does not know is bad input, not a row to skip: the whole
+// file's figure would otherwise be computed on fewer rows than the user gave.
+void check_devices(const costmodel::MeasuredFile& file, const devices::DeviceRegistry& registry) {
+  std::vector<devices::Diagnostic> unknown;
+  for (const costmodel::MeasuredRow& row : file.rows) {
+    if (registry.find(row.device) == nullptr) {
+      unknown.push_back(devices::diagnostic_at(
+          row.loc, "unknown device '" + row.device +
+                       "' (`yirage-plan devices` lists them; --devices DIR adds more)"));
+    }
+  }
+  if (!unknown.empty())
+    throw devices::InputError(unknown);
 }
 
 std::string pct(double v) {
@@ -120,12 +136,18 @@ int validate(Context& cx, const ValidateArgs& a) {
   costmodel::CalibrationSet calibrations =
       a.uncalibrated ? costmodel::CalibrationSet()
                      : costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
+  // Every file is read and checked before anything is printed.
+  std::vector<costmodel::MeasuredFile> files;
+  for (const std::string& path : a.files) {
+    files.push_back(costmodel::load_measured(path));
+    check_devices(files.back(), registry);
+  }
   cx.out << (calibrations.empty()
                  ? "model: uncalibrated (NCCL's constants)\n"
                  : "model: calibrated by " + (devices::data_dir() / "calibration").string() + "\n");
   bool failed = false;
-  for (const std::string& path : a.files) {
-    costmodel::MeasuredFile file = costmodel::load_measured(path);
+  for (costmodel::MeasuredFile& file : files) {
+    const std::string& path = file.path;
     if (a.held_out)
       file = held_out_rows(file, min.value);
     costmodel::Validation c = costmodel::validate_collectives(file, registry, &calibrations);

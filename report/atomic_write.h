@@ -10,7 +10,8 @@ namespace yirage::report {
 /// Writes `text` to `path` atomically: a temporary file beside it, flushed to the disk, then
 /// renamed over it, with SIGINT, SIGTERM, SIGHUP and SIGQUIT held meanwhile, so that an
 /// interrupted run leaves the old file or the new one and no partial or temporary file
-/// (only SIGKILL or a crash inside the write can leave PATH.tmp.PID). Returns an error
+/// (only SIGKILL or a crash inside the write can leave PATH.tmp.PID). Refuses a `path` that
+/// exists and is not a regular file (a device, a directory, a link, a FIFO). Returns an error
 /// message, or empty on success.
 std::string atomic_write(const std::filesystem::path& path, const std::string& text);
 

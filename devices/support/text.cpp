@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <numeric>
 #include <string_view>
 
@@ -79,6 +80,59 @@ std::string join_choices(const std::vector<std::string>& options) {
     out += options[i];
   }
   return out;
+}
+
+}  // namespace yirage::devices
+
+namespace yirage::devices {
+namespace {
+
+std::string hex_byte(unsigned char b) {
+  const char* digits = "0123456789ABCDEF";
+  return std::string("0x") + digits[b >> 4] + digits[b & 15];
+}
+
+// The length of the UTF-8 sequence at `i` and its code point, or 0 when it is malformed
+// (overlong forms, surrogates and code points above U+10FFFF included).
+std::size_t utf8_sequence(std::string_view s, std::size_t i, std::uint32_t* cp) {
+  auto b = static_cast<unsigned char>(s[i]);
+  std::size_t n = b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 0;
+  if (n == 0 || i + n > s.size())
+    return 0;
+  std::uint32_t c = n == 1 ? b : b & (0x7F >> n);
+  for (std::size_t k = 1; k < n; ++k) {
+    auto x = static_cast<unsigned char>(s[i + k]);
+    if ((x >> 6) != 2)
+      return 0;
+    c = (c << 6) | (x & 0x3F);
+  }
+  static constexpr std::uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (c < kMin[n] || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
+    return 0;
+  *cp = c;
+  return n;
+}
+
+}  // namespace
+
+std::size_t first_unprintable(std::string_view text, std::string* what) {
+  for (std::size_t i = 0; i < text.size();) {
+    std::uint32_t cp = 0;
+    std::size_t n = utf8_sequence(text, i, &cp);
+    if (n == 0) {
+      *what = "a byte that is not UTF-8 (" + hex_byte(static_cast<unsigned char>(text[i])) + ")";
+      return i;
+    }
+    bool control = (cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') || cp == 0x7F ||
+                   (cp >= 0x80 && cp <= 0x9F);
+    if (control) {
+      const char* digits = "0123456789ABCDEF";
+      *what = std::string("a control character (U+00") + digits[cp >> 4] + digits[cp & 15] + ")";
+      return i;
+    }
+    i += n;
+  }
+  return std::string_view::npos;
 }
 
 }  // namespace yirage::devices

@@ -27,3 +27,12 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
 std::string join_choices(const std::vector<std::string>& options);
 
 }  // namespace yirage::devices
+
+namespace yirage::devices {
+
+/// Where `text` stops being printable UTF-8 text: the byte offset of the first malformed
+/// UTF-8 sequence or control character (C0 other than tab, newline and carriage return;
+/// DEL; C1), with what it is in `what`; or npos when the whole text is fine.
+std::size_t first_unprintable(std::string_view text, std::string* what);
+
+}  // namespace yirage::devices

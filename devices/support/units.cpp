@@ -127,6 +127,56 @@ std::string parse_unit(std::string_view unit, ParsedQuantity* out) {
 
 }  // namespace
 
+namespace {
+
+// What each dimension may be, in its base unit: far beyond any machine in both directions,
+// yet narrow enough that the products and quotients of a plan (a size over a bandwidth times
+// a power, summed over a million devices and steps) stay finite doubles.
+struct Bounds {
+  double smallest;  // the smallest magnitude other than zero
+  double largest;
+};
+
+Bounds bounds(Dim d) {
+  switch (d) {
+    case Dim::kBytes:
+      return {0.125, 1e24};  // a bit; a yottabyte
+    case Dim::kSeconds:
+      return {1e-15, 1e12};  // a femtosecond; 30,000 years
+    case Dim::kBytesPerSec:
+      return {1e-3, 1e18};
+    case Dim::kFlops:
+      return {1e-3, 1e32};
+    case Dim::kFlopsPerSec:
+      return {1e-3, 1e24};
+    case Dim::kHertz:
+      return {1e-3, 1e15};
+    case Dim::kWatts:
+      return {1e-6, 1e12};
+    case Dim::kJoules:
+      return {1e-15, 1e24};
+    case Dim::kUsdPerHour:
+      return {1e-9, 1e12};
+    case Dim::kPerSec:
+      return {1e-9, 1e15};
+  }
+  return {0, 0};
+}
+
+}  // namespace
+
+std::string out_of_bounds(double value, Dim d) {
+  Bounds b = bounds(d);
+  double m = std::fabs(value);
+  if (!std::isfinite(value) || m > b.largest)
+    return "is too large: " + std::string(dim_noun(d)) + " is at most " + format_number(b.largest) +
+           " " + std::string(dim_unit(d));
+  if (m != 0 && m < b.smallest)
+    return "is too small: " + std::string(dim_noun(d)) + " other than 0 is at least " +
+           format_number(b.smallest) + " " + std::string(dim_unit(d));
+  return {};
+}
+
 ParsedQuantity parse_quantity(std::string_view text) {
   std::string_view s = trim(text);
   if (s.empty())
@@ -148,6 +198,8 @@ ParsedQuantity parse_quantity(std::string_view text) {
   std::string err = parse_unit(unit, &out);
   if (!err.empty())
     return fail(std::move(err));
+  if (std::string why = out_of_bounds(out.value, out.dim); !why.empty())
+    return fail("'" + std::string(s) + "' " + why);
   return out;
 }
 

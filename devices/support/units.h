@@ -97,6 +97,11 @@ struct ParsedQuantity {
 /// An uppercase `K` is refused as ambiguous: write `k` (1000) or `Ki` (1024).
 ParsedQuantity parse_quantity(std::string_view text);
 
+/// Why `value` (in the base unit of `d`) is beyond what a quantity of `d` may be, or empty:
+/// every quantity read is finite and within physical bounds (a bit to a yottabyte, a
+/// femtosecond to 30,000 years, ...), so that no plan's arithmetic overflows.
+std::string out_of_bounds(double value, Dim d);
+
 /// Like `parse_quantity`, and also fails when the unit is not of dimension `want`.
 ParsedQuantity parse_quantity(std::string_view text, Dim want);
 

@@ -1,5 +1,6 @@
 #include "devices/support/yaml_reader.h"
 
+#include "devices/support/input_files.h"
 #include "devices/support/text.h"
 
 #include <algorithm>
@@ -57,9 +58,30 @@ std::optional<std::string> read_file_text(const std::filesystem::path& path, Dia
     diag.error(SourceLoc{path.string(), 0, 0}, "cannot read file");
     return std::nullopt;
   }
+  // Far above any real cluster, task, device or measured file (the largest bundled one is
+  // under 1 MB); the bound keeps a runaway file from taking minutes and gigabytes to parse.
+  constexpr std::uintmax_t kMaxBytes = std::uintmax_t{8} << 20;
+  std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (!ec && std::filesystem::is_regular_file(path, ec) && size > kMaxBytes) {
+    diag.error(SourceLoc{path.string(), 0, 0}, "the file is " + std::to_string(size >> 20) +
+                                                   " MiB; input files are read up to 8 MiB");
+    return std::nullopt;
+  }
+  note_input_file(path);
   std::ostringstream text;
   text << in.rdbuf();
-  return text.str();
+  std::string s = text.str();
+  // Names and values reach terminals, JSON and file names: the text must be printable UTF-8.
+  std::string what;
+  if (std::size_t at = first_unprintable(s, &what); at != std::string::npos) {
+    std::size_t line_start = s.rfind('\n', at == 0 ? 0 : at - 1);
+    line_start = line_start == std::string::npos || at == 0 ? 0 : line_start + 1;
+    int line = 1 + static_cast<int>(std::count(s.begin(), s.begin() + static_cast<long>(at), '\n'));
+    diag.error(SourceLoc{path.string(), line, static_cast<int>(at - line_start) + 1},
+               "the file holds " + what + "; input files are UTF-8 text");
+    return std::nullopt;
+  }
+  return s;
 }
 
 YamlDoc YamlDoc::load(const std::filesystem::path& path, Diagnostics& diag) {
@@ -92,6 +114,12 @@ std::optional<std::string> scalar_text(const YamlDoc& doc,
                      (n.IsMap()        ? "mapping"
                       : n.IsSequence() ? "list"
                                        : "null"));
+    return std::nullopt;
+  }
+  // An escape in a quoted scalar ("\e", "\x9b") can still make a control character.
+  std::string what;
+  if (first_unprintable(n.Scalar(), &what) != std::string::npos) {
+    doc.error(n, quote_key(key) + " holds " + what + "; values are printable text");
     return std::nullopt;
   }
   return n.Scalar();
