@@ -2,9 +2,8 @@
 // for a tensor program on a device (codegen/search/superoptimizer.h), prints the counts of
 // candidates generated, pruned and verified and the best µGraph with its estimate next to
 // the unfused program, and saves it as JSON and Graphviz DOT.
-#include "report/atomic_write.h"
-
 #include "cli/context.h"
+#include "cli/output_file.h"
 #include "cli/progress.h"
 #include "cli/run.h"
 #include "cli/superoptimize_report.h"
@@ -17,9 +16,6 @@
 
 namespace yirage::cli {
 
-// The report library prints what the CLI shows (report/).
-using namespace report;
-
 namespace {
 
 struct SuperoptimizeArgs {
@@ -28,6 +24,7 @@ struct SuperoptimizeArgs {
   std::string out = ".";
   std::vector<std::string> shapes;
   int threads = 2;
+  double time_limit_s = 60;
 };
 
 int superoptimize(Context& cx, const SuperoptimizeArgs& a) {
@@ -38,6 +35,7 @@ int superoptimize(Context& cx, const SuperoptimizeArgs& a) {
   const SearchSetup& s = *setup;
   codegen::SuperoptimizeOptions o;
   o.threads = a.threads;
+  o.time_limit_s = a.time_limit_s;
   std::mutex m;
   Progress progress(cx.err, "superoptimize " + s.program.graph.name, cx.err_is_terminal);
   o.progress = [&](std::size_t done, std::size_t total) {
@@ -47,13 +45,13 @@ int superoptimize(Context& cx, const SuperoptimizeArgs& a) {
   codegen::SuperoptimizeResult r =
       codegen::superoptimize(s.program.graph, *s.device, s.efficiency, o);
   std::filesystem::path dir(a.out);
-  std::string name = s.program.graph.name;
+  std::string name = file_name_part(s.program.graph.name);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   std::string why =
-      atomic_write(dir / (name + ".ugraph.json"), codegen::ugraph_to_json(r.best.graph));
+      write_output(dir / (name + ".ugraph.json"), codegen::ugraph_to_json(r.best.graph));
   if (why.empty())
-    why = atomic_write(dir / (name + ".dot"), codegen::ugraph_to_dot(r.best.graph));
+    why = write_output(dir / (name + ".dot"), codegen::ugraph_to_dot(r.best.graph));
   if (!why.empty()) {
     cx.err << "yirage-plan: " << why << "\n";
     return kExitBadInput;
@@ -81,6 +79,12 @@ void add_superoptimize_command(CLI::App& app, Context& cx) {
   cmd->add_option("--shape", a->shapes, "Resize an input: NAME=16x4096 (may be repeated)");
   cmd->add_option("--threads", a->threads, "Worker threads (results do not depend on it)")
       ->check(CLI::Range(1, 64));
+  cmd->add_option("--time-limit", a->time_limit_s,
+                  "Stop the search after this many seconds and keep the best µGraph verified so "
+                  "far (0: no limit)")
+      ->capture_default_str()
+      ->type_name("SECONDS")
+      ->check(CLI::Range(0.0, 86400.0));
   cmd->callback([&cx, a] {
     cx.action = [&cx, a] {
       return superoptimize(cx, *a);

@@ -140,7 +140,9 @@ void print_result(std::ostream& out, const SearchSetup& s, const codegen::Supero
       << " bytes of shared memory per block; " << s.efficiency.source << ")\n";
   out << "search: " << st.branches << " branches, " << st.generated << " prefixes generated, "
       << st.pruned << " pruned by abstract expressions"
-      << (st.truncated ? " (truncated at the state limit)" : "") << "\n";
+      << (st.truncated ? " (truncated at the state limit)" : "")
+      << (st.timed_out ? " (stopped at the time limit: the result is the best found so far)" : "")
+      << "\n";
   out << "candidates: " << st.candidates << " complete, " << st.verified
       << " verified on sampled blocks, " << st.rejected << " rejected by fingerprints; "
       << st.priced << " schedules priced\n";
@@ -191,6 +193,7 @@ std::string result_json(const SearchSetup& s, const codegen::SuperoptimizeResult
   j["priced"] = st.priced;
   j["finalists_checked"] = st.finalists_checked;
   j["truncated"] = st.truncated;
+  j["timed_out"] = st.timed_out;
   j["float_error"] = st.float_error;
   j["best_latency_s"] = r.best.cost.time.value;
   j["library_latency_s"] = r.reference.cost.time.value;

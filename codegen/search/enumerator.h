@@ -9,6 +9,7 @@
 #include "codegen/search/abstract_expr.h"
 #include "codegen/search/space.h"
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -22,6 +23,9 @@ struct SearchLimits {
   int block_inputs = 4;               // inputs of a graph-defined op
   int block_outputs = 2;              // outputs of a graph-defined op
   std::int64_t max_states = 200'000;  // per work item; beyond it the item stops (reported)
+  /// Beyond it every work item stops where it is (reported as timed out): a wall-clock bound
+  /// on the search, whose result then depends on the machine's speed.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
 /// A complete candidate: graph-defined ops at their smallest schedule, with their maps.
@@ -35,6 +39,7 @@ struct EnumStats {
   std::int64_t pruned = 0;     // of them, cut by abstract expressions
   std::int64_t complete = 0;   // complete graphs handed to the sink
   bool truncated = false;      // a work item hit max_states
+  bool timed_out = false;      // a work item stopped at the deadline
 };
 
 /// One top-level branch of the search: the first kernel op.
@@ -59,9 +64,13 @@ class Enumerator {
 
   const std::vector<Expr>& target() const { return target_; }
 
+  const SearchLimits& limits() const { return limits_; }
+
  private:
   struct KState;
   struct BState;
+  /// Whether the work item must stop: the state limit or the deadline (recorded in `st`).
+  bool out_of_budget(EnumStats& st) const;
   void kernel_dfs(KState& s, const std::function<void(const Found&)>& sink, EnumStats& st) const;
   void try_library(KState& s,
                    const KernelOp& op,

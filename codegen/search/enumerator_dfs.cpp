@@ -55,13 +55,26 @@ std::vector<DimMap> omaps(const Grid& grid, std::size_t rank) {
 
 }  // namespace
 
+bool Enumerator::out_of_budget(EnumStats& st) const {
+  if (st.timed_out)
+    return true;
+  if (st.generated > limits_.max_states) {
+    st.truncated = true;
+    return true;
+  }
+  // The clock is read every 256 prefixes: cheap next to building one.
+  if ((st.generated & 255) == 0 && std::chrono::steady_clock::now() > limits_.deadline) {
+    st.timed_out = true;
+    return true;
+  }
+  return false;
+}
+
 void Enumerator::kernel_dfs(KState& s,
                             const std::function<void(const Found&)>& sink,
                             EnumStats& st) const {
-  if (st.generated > limits_.max_states) {
-    st.truncated = true;
+  if (out_of_budget(st))
     return;
-  }
   std::vector<int> outs;
   if (complete(s, &outs)) {
     Found f{s.g, s.maps};
@@ -191,10 +204,8 @@ void Enumerator::block_dfs(KState& k,
                            BState& b,
                            const std::function<void(const Found&)>& sink,
                            EnumStats& st) const {
-  if (st.generated > limits_.max_states) {
-    st.truncated = true;
+  if (out_of_budget(st))
     return;
-  }
   close_block(k, b, sink, st);
   if (static_cast<int>(b.b.ops.size()) >= limits_.block_ops)
     return;

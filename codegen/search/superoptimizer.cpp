@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <exception>
 #include <memory>
 #include <thread>
@@ -113,6 +114,10 @@ std::vector<BranchResult> run_branches(const Enumerator& en, const Superoptimize
   auto work = [&] {
     for (std::size_t i = next++; i < items.size(); i = next++) {
       BranchResult& r = results[i];
+      if (std::chrono::steady_clock::now() > en.limits().deadline) {
+        r.stats.timed_out = true;  // not started: the search is out of time
+        continue;
+      }
       en.run(
           items[i], [&](const Found& f) { r.found.push_back(f); }, r.stats);
       if (o.progress)
@@ -216,7 +221,13 @@ SuperoptimizeResult superoptimize(const KernelGraph& reference,
   SuperoptimizeResult r;
   r.reference = {reference, price_ugraph(reference, device, eff)};
   r.stats.field_tested = field_testable(reference);
-  Enumerator en(reference, o.limits, device);
+  SearchLimits limits = o.limits;
+  if (o.time_limit_s > 0) {
+    limits.deadline = std::chrono::steady_clock::now() +
+                      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                          std::chrono::duration<double>(o.time_limit_s));
+  }
+  Enumerator en(reference, limits, device);
   Tier1Test sampler(reference, mix(o.seed, 1), r.stats.field_tested, o.threads > 1);
   std::vector<BranchResult> branches = run_branches(en, o);
   // Every complete graph is priced at every schedule before any is tested: the tests (whole
@@ -231,6 +242,7 @@ SuperoptimizeResult superoptimize(const KernelGraph& reference,
     r.stats.pruned += b.stats.pruned;
     r.stats.candidates += b.stats.complete;
     r.stats.truncated = r.stats.truncated || b.stats.truncated;
+    r.stats.timed_out = r.stats.timed_out || b.stats.timed_out;
     for (const Found& f : b.found) {
       found.push_back(&f);
       for (KernelGraph& g : variants(f, device)) {
@@ -255,6 +267,10 @@ SuperoptimizeResult superoptimize(const KernelGraph& reference,
   r.best_is_reference = true;
   for (std::size_t rank = 0; rank < order.size() && r.stats.finalists_checked < o.finalists;
        ++rank) {
+    if (std::chrono::steady_clock::now() > limits.deadline) {
+      r.stats.timed_out = true;
+      break;
+    }
     std::size_t i = order[rank];
     if (ranked[i].cost.time.value >= r.reference.cost.time.value)
       break;

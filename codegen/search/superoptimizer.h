@@ -27,6 +27,10 @@ struct SuperoptimizeOptions {
   int full_tests = 3;      // tier 2, each with fresh inputs and root
   int finalists = 8;       // candidates tried in cost order before falling back
   double float_tolerance = 1e-3;
+  /// A wall-clock bound on the whole search (0: none). Past it, the branches stop where they
+  /// are and no further finalist is tested: the result is the best µGraph verified so far,
+  /// or the library kernels, and `SuperoptimizeStats::timed_out` says so.
+  double time_limit_s = 0;
   /// Called after each top-level branch, from a worker thread (done, total).
   std::function<void(std::size_t, std::size_t)> progress;
 };
@@ -42,6 +46,7 @@ struct SuperoptimizeStats {
   int finalists_checked = 0;    // went through tier 2
   int finalists_rejected = 0;
   bool truncated = false;    // a branch hit the state limit
+  bool timed_out = false;    // the search stopped at the time limit
   bool field_tested = true;  // false when the program has no finite-field meaning
   double float_error = 0;    // of the chosen µGraph
 };

@@ -120,6 +120,22 @@ TEST(Superoptimizer, SameChoiceWithOneOrTwoThreads) {
   }
 }
 
+// A search past its time limit stops, says so, and still returns a verified answer: the best
+// µGraph found so far or, when none was, the library kernels.
+TEST(Superoptimizer, StopsAtTheTimeLimitWithAVerifiedAnswer) {
+  Program p = small(devices::data_dir() / "programs" / "gated_mlp.yaml");
+  SuperoptimizeOptions o = options(2);
+  o.limits.max_states = 10'000'000;
+  o.time_limit_s = 1e-6;
+  SuperoptimizeResult r = superoptimize(p.graph, *h100().device, h100().eff, o);
+  EXPECT_TRUE(r.stats.timed_out);
+  EXPECT_TRUE(r.best_is_reference);
+  EXPECT_EQ(ugraph_to_json(r.best.graph), ugraph_to_json(r.reference.graph));
+  o.time_limit_s = 0;  // no limit: the same search runs to its end
+  o.limits.max_states = 20'000;
+  EXPECT_FALSE(superoptimize(p.graph, *h100().device, h100().eff, o).stats.timed_out);
+}
+
 // The programs with a best known µGraph in data/programs/reference/ (mugraph.md).
 const std::vector<std::string>& known_programs() {
   static const std::vector<std::string> names = {"gated_mlp", "lora_linear", "rmsnorm_linear"};
