@@ -17,10 +17,40 @@
 #include <cstdio>
 #include <iostream>
 
+namespace {
+
+constexpr const char* kUsage =
+    "usage: yirage-gui [CLUSTER [TASK]]\n"
+    "       yirage-gui --screenshot FILE [--tab T] [--layout L] [CLUSTER TASK]\n"
+    "       yirage-gui --bench [CLUSTER TASK]\n"
+    "Interactive what-if analysis of cluster and task files (yirage-plan's libraries).\n"
+    "  --screenshot FILE  render the window with the best plan (or --layout L) selected and\n"
+    "                     tab T in front (step, report, timeline, cluster, files) to a PNG\n"
+    "  --bench            time what-if changes\n"
+    "  --help, --version  print this or the version, and open no window\n";
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  // Answered before Qt starts: no window opens for --help, --version or a wrong option.
   bool screenshot = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (a == "--version") {
+      std::printf("yirage-gui %s\n", YIRAGE_VERSION);
+      return 0;
+    }
+    bool takes_value = a == "--screenshot" || a == "--tab" || a == "--layout";
+    if (!a.empty() && a.front() == '-' && !takes_value && a != "--bench") {
+      std::fprintf(stderr, "error: unknown option '%s'\n%s", a.c_str(), kUsage);
+      return 2;
+    }
+    if (takes_value)
+      ++i;  // its value may start with '-'
     screenshot = screenshot || a == "--screenshot" || a == "--bench";
   }
   if (screenshot && qEnvironmentVariableIsEmpty("DISPLAY") &&

@@ -42,7 +42,14 @@ void apply(const WhatIf& w,
   if (cluster.total_nodes() > 1 && !cluster.network)
     throw what_if_error("more than one node needs a network: the cluster file has none");
   if (w.device && *w.device != g.device) {
-    const devices::DeviceSpec* d = registry.find(*w.device);
+    // The cluster's own (inline) device types first, then the registry's.
+    const devices::DeviceSpec* d = nullptr;
+    for (const devices::DeviceSpec& t : cluster.device_types) {
+      if (t.name == *w.device)
+        d = &t;
+    }
+    if (d == nullptr)
+      d = registry.find(*w.device);
     if (d == nullptr)
       throw what_if_error("unknown device '" + *w.device + "'");
     g.device = d->name;

@@ -100,7 +100,12 @@ void WhatIfPanel::set_base(const devices::ClusterSpec& cluster, const devices::T
     w->blockSignals(true);
   nodes_->setValue(static_cast<int>(g.nodes));
   per_node_->setValue(static_cast<int>(g.devices_per_node));
-  device_->setCurrentText(QString::fromStdString(g.device));
+  // A device defined in the cluster file itself is not in the registry's list: without its
+  // own entry the box would show (and the what-if apply) the list's first device instead.
+  QString device = QString::fromStdString(g.device);
+  if (device_->findText(device) < 0)
+    device_->addItem(device);
+  device_->setCurrentText(device);
   batch_->setValue(static_cast<int>(task.global_batch));
   seq_->setValue(static_cast<int>(task.sequence_length));
   precision_->setCurrentText(QString::fromStdString(devices::dtype_name(task.precision)));

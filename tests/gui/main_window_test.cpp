@@ -152,6 +152,19 @@ class MainWindowTest : public QObject {
     QVERIFY(bar_sets(w.charts()->memory()) >= 5);
   }
 
+  // A device defined inline in the cluster file is the one planned on (the what-if box used to
+  // fall back to the first device of its list, A100-40GB).
+  void a_cluster_with_an_inline_device_plans_on_that_device() {
+    yirage::gui::MainWindow w;
+    QSignalSpy updated(&w, &yirage::gui::MainWindow::plans_updated);
+    QVERIFY(w.open_cluster(YIRAGE_TEST_DATA_DIR "/inline_device_cluster.yaml"));
+    QVERIFY(w.open_task(kData + "/tasks/llama3-8b-train.yaml"));
+    QVERIFY(updated.wait(20000));
+    QVERIFY(w.plans()->rowCount() > 0);
+    QCOMPARE(w.plans()->result().cluster.groups.front().device, std::string("H100-Inline"));
+    QVERIFY(!w.what_if()->what_if().device.has_value());
+  }
+
   void a_what_if_change_replans_and_updates_the_table() {
     yirage::gui::MainWindow w;
     QVERIFY(open_example(w, "h100-4x8-rail", "llama3-70b-train"));
