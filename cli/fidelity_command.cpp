@@ -5,6 +5,7 @@
 #include "cli/context.h"
 #include "cli/run.h"
 #include "planner/fidelity.h"
+#include "planner/step_validation.h"
 
 #include <CLI/CLI.hpp>
 
@@ -16,7 +17,7 @@ using namespace report;
 namespace {
 
 struct FidelityArgs {
-  std::string file;
+  std::vector<std::string> files;
   std::string device = "A100-80GB";
   bool fit = false;
   bool verbose = false;
@@ -28,19 +29,110 @@ std::string pct(double v) {
   return devices::format_number(v, 3) + "%";
 }
 
+// The gate's line and exit code: MAPE over every row, Spearman within every group named by
+// `within` (vTrain: each model; measured steps: each model width on each GPU count).
+int gate(Context& cx, const FidelityArgs& a, double mape, bool spearman_ok, const char* within) {
+  bool ok = (a.max_mape <= 0 || mape <= a.max_mape) && spearman_ok;
+  if (a.max_mape > 0 || a.min_spearman > 0) {
+    cx.out << "  gate (MAPE at most " << pct(a.max_mape) << ", Spearman at least "
+           << devices::format_number(a.min_spearman, 3) << " within every " << within
+           << "): " << (ok ? "pass" : "FAIL") << "\n";
+  }
+  return ok ? kExitOk : kExitCheckFailed;
+}
+
+// Whole steps measured on GPUs (bench/run_plan.py's train_steps CSV files).
+int measured_steps(Context& cx, const FidelityArgs& a, const devices::DeviceRegistry& registry) {
+  devices::ModelRegistry models = devices::ModelRegistry::load_bundled();
+  costmodel::CalibrationSet calibrations =
+      costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
+  std::vector<std::pair<std::string, std::vector<planner::MeasuredStep>>> files;
+  for (const std::string& f : a.files)
+    files.emplace_back(f, planner::load_measured_steps(f));
+  std::vector<planner::StepPoint> points;
+  std::size_t oom = 0;
+  std::size_t failed = 0;
+  for (const auto& [file, rows] : files) {
+    for (const planner::MeasuredStep& r : rows) {
+      oom += r.status == "oom" ? 1 : 0;
+      failed += r.status == "error" ? 1 : 0;
+    }
+    std::vector<planner::StepPoint> p =
+        planner::price_measured_steps(file, rows, registry, models, calibrations);
+    points.insert(points.end(), p.begin(), p.end());
+  }
+  cx.out << "measured steps: " << points.size() + failed << " rows in " << files.size()
+         << (files.size() == 1 ? " file" : " files") << " (" << points.size() - oom << " ran, "
+         << oom << " out of memory, " << failed
+         << " failed and left out); the model calibrated by data/calibration/\n";
+  Table t({"  group", ">rows", ">MAPE", ">bias", ">Spearman", ">memory MAPE", ">fits as measured"});
+  bool spearman_ok = true;
+  double overall = 0;
+  for (const planner::StepStats& s : planner::step_stats(points)) {
+    bool any = s.rows > 0;
+    t.add_row({"  " + s.group, std::to_string(s.rows), any ? pct(s.mape) : "-",
+               any ? pct(s.bias) : "-", s.rows > 1 ? devices::format_number(s.spearman, 3) : "-",
+               any ? pct(s.memory_mape) : "-",
+               std::to_string(s.fit_agree) + " of " + std::to_string(s.fit_rows)});
+    bool per_width_and_count = s.group.find(", ") != std::string::npos;
+    if (per_width_and_count && s.rows > 2 && a.min_spearman > 0 && s.spearman < a.min_spearman)
+      spearman_ok = false;
+    if (s.group == "all")
+      overall = s.mape;
+  }
+  t.print(cx.out);
+  cx.out << "  (MAPE and bias of the step time, memory MAPE of the predicted peak against the "
+            "allocator's measured reserve, over rows that ran and the model priced; fits as "
+            "measured: rows where running or running out of memory matches the model's fit)\n";
+  if (a.verbose) {
+    Table rows(
+        {"  row", "task", "layout", ">measured", ">estimate", ">error", ">reserved", ">predicted"});
+    for (const planner::StepPoint& p : points) {
+      rows.add_row(
+          {"  " + std::to_string(p.row.line), p.row.task, p.row.layout,
+           p.row.status == "ok" ? devices::format(devices::Seconds{p.row.step_s}) : p.row.status,
+           p.estimate_s ? devices::format(devices::Seconds{*p.estimate_s}) : "cannot run",
+           p.estimate_s && p.row.status == "ok"
+               ? pct(100 * (*p.estimate_s - p.row.step_s) / p.row.step_s)
+               : "-",
+           p.row.status == "ok"
+               ? devices::format_quantity(p.row.peak_reserved, devices::Dim::kBytes)
+               : "-",
+           p.estimate_s ? devices::format_quantity(p.estimate_memory, devices::Dim::kBytes) : "-"});
+    }
+    rows.print(cx.out);
+  }
+  return gate(cx, a, overall, spearman_ok, "model width on each GPU count");
+}
+
 int fidelity(Context& cx, const FidelityArgs& a) {
   devices::DeviceRegistry registry = cx.load_registry();
+  bool steps = planner::is_measured_steps_file(a.files.front());
+  for (const std::string& f : a.files) {
+    if (planner::is_measured_steps_file(f) != steps) {
+      cx.err << "error: " << f << ": give measured-step files (bench/run_plan.py) or one "
+             << "vTrain-format file, not both\n";
+      return kExitBadInput;
+    }
+  }
+  if (steps)
+    return measured_steps(cx, a, registry);
+  if (a.files.size() != 1) {
+    cx.err << "error: the vTrain format is read one file at a time\n";
+    return kExitBadInput;
+  }
   if (registry.find(a.device) == nullptr) {
     cx.err << "error: unknown device '" << a.device << "'\n";
     return kExitBadInput;
   }
-  std::vector<planner::TrainingRun> runs = planner::load_training_runs(a.file);
+  const std::string& file = a.files.front();
+  std::vector<planner::TrainingRun> runs = planner::load_training_runs(file);
   costmodel::CalibrationSet calibrations =
       costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
   planner::FidelityResult r =
       planner::training_fidelity(runs, a.device, registry, calibrations, a.fit);
   const costmodel::GpuEfficiency& e = r.efficiency;
-  cx.out << a.file << ": " << runs.size() << " measured runs on " << a.device << "; "
+  cx.out << file << ": " << runs.size() << " measured runs on " << a.device << "; "
          << (r.fitted ? "GPU efficiencies fitted on the even rows, statistics on the odd rows"
                       : "statistics on all rows")
          << "\n  efficiencies: matrix " << devices::format_number(e.matrix, 3) << ", attention "
@@ -69,24 +161,23 @@ int fidelity(Context& cx, const FidelityArgs& a) {
   }
   cx.out << "  all: MAPE " << pct(r.overall.mape) << " over " << r.overall.rows << " rows; "
          << r.rejected << " layouts refused by the model\n";
-  bool ok = a.max_mape <= 0 || r.overall.mape <= a.max_mape;
+  bool spearman_ok = true;
   for (const planner::FidelityStats& s : r.by_model)
-    ok = ok && (a.min_spearman <= 0 || s.spearman >= a.min_spearman);
-  if (a.max_mape > 0 || a.min_spearman > 0) {
-    cx.out << "  gate (MAPE at most " << pct(a.max_mape) << ", Spearman at least "
-           << devices::format_number(a.min_spearman, 3)
-           << " within every model): " << (ok ? "pass" : "FAIL") << "\n";
-  }
-  return ok ? kExitOk : kExitCheckFailed;
+    spearman_ok = spearman_ok && (a.min_spearman <= 0 || s.spearman >= a.min_spearman);
+  return gate(cx, a, r.overall.mape, spearman_ok, "model");
 }
 
 }  // namespace
 
 void add_fidelity_command(CLI::App& app, Context& cx) {
   CLI::App* cmd = app.add_subcommand(
-      "validate-training", "The training-step model against measured iterations (vTrain format)");
+      "validate-training",
+      "The training-step model against measured steps (bench/run_plan.py) or iterations (vTrain)");
   auto a = std::make_shared<FidelityArgs>();
-  cmd->add_option("RUNS", a->file, "Measured runs CSV")->required();
+  cmd->add_option("RUNS", a->files,
+                  "Measured runs: whole steps measured by bench/run_plan.py (train_steps*.csv, "
+                  "any number), or one vTrain-format CSV")
+      ->required();
   cmd->add_option("--device", a->device, "The device the runs used")->capture_default_str();
   cmd->add_flag("--fit", a->fit, "Fit the device's GPU efficiencies on the even rows first");
   cmd->add_flag("--verbose", a->verbose, "Print every evaluated run with its estimate");
