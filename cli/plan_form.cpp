@@ -11,6 +11,7 @@
 #include "cli/context.h"
 #include "cli/layout_arg.h"
 #include "cli/output_file.h"
+#include "cli/plan_export.h"
 #include "cli/plan_file.h"
 #include "cli/plan_kernels.h"
 #include "cli/run.h"
@@ -38,6 +39,7 @@ struct PlanArgs {
   std::string save_plan;         // --save-plan: write the best (or given) plan
   std::size_t simulate_top = 0;  // --simulate-top: re-rank the best K by simulation
   std::string emit_kernels;      // --emit-kernels: the best plan's fused kernels go here
+  std::string export_as;         // --export megatron|torch: the plan as a job's arguments
 };
 
 // After --save-plan (exit code `rc`): --emit-kernels, if asked.
@@ -308,6 +310,45 @@ int plan_hetero_inference(Context& cx,
   return emit(kExitOk, cx, a, layouts, cluster, calibrations, sites);
 }
 
+// --export: the best training plan (or the layout given) as Megatron-LM's arguments or the
+// runner's command line, and nothing else on stdout (the plan file of --save-plan written).
+int export_plan(Context& cx,
+                const planner::TrainContext& tc,
+                const PlanArgs& a,
+                const std::string& cluster_file,
+                const std::string& task_file) {
+  std::string plan_file = a.plan_file.empty() ? a.save_plan : a.plan_file;
+  if (a.export_as == "torch" && plan_file.empty()) {
+    cx.err << "error: --export torch needs --save-plan FILE (or --plan FILE): bench/run_plan.py "
+              "runs a plan file\n";
+    return kExitBadInput;
+  }
+  planner::PlanEstimate p;
+  if (!a.layout.empty()) {
+    auto e = estimate_layout_arg(cx, tc, a.layout);
+    if (const int* code = std::get_if<int>(&e))
+      return *code;
+    p = std::get<planner::PlanEstimate>(e);
+  } else {
+    planner::SearchResult r = planner::search_training(tc);
+    if (r.plans.empty())
+      return explain_nothing_fits(cx, r);
+    p = r.plans.front();
+  }
+  if (!a.save_plan.empty()) {
+    std::string error = write_output(
+        a.save_plan, plan_file_yaml(tc.cluster, tc.task, p.layout.str(), plan_json(p)));
+    if (!error.empty()) {
+      cx.err << "error: --save-plan: " << error << "\n";
+      return kExitBadInput;
+    }
+  }
+  cx.out << (a.export_as == "megatron"
+                 ? megatron_arguments(tc.cluster, tc.task, p.layout)
+                 : torch_command(tc.cluster, cluster_file, task_file, plan_file));
+  return kExitOk;
+}
+
 int plan(Context& cx, const PlanArgs& given) {
   auto loaded = load_plan_inputs(cx, given.files, given.layout, given.plan_file);
   if (const int* code = std::get_if<int>(&loaded))
@@ -321,6 +362,24 @@ int plan(Context& cx, const PlanArgs& given) {
   auto& [cluster, task, calibrations, layout] = std::get<PlanInputs>(loaded);
   PlanArgs a = given;
   a.layout = layout;
+  if (!a.export_as.empty()) {
+    if (task.mode != devices::Mode::kTrain) {
+      cx.err << "error: --export takes training plans; " << task.name << " is "
+             << devices::mode_name(task.mode) << "\n";
+      return kExitBadInput;
+    }
+    if (!planner::unsupported_reason(cluster, task).empty()) {
+      cx.err << "yirage-plan: --export is not available yet for mixed clusters\n";
+      return kExitNoAnswer;
+    }
+    if (cx.json || cx.yaml || !a.emit_kernels.empty() || a.simulate_top > 0) {
+      cx.err << "error: --export prints the job's arguments alone: not with --json, --yaml, "
+                "--emit-kernels or --simulate-top\n";
+      return kExitBadInput;
+    }
+    return export_plan(cx, planner::TrainContext{cluster, task, calibrations}, a, a.files[0],
+                       a.files[1]);
+  }
   if (std::string why = planner::unsupported_reason(cluster, task); !why.empty()) {
     if (task.mode == devices::Mode::kTrain)
       return plan_hetero(cx, cluster, task, calibrations, a);
@@ -402,6 +461,11 @@ void add_plan_form(CLI::App& app, Context& cx) {
                  "Write the kernels of the best plan's fused operations for each device type "
                  "(CUDA, HIP, CPU) with a manifest to this directory")
       ->type_name("DIR");
+  app.add_option("--export", a->export_as,
+                 "Print the best training plan (or the --layout or --plan given) as a job: "
+                 "megatron (Megatron-LM's pretrain_gpt.py arguments) or torch (the "
+                 "bench/run_plan.py command line, with --save-plan)")
+      ->check(CLI::IsMember({"megatron", "torch"}));
   app.add_option("--plan", a->plan_file,
                  "Evaluate the layout of a plan file written by --save-plan");
   app.callback([&cx, &app, a] {
