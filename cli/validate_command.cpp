@@ -8,6 +8,7 @@
 #include "costmodel/validation.h"
 #include "devices/support/diagnostics.h"
 #include "devices/support/units.h"
+#include "planner/infer_step_validation.h"
 #include "planner/layer_validation.h"
 
 #include <CLI/CLI.hpp>
@@ -125,6 +126,52 @@ bool report_categories(Context& cx,
   return ok;
 }
 
+// Prefill and decode steps measured on GPUs (bench/run_infer.py): TTFT and time per output
+// token against the inference model, by GPU count and model width; the threshold applies to
+// each of the two over all rows.
+bool report_infer_steps(Context& cx,
+                        const ValidateArgs& a,
+                        const std::string& path,
+                        const devices::DeviceRegistry& registry,
+                        const devices::ModelRegistry& models,
+                        const costmodel::CalibrationSet& calibrations) {
+  std::vector<planner::MeasuredInferStep> rows = planner::load_measured_infer_steps(path);
+  std::vector<planner::InferStepPoint> points =
+      planner::price_measured_infer_steps(path, rows, registry, models, calibrations);
+  cx.out << path << ": priced " << points.size() << " inference steps of " << rows.size()
+         << " rows\n";
+  Table t({"  group", ">TTFT rows", ">TTFT MAPE", ">TTFT bias", ">TPOT rows", ">TPOT MAPE",
+           ">TPOT bias"});
+  bool ok = true;
+  for (const planner::InferStepStats& s : planner::infer_step_stats(points)) {
+    auto cell = [](std::size_t n, double v) {
+      return n ? pct(v) : std::string("-");
+    };
+    t.add_row({"  " + s.group, std::to_string(s.ttft_rows), cell(s.ttft_rows, s.ttft_mape),
+               cell(s.ttft_rows, s.ttft_bias), std::to_string(s.tpot_rows),
+               cell(s.tpot_rows, s.tpot_mape), cell(s.tpot_rows, s.tpot_bias)});
+    if (s.group == "all")
+      ok = s.ttft_mape <= a.max_mape && s.tpot_mape <= a.max_mape && !points.empty();
+  }
+  t.print(cx.out);
+  if (a.verbose) {
+    Table v({"  line", "task", ">tp", ">batch", ">context", ">TTFT", ">estimate", ">TPOT",
+             ">estimate"});
+    auto secs = [](std::optional<double> s) {
+      return s ? devices::format(devices::Seconds{*s}) : std::string("-");
+    };
+    for (const planner::InferStepPoint& p : points) {
+      v.add_row({"  " + std::to_string(p.row.line), p.row.task, std::to_string(p.row.tp),
+                 std::to_string(p.row.batch), std::to_string(p.row.context), secs(p.row.ttft_s),
+                 secs(p.ttft_s), secs(p.row.tpot_s), secs(p.tpot_s)});
+    }
+    v.print(cx.out);
+  }
+  cx.out << "  inference steps, TTFT and TPOT MAPE over all rows (threshold " << pct(a.max_mape)
+         << "): " << (ok ? "pass" : "FAIL") << "\n";
+  return ok;
+}
+
 int validate(Context& cx, const ValidateArgs& a) {
   devices::ParsedQuantity min = devices::parse_quantity(a.min_size, devices::Dim::kBytes);
   if (!min.error.empty()) {
@@ -138,13 +185,19 @@ int validate(Context& cx, const ValidateArgs& a) {
                      : costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
   // Every file is read and checked before anything is printed.
   std::vector<costmodel::MeasuredFile> files;
+  std::vector<std::string> infer_files;
   for (const std::string& path : a.files) {
+    if (planner::is_measured_infer_steps_file(path)) {
+      (void)planner::load_measured_infer_steps(path);
+      infer_files.push_back(path);
+      continue;
+    }
     files.push_back(costmodel::load_measured(path));
     check_devices(files.back(), registry);
   }
   cx.out << (calibrations.empty()
                  ? "model: uncalibrated (NCCL's constants)\n"
-                 : "model: calibrated by " + (devices::data_dir() / "calibration").string() + "\n");
+                 : "model: calibrated by data/calibration/\n");
   bool failed = false;
   for (costmodel::MeasuredFile& file : files) {
     const std::string& path = file.path;
@@ -169,6 +222,8 @@ int validate(Context& cx, const ValidateArgs& a) {
       failed = true;
     }
   }
+  for (const std::string& path : infer_files)
+    failed = !report_infer_steps(cx, a, path, registry, models, calibrations) || failed;
   return failed ? kExitCheckFailed : kExitOk;
 }
 

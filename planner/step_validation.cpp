@@ -17,8 +17,9 @@ namespace {
 
 constexpr const char* kHeaderStart = "cluster,task,layout,gpus,";
 
-// The cells of one CSV line; a cell may be quoted ("a,b"), with "" for a quote inside.
-std::vector<std::string> cells(const std::string& line) {
+}  // namespace
+
+std::vector<std::string> csv_cells(const std::string& line) {
   std::vector<std::string> out(1);
   bool quoted = false;
   for (std::size_t i = 0; i < line.size(); ++i) {
@@ -37,8 +38,7 @@ std::vector<std::string> cells(const std::string& line) {
   return out;
 }
 
-// A name that becomes a file name beside the CSV: one plain component, nothing else.
-bool plain_name(const std::string& s) {
+bool plain_file_name(const std::string& s) {
   if (s.empty() || s.front() == '.')
     return false;
   for (char c : s) {
@@ -59,8 +59,6 @@ std::string first_data_line(const std::string& text) {
   return {};
 }
 
-}  // namespace
-
 bool is_measured_steps_file(const std::filesystem::path& path) {
   devices::Diagnostics diag;
   std::optional<std::string> text = devices::read_file_text(path, diag);
@@ -78,7 +76,7 @@ std::vector<MeasuredStep> load_measured_steps(const std::filesystem::path& path)
   for (int n = 1; std::getline(in, line); ++n) {
     if (line.empty() || line.front() == '#')
       continue;
-    std::vector<std::string> c = cells(line);
+    std::vector<std::string> c = csv_cells(line);
     if (col.empty()) {
       for (std::size_t i = 0; i < c.size(); ++i)
         col[c[i]] = i;
@@ -110,7 +108,7 @@ std::vector<MeasuredStep> load_measured_steps(const std::filesystem::path& path)
     r.status = at("status");
     r.line = n;
     for (const std::string* name : {&r.cluster, &r.task}) {
-      if (!plain_name(*name)) {
+      if (!plain_file_name(*name)) {
         diag.error({path.string(), n, 1},
                    "'" + *name + "' is not a plain file name (letters, digits, '.', '_', '-')",
                    line);

@@ -63,4 +63,14 @@ struct StepStats {
 /// Statistics of `points` grouped by GPU count, by model width, by both, and over all.
 std::vector<StepStats> step_stats(const std::vector<StepPoint>& points);
 
+/// The cells of one CSV line; a cell may be quoted ("a,b"), with "" for a quote inside.
+std::vector<std::string> csv_cells(const std::string& line);
+
+/// Whether `s` may name a file beside a CSV: one plain component (letters, digits, '.', '_',
+/// '-'; not starting with '.').
+bool plain_file_name(const std::string& s);
+
+/// The first line of `text` that is neither empty nor a '#' comment.
+std::string first_data_line(const std::string& text);
+
 }  // namespace yirage::planner
