@@ -141,8 +141,7 @@ std::string torch_command(const devices::ClusterSpec& cluster,
     head << "# bench/run_plan.py runs on the GPUs of one host; this cluster has "
          << cluster.total_nodes() << " nodes\n";
   }
-  head
-       << "torchrun --nproc-per-node " << cluster.total_devices() << " bench/run_plan.py";
+  head << "torchrun --nproc-per-node " << cluster.total_devices() << " bench/run_plan.py";
   return lines(
       head.str(),
       {{shell_word(cluster_file), ""}, {shell_word(task_file), ""}, {shell_word(plan_file), ""}});

@@ -195,9 +195,8 @@ int validate(Context& cx, const ValidateArgs& a) {
     files.push_back(costmodel::load_measured(path));
     check_devices(files.back(), registry);
   }
-  cx.out << (calibrations.empty()
-                 ? "model: uncalibrated (NCCL's constants)\n"
-                 : "model: calibrated by data/calibration/\n");
+  cx.out << (calibrations.empty() ? "model: uncalibrated (NCCL's constants)\n"
+                                  : "model: calibrated by data/calibration/\n");
   bool failed = false;
   for (costmodel::MeasuredFile& file : files) {
     const std::string& path = file.path;

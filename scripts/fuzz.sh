@@ -9,7 +9,10 @@
 # Exit status: 0 when no target found anything, 1 otherwise.
 #
 #   scripts/fuzz.sh [--seconds N] [--build-only] [target...]   (targets: units device cluster
-#                                                              task measured program; all by default)
+#                                                              task measured program cli; all by
+#                                                              default)
+# `cli` is end to end: a cluster, a task and a plan or program file through the main form,
+# simulate, capacity, --plan and superoptimize (tests/fuzz/cli_fuzz.cpp).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,7 +28,7 @@ while [ $# -gt 0 ]; do
     *) targets+=("$1"); shift ;;
   esac
 done
-all=(units device cluster task measured program)
+all=(units device cluster task measured program cli)
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 for t in "${targets[@]}"; do
   [[ " ${all[*]} " == *" $t "* ]] || { echo "fuzz.sh: unknown target '$t' (${all[*]})" >&2; exit 2; }
@@ -71,6 +74,18 @@ seed_target() {
     task) seed task data/tasks/*.yaml $(find tests -name '*task*.yaml' | sort) ;;
     measured) seed measured $(find data/benchmarks tests -name '*.csv' | sort) ;;
     program) seed program data/programs/*.yaml $(find tests -name 'program*.yaml' | sort) ;;
+    cli)  # a selector byte, then cluster %% task %% plan-or-program, from the bundled files
+      mkdir -p "$work/cli"
+      local i=0 c t third
+      for c in data/clusters/*.yaml; do
+        for t in data/tasks/*.yaml; do
+          third=$(ls data/programs/*.yaml | sed -n "$((i % 7 + 1))p")
+          [ $((i % 5)) -eq 3 ] && third=tests/golden/plan/plan_file/plan.yaml
+          { printf "\\$(printf '%03o' $((i % 5)))"; cat "$c"; echo "%%"; cat "$t"; echo "%%";
+            cat "$third"; } > "$work/cli/seed_$i"
+          i=$((i + 1))
+        done
+      done ;;
   esac
 }
 
@@ -87,9 +102,13 @@ for t in "${targets[@]}"; do
   before=$(count_findings "$findings")
   seeds=$(find "$work/$t" -type f | wc -l)
   echo "fuzz.sh: $t: $seeds seeds, ${seconds}s" >&2
-  # -timeout: one input taking 10 s is a hang; -rss_limit_mb: 2 GiB is a memory blow-up.
+  # -timeout: one input taking 10 s is a hang (60 s end to end, where a whole search and a
+  # superoptimization at its 2 s limit run instrumented); -rss_limit_mb: 2 GiB is a memory
+  # blow-up.
+  timeout=10; max_len=16384
+  [ "$t" = cli ] && { timeout=60; max_len=65536; }
   ASAN_OPTIONS=detect_leaks=1 nice -n 19 "$build/tests/fuzz/${t}_fuzz" \
-    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
+    -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 -max_len="$max_len" \
     -print_final_stats=1 -artifact_prefix="$findings/" "$work/$t" > "$work/$t.log" 2>&1 || true
   execs=$(stat_of number_of_executed_units "$work/$t.log")
   rate=$(stat_of average_exec_per_sec "$work/$t.log")

@@ -32,10 +32,9 @@ TEST(PlanExport, EveryMegatronFlagIsOneArgumentsPyDefines) {
   for (const char* task : {"llama3-70b-train", "mixtral-8x7b-train", "gpt3-175b-train"}) {
     devices::ClusterSpec c = testing::example_cluster("h100-128x8");
     devices::TaskSpec t = testing::example_task(task);
-    for (const char* text :
-         {"tp=8,pp=4,dp=32,mb=1,recompute=full,zero=1,vpp=2",
-          "tp=4,pp=8,dp=32,mb=2,recompute=selective,zero=3,cp=2,sp=off",
-          "tp=8,pp=1,dp=128,mb=1,recompute=none,zero=2,ep=8,offload=on"}) {
+    for (const char* text : {"tp=8,pp=4,dp=32,mb=1,recompute=full,zero=1,vpp=2",
+                             "tp=4,pp=8,dp=32,mb=2,recompute=selective,zero=3,cp=2,sp=off",
+                             "tp=8,pp=1,dp=128,mb=1,recompute=none,zero=2,ep=8,offload=on"}) {
       planner::Layout l;
       ASSERT_EQ(planner::parse_layout(text, &l), "");
       std::string out = megatron_arguments(c, t, l);
