@@ -4,12 +4,9 @@
 #include "cli/run.h"
 #include "codegen/backend/backend.h"
 #include "codegen/ir/ugraph_json.h"
-#include "devices/support/input_files.h"
+#include "devices/support/yaml_reader.h"
 
 #include <CLI/CLI.hpp>
-
-#include <fstream>
-#include <sstream>
 
 namespace yirage::cli {
 
@@ -35,15 +32,11 @@ int codegen_command(Context& cx, const CodegenArgs& a) {
     cx.err << "yirage-plan: unknown backend '" << a.backend << "' (cpu, cuda or hip)\n";
     return kExitBadInput;
   }
-  std::ifstream in(a.ugraph);
-  if (!in) {
-    cx.err << "yirage-plan: cannot read " << a.ugraph << "\n";
-    return kExitBadInput;
-  }
-  devices::note_input_file(a.ugraph);
-  std::stringstream text;
-  text << in.rdbuf();
-  codegen::KernelGraph g = codegen::ugraph_from_json(text.str(), a.ugraph);
+  // Read as every input is: printable UTF-8 of at most 8 MiB, noted as an input.
+  devices::Diagnostics diag;
+  std::optional<std::string> text = devices::read_file_text(a.ugraph, diag);
+  diag.throw_if_errors();
+  codegen::KernelGraph g = codegen::ugraph_from_json(*text, a.ugraph);
   codegen::BlockProgram p = codegen::lower(g);
   codegen::KernelSource k = codegen::emit_kernels(p, *b);
   std::filesystem::path dir(a.out);

@@ -77,12 +77,15 @@ seed_target() {
     cli)  # a selector byte, then cluster %% task %% plan-or-program, from the bundled files
       mkdir -p "$work/cli"
       local i=0 c t third
-      for c in data/clusters/*.yaml; do
+      # (not the 1,024-GPU example: simulating it instrumented takes half a minute)
+      for c in $(ls data/clusters/*.yaml | grep -v h100-128x8); do
         for t in data/tasks/*.yaml; do
           third=$(ls data/programs/*.yaml | sed -n "$((i % 7 + 1))p")
           [ $((i % 5)) -eq 3 ] && third=tests/golden/plan/plan_file/plan.yaml
+          # programs at small shapes (every dimension of 1024 or more cut to 64), so that an
+          # execution verifies in milliseconds rather than seconds
           { printf "\\$(printf '%03o' $((i % 5)))"; cat "$c"; echo "%%"; cat "$t"; echo "%%";
-            cat "$third"; } > "$work/cli/seed_$i"
+            sed -E 's/\b[0-9]{4,}\b/64/g' "$third"; } > "$work/cli/seed_$i"
           i=$((i + 1))
         done
       done ;;
@@ -102,13 +105,13 @@ for t in "${targets[@]}"; do
   before=$(count_findings "$findings")
   seeds=$(find "$work/$t" -type f | wc -l)
   echo "fuzz.sh: $t: $seeds seeds, ${seconds}s" >&2
-  # -timeout: one input taking 10 s is a hang (60 s end to end, where a whole search and a
-  # superoptimization at its 2 s limit run instrumented); -rss_limit_mb: 2 GiB is a memory
-  # blow-up.
-  timeout=10; max_len=16384
-  [ "$t" = cli ] && { timeout=60; max_len=65536; }
+  # -timeout: one input taking 10 s is a hang; -rss_limit_mb: 2 GiB is a memory blow-up.
+  # End to end, 60 s and 8 GiB: a whole search, or a superoptimization at its 2 s limit
+  # and its verification (refused above 8 GiB), instrumented.
+  timeout=10; max_len=16384; rss=2048
+  [ "$t" = cli ] && { timeout=60; max_len=65536; rss=8192; }
   ASAN_OPTIONS=detect_leaks=1 nice -n 19 "$build/tests/fuzz/${t}_fuzz" \
-    -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 -max_len="$max_len" \
+    -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb="$rss" -max_len="$max_len" \
     -print_final_stats=1 -artifact_prefix="$findings/" "$work/$t" > "$work/$t.log" 2>&1 || true
   execs=$(stat_of number_of_executed_units "$work/$t.log")
   rate=$(stat_of average_exec_per_sec "$work/$t.log")
