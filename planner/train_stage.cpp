@@ -74,29 +74,33 @@ costmodel::CommGroup comm_group(const TrainContext& cx, std::int64_t ranks, std:
   return *r.group;
 }
 
+// `ranks` ranks spaced `stride` apart: a node holds devices_per_node / stride of them when
+// that divides, and in general they spread evenly over the nodes (where a stride spans more
+// than a node, one a node would need as many nodes as ranks).
+costmodel::CommGroup spaced_group(const TrainContext& cx, std::int64_t ranks, std::int64_t stride) {
+  std::int64_t nodes = cx.cluster.total_nodes();
+  std::int64_t per_node = std::max<std::int64_t>(1, group(cx).devices_per_node / stride);
+  per_node = std::max(per_node, (ranks + nodes - 1) / nodes);
+  return comm_group(cx, ranks, std::min(per_node, ranks));
+}
+
 // The ep ranks that hold one set of experts' shards: spaced tp x pp apart like the
-// data-parallel group, a node holding devices_per_node / (tp x pp) of them when that divides.
+// data-parallel group.
 costmodel::CommGroup ep_group(const TrainContext& cx, const Layout& l) {
-  std::int64_t per_node = std::max<std::int64_t>(1, group(cx).devices_per_node / (l.tp * l.pp));
-  return comm_group(cx, l.ep, std::min(per_node, l.ep));
+  return spaced_group(cx, l.ep, l.tp * l.pp);
 }
 
 // The cp ranks of one context-parallel ring sit next to the tp ranks (Megatron-LM's order
 // tp, cp, dp, pp): a node holds devices_per_node / tp of them.
 costmodel::CommGroup cp_group(const TrainContext& cx, const Layout& l) {
-  std::int64_t per_node = std::max<std::int64_t>(1, group(cx).devices_per_node / l.tp);
-  return comm_group(cx, l.cp, std::min(per_node, l.cp));
+  return spaced_group(cx, l.cp, l.tp);
 }
 
 // The ranks of one data-parallel group (with context parallelism, the dp x cp ranks that
 // hold the same weights) are spaced tp x pp apart: a node holds devices_per_node / (tp x
 // pp) of them when that divides, and in general they spread evenly over the nodes.
 costmodel::CommGroup dp_group(const TrainContext& cx, const Layout& l) {
-  std::int64_t nodes = cx.cluster.total_nodes();
-  std::int64_t ranks = l.dp * l.cp;
-  std::int64_t per_node = std::max<std::int64_t>(1, group(cx).devices_per_node / (l.tp * l.pp));
-  per_node = std::max(per_node, (ranks + nodes - 1) / nodes);
-  return comm_group(cx, ranks, std::min(per_node, ranks));
+  return spaced_group(cx, l.dp * l.cp, l.tp * l.pp);
 }
 
 const LayerCost& layer(const TrainContext& cx,
@@ -329,11 +333,8 @@ double grad_sync_time(const TrainContext& cx,
   // The routed experts' gradients go over the dp / ep ranks that hold the same experts
   // (spaced tp x pp x ep apart).
   std::int64_t ranks = l.dp * l.cp / l.ep;
-  if (ranks > 1 && expert_params > 0) {
-    std::int64_t per_node =
-        std::max<std::int64_t>(1, group(cx).devices_per_node / (l.tp * l.pp * l.ep));
-    t += sync(cx, l, comm_group(cx, ranks, std::min(per_node, ranks)), expert_params);
-  }
+  if (ranks > 1 && expert_params > 0)
+    t += sync(cx, l, spaced_group(cx, ranks, l.tp * l.pp * l.ep), expert_params);
   return t;
 }
 
