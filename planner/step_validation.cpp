@@ -1,6 +1,7 @@
 #include "planner/step_validation.h"
 
 #include "devices/cluster_loader.h"
+#include "devices/support/units.h"
 #include "devices/support/yaml_reader.h"
 #include "devices/task_loader.h"
 #include "planner/fidelity.h"
@@ -15,10 +16,7 @@
 namespace yirage::planner {
 namespace {
 
-constexpr const char* kHeaderStart = "cluster,task,layout,gpus,";
-
-}  // namespace
-
+// The cells of one CSV line; a cell may be quoted ("a,b"), with "" for a quote inside.
 std::vector<std::string> csv_cells(const std::string& line) {
   std::vector<std::string> out(1);
   bool quoted = false;
@@ -38,6 +36,7 @@ std::vector<std::string> csv_cells(const std::string& line) {
   return out;
 }
 
+// One plain path component: letters, digits, '.', '_', '-', not starting with '.'.
 bool plain_file_name(const std::string& s) {
   if (s.empty() || s.front() == '.')
     return false;
@@ -50,97 +49,152 @@ bool plain_file_name(const std::string& s) {
   return true;
 }
 
-std::string first_data_line(const std::string& text) {
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty() && line.front() != '#')
-      return line;
+}  // namespace
+
+StepsCsvRow::StepsCsvRow(const std::filesystem::path& path,
+                         int line,
+                         const std::string& text,
+                         const std::map<std::string, std::size_t>& columns,
+                         std::vector<std::string> cells,
+                         devices::Diagnostics& diag)
+    : path_(path),
+      line_(line),
+      text_(text),
+      columns_(columns),
+      cells_(std::move(cells)),
+      diag_(diag) {}
+
+const std::string& StepsCsvRow::at(const char* column) const {
+  return cells_[columns_.at(column)];
+}
+
+std::optional<double> StepsCsvRow::number(const char* column, double max, bool required) const {
+  const std::string& s = at(column);
+  if (s.empty() && !required)
+    return std::nullopt;
+  double v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v) || v <= 0 || v > max) {
+    diag_.error({path_.string(), line_, 1},
+                std::string(column) + " '" + s + "' is not a positive number of at most " +
+                    devices::format_number(max),
+                text_);
+    return std::nullopt;
   }
-  return {};
+  return v;
 }
 
-bool is_measured_steps_file(const std::filesystem::path& path) {
-  devices::Diagnostics diag;
-  std::optional<std::string> text = devices::read_file_text(path, diag);
-  return text && first_data_line(*text).rfind(kHeaderStart, 0) == 0;
-}
-
-std::vector<MeasuredStep> load_measured_steps(const std::filesystem::path& path) {
+void read_steps_csv(const std::filesystem::path& path,
+                    const std::vector<std::string>& required,
+                    const std::function<void(const StepsCsvRow&)>& row) {
   devices::Diagnostics diag;
   std::optional<std::string> text = devices::read_file_text(path, diag);
   diag.throw_if_errors();
-  std::vector<MeasuredStep> rows;
-  std::map<std::string, std::size_t> col;
+  std::map<std::string, std::size_t> columns;
   std::istringstream in(*text);
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {
     if (line.empty() || line.front() == '#')
       continue;
     std::vector<std::string> c = csv_cells(line);
-    if (col.empty()) {
+    if (columns.empty()) {
       for (std::size_t i = 0; i < c.size(); ++i)
-        col[c[i]] = i;
-      for (const char* need : {"cluster", "task", "layout", "gpus", "device", "framework", "status",
-                               "step_s", "peak_allocated_bytes", "peak_reserved_bytes"}) {
-        if (col.count(need) == 0)
-          diag.error({path.string(), n, 1}, std::string("the header has no column '") + need + "'",
-                     line);
+        columns[c[i]] = i;
+      for (const std::string& need : required) {
+        if (columns.count(need) == 0)
+          diag.error({path.string(), n, 1}, "the header has no column '" + need + "'", line);
       }
       if (!diag.empty())
         break;
       continue;
     }
-    if (c.size() != col.size()) {
-      diag.error({path.string(), n, 1},
-                 std::to_string(c.size()) + " cells, the header has " + std::to_string(col.size()),
-                 line);
+    if (c.size() != columns.size()) {
+      diag.error(
+          {path.string(), n, 1},
+          std::to_string(c.size()) + " cells, the header has " + std::to_string(columns.size()),
+          line);
       continue;
     }
-    auto at = [&](const char* name) -> const std::string& {
-      return c[col.at(name)];
-    };
-    MeasuredStep r;
-    r.cluster = at("cluster");
-    r.task = at("task");
-    r.layout = at("layout");
-    r.device = at("device");
-    r.framework = at("framework");
-    r.status = at("status");
-    r.line = n;
-    for (const std::string* name : {&r.cluster, &r.task}) {
-      if (!plain_file_name(*name)) {
+    StepsCsvRow r(path, n, line, columns, std::move(c), diag);
+    for (const char* name : {"cluster", "task"}) {
+      if (!plain_file_name(r.at(name))) {
         diag.error({path.string(), n, 1},
-                   "'" + *name + "' is not a plain file name (letters, digits, '.', '_', '-')",
+                   "'" + r.at(name) + "' is not a plain file name (letters, digits, '.', '_', '-')",
                    line);
       }
     }
-    if (r.status != "ok" && r.status != "oom" && r.status != "error")
-      diag.error({path.string(), n, 1}, "status must be ok, oom or error, got '" + r.status + "'",
+    const std::string& status = r.at("status");
+    if (status != "ok" && status != "oom" && status != "error")
+      diag.error({path.string(), n, 1}, "status must be ok, oom or error, got '" + status + "'",
                  line);
-    auto number = [&](const char* name, double* out, bool required) {
-      const std::string& s = at(name);
-      if (s.empty() && !required)
-        return;
-      auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-      if (ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(*out) || *out <= 0 ||
-          *out > 1e15) {
-        diag.error({path.string(), n, 1},
-                   std::string(name) + " '" + s + "' is not a positive number", line);
-      }
-    };
-    double gpus = 0;
-    number("gpus", &gpus, true);
-    r.gpus = static_cast<std::int64_t>(std::min(gpus, 1e9));
-    bool ok = r.status == "ok";
-    number("step_s", &r.step_s, ok);
-    number("peak_reserved_bytes", &r.peak_reserved, ok);
-    number("peak_allocated_bytes", &r.peak_allocated, ok);
-    rows.push_back(r);
+    row(r);
   }
-  if (col.empty() && !!diag.empty())
+  if (columns.empty() && diag.empty())
     diag.error({path.string(), 0, 0}, "no header line");
   diag.throw_if_errors();
+}
+
+bool steps_csv_header_starts(const std::filesystem::path& path, const std::string& start) {
+  devices::Diagnostics diag;
+  std::optional<std::string> text = devices::read_file_text(path, diag);
+  if (!text)
+    return false;
+  std::istringstream in(*text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.front() != '#')
+      return line.rfind(start, 0) == 0;
+  }
+  return false;
+}
+
+bool is_measured_steps_file(const std::filesystem::path& path) {
+  return steps_csv_header_starts(path, "cluster,task,layout,gpus,");
+}
+
+std::vector<MeasuredStep> load_measured_steps(const std::filesystem::path& path) {
+  std::vector<MeasuredStep> rows;
+  read_steps_csv(path,
+                 {"cluster", "task", "layout", "gpus", "device", "framework", "status", "step_s",
+                  "peak_allocated_bytes", "peak_reserved_bytes"},
+                 [&](const StepsCsvRow& c) {
+                   MeasuredStep r;
+                   r.cluster = c.at("cluster");
+                   r.task = c.at("task");
+                   r.layout = c.at("layout");
+                   r.device = c.at("device");
+                   r.framework = c.at("framework");
+                   r.status = c.at("status");
+                   r.line = c.line();
+                   r.gpus = static_cast<std::int64_t>(c.number("gpus", 1 << 30, true).value_or(1));
+                   bool ok = r.status == "ok";
+                   r.step_s = c.number("step_s", 1e6, ok).value_or(0);
+                   r.peak_reserved = c.number("peak_reserved_bytes", 1e15, ok).value_or(0);
+                   r.peak_allocated = c.number("peak_allocated_bytes", 1e15, ok).value_or(0);
+                   rows.push_back(r);
+                 });
   return rows;
+}
+
+StepFiles::StepFiles(const std::filesystem::path& csv,
+                     const devices::DeviceRegistry& registry,
+                     const devices::ModelRegistry& models)
+    : dir_(csv.parent_path() / "steps"), registry_(registry), models_(models) {}
+
+const devices::ClusterSpec& StepFiles::cluster(const std::string& name) {
+  auto it = clusters_.find(name);
+  if (it == clusters_.end()) {
+    it = clusters_
+             .emplace(name, devices::load_cluster(dir_ / "clusters" / (name + ".yaml"), registry_))
+             .first;
+  }
+  return it->second;
+}
+
+const devices::TaskSpec& StepFiles::task(const std::string& name) {
+  auto it = tasks_.find(name);
+  if (it == tasks_.end())
+    it = tasks_.emplace(name, devices::load_task(dir_ / "tasks" / (name + ".yaml"), models_)).first;
+  return it->second;
 }
 
 std::vector<StepPoint> price_measured_steps(const std::filesystem::path& path,
@@ -148,20 +202,13 @@ std::vector<StepPoint> price_measured_steps(const std::filesystem::path& path,
                                             const devices::DeviceRegistry& registry,
                                             const devices::ModelRegistry& models,
                                             const costmodel::CalibrationSet& calibrations) {
-  std::filesystem::path steps = path.parent_path() / "steps";
-  std::map<std::string, devices::ClusterSpec> clusters;
-  std::map<std::string, devices::TaskSpec> tasks;
+  StepFiles files(path, registry, models);
   std::vector<StepPoint> out;
   for (const MeasuredStep& r : rows) {
     if (r.status == "error")
       continue;
-    if (clusters.count(r.cluster) == 0)
-      clusters.emplace(r.cluster,
-                       devices::load_cluster(steps / "clusters" / (r.cluster + ".yaml"), registry));
-    if (tasks.count(r.task) == 0)
-      tasks.emplace(r.task, devices::load_task(steps / "tasks" / (r.task + ".yaml"), models));
-    const devices::ClusterSpec& c = clusters.at(r.cluster);
-    const devices::TaskSpec& t = tasks.at(r.task);
+    const devices::ClusterSpec& c = files.cluster(r.cluster);
+    const devices::TaskSpec& t = files.task(r.task);
     StepPoint p;
     p.row = r;
     p.width = "h" + std::to_string(t.model.hidden);
@@ -184,32 +231,14 @@ std::vector<StepPoint> price_measured_steps(const std::filesystem::path& path,
 }
 
 std::vector<StepStats> step_stats(const std::vector<StepPoint>& points) {
-  std::map<std::string, std::vector<const StepPoint*>> groups;
-  std::vector<std::string> order;
-  auto add = [&](const std::string& g, const StepPoint& p) {
-    if (groups.count(g) == 0)
-      order.push_back(g);
-    groups[g].push_back(&p);
-  };
-  auto gpus = [](std::int64_t n) {
-    return std::to_string(n) + (n == 1 ? " GPU" : " GPUs");
-  };
-  for (const StepPoint& p : points)
-    add(gpus(p.row.gpus), p);
-  for (const StepPoint& p : points)
-    add(p.width, p);
-  for (const StepPoint& p : points)
-    add(p.width + ", " + gpus(p.row.gpus), p);
-  for (const StepPoint& p : points)
-    add("all", p);
   std::vector<StepStats> out;
-  for (const std::string& g : order) {
+  for (const auto& [g, members] : step_groups(points, true)) {
     StepStats s;
     s.group = g;
     std::vector<double> est;
     std::vector<double> meas;
     double mem = 0;
-    for (const StepPoint* p : groups[g]) {
+    for (const StepPoint* p : members) {
       bool ran = p->row.status == "ok";
       ++s.fit_rows;
       if (ran == p->estimate_s.has_value())

@@ -7,9 +7,15 @@
 
 #include "costmodel/calibration.h"
 #include "devices/model_loader.h"
+#include "devices/cluster_spec.h"
 #include "devices/registry.h"
+#include "devices/task_spec.h"
+#include "devices/support/diagnostics.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -63,14 +69,90 @@ struct StepStats {
 /// Statistics of `points` grouped by GPU count, by model width, by both, and over all.
 std::vector<StepStats> step_stats(const std::vector<StepPoint>& points);
 
-/// The cells of one CSV line; a cell may be quoted ("a,b"), with "" for a quote inside.
-std::vector<std::string> csv_cells(const std::string& line);
+/// One data row of a steps CSV as `read_steps_csv` hands it over.
+class StepsCsvRow {
+ public:
+  StepsCsvRow(const std::filesystem::path& path,
+              int line,
+              const std::string& text,
+              const std::map<std::string, std::size_t>& columns,
+              std::vector<std::string> cells,
+              devices::Diagnostics& diag);
 
-/// Whether `s` may name a file beside a CSV: one plain component (letters, digits, '.', '_',
-/// '-'; not starting with '.').
-bool plain_file_name(const std::string& s);
+  int line() const { return line_; }
 
-/// The first line of `text` that is neither empty nor a '#' comment.
-std::string first_data_line(const std::string& text);
+  /// The cell of `column` (one the header was required to have).
+  const std::string& at(const char* column) const;
+  /// The cell as a positive finite number of at most `max`; absent where the cell is empty,
+  /// which is a problem (recorded at the row) where it is `required`.
+  std::optional<double> number(const char* column, double max, bool required) const;
+
+ private:
+  const std::filesystem::path& path_;
+  int line_;
+  const std::string& text_;
+  const std::map<std::string, std::size_t>& columns_;
+  std::vector<std::string> cells_;
+  devices::Diagnostics& diag_;
+};
+
+/// Reads a steps CSV (train_steps or infer_steps): '#' lines are provenance, the header names
+/// the columns and must have every one of `required`, each row must have as many cells (a
+/// cell may be quoted, "a,b"), a cluster and a task that are plain file names (they name
+/// files beside the CSV) and a status of ok, oom or error; `row` is called on each. Every
+/// problem is reported as file:line:col (throws devices::InputError).
+void read_steps_csv(const std::filesystem::path& path,
+                    const std::vector<std::string>& required,
+                    const std::function<void(const StepsCsvRow&)>& row);
+
+/// The cluster and task files beside a steps CSV (steps/clusters/NAME.yaml,
+/// steps/tasks/NAME.yaml), each loaded once.
+class StepFiles {
+ public:
+  StepFiles(const std::filesystem::path& csv,
+            const devices::DeviceRegistry& registry,
+            const devices::ModelRegistry& models);
+  const devices::ClusterSpec& cluster(const std::string& name);
+  const devices::TaskSpec& task(const std::string& name);
+
+ private:
+  std::filesystem::path dir_;
+  const devices::DeviceRegistry& registry_;
+  const devices::ModelRegistry& models_;
+  std::map<std::string, devices::ClusterSpec> clusters_;
+  std::map<std::string, devices::TaskSpec> tasks_;
+};
+
+/// `points` in groups, each in the order first seen: by GPU count ("1 GPU", "2 GPUs"), by
+/// model width ("h4096"), with `both` by width and GPU count ("h4096, 2 GPUs"), then "all".
+/// A point has `row.gpus` and `width`.
+template <class Point>
+std::vector<std::pair<std::string, std::vector<const Point*>>> step_groups(
+    const std::vector<Point>& points, bool both) {
+  std::vector<std::pair<std::string, std::vector<const Point*>>> out;
+  auto add = [&](const std::string& g, const Point& p) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& x) { return x.first == g; });
+    if (it == out.end())
+      it = out.insert(out.end(), {g, {}});
+    it->second.push_back(&p);
+  };
+  auto gpus = [](std::int64_t n) {
+    return std::to_string(n) + (n == 1 ? " GPU" : " GPUs");
+  };
+  for (const Point& p : points)
+    add(gpus(p.row.gpus), p);
+  for (const Point& p : points)
+    add(p.width, p);
+  for (const Point& p : points) {
+    if (both)
+      add(p.width + ", " + gpus(p.row.gpus), p);
+  }
+  for (const Point& p : points)
+    add("all", p);
+  return out;
+}
+
+/// Whether `path`'s header (after its comment lines) starts with `start`.
+bool steps_csv_header_starts(const std::filesystem::path& path, const std::string& start);
 
 }  // namespace yirage::planner
