@@ -6,11 +6,11 @@
 #pragma once
 
 #include "costmodel/calibration.h"
-#include "devices/model_loader.h"
 #include "devices/cluster_spec.h"
+#include "devices/model_loader.h"
 #include "devices/registry.h"
-#include "devices/task_spec.h"
 #include "devices/support/diagnostics.h"
+#include "devices/task_spec.h"
 
 #include <algorithm>
 #include <filesystem>
