@@ -35,11 +35,12 @@ struct Found {
 };
 
 struct EnumStats {
-  std::int64_t generated = 0;  // prefixes built (kernel and block ops)
-  std::int64_t pruned = 0;     // of them, cut by abstract expressions
-  std::int64_t complete = 0;   // complete graphs handed to the sink
-  bool truncated = false;      // a work item hit max_states
-  bool timed_out = false;      // a work item stopped at the deadline
+  std::int64_t generated = 0;      // prefixes built (kernel and block ops)
+  std::int64_t pruned = 0;         // of them, cut by abstract expressions
+  std::int64_t complete = 0;       // complete graphs handed to the sink
+  bool truncated = false;          // a work item hit max_states
+  bool timed_out = false;          // a work item stopped at the deadline
+  std::int64_t budget_checks = 0;  // how often the item asked whether to stop
 };
 
 /// One top-level branch of the search: the first kernel op.

@@ -62,8 +62,9 @@ bool Enumerator::out_of_budget(EnumStats& st) const {
     st.truncated = true;
     return true;
   }
-  // The clock is read every 256 prefixes: cheap next to building one.
-  if ((st.generated & 255) == 0 && std::chrono::steady_clock::now() > limits_.deadline) {
+  // The clock is read every 64 checks (a check starts each prefix and each graph-defined op
+  // tried, whose schedules can cost far more than a prefix): cheap next to either.
+  if ((++st.budget_checks & 63) == 0 && std::chrono::steady_clock::now() > limits_.deadline) {
     st.timed_out = true;
     return true;
   }
@@ -170,6 +171,8 @@ void Enumerator::try_custom(KState& s,
                             const MapChoice& mc,
                             const std::function<void(const Found&)>& sink,
                             EnumStats& st) const {
+  if (out_of_budget(st))
+    return;
   Rank rank = rank_of(in, OpKind::kCustom, map);
   if (!s.g.ops.empty() && !(s.last < rank))
     return;
