@@ -9,6 +9,7 @@
 #include "devices/support/units.h"
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -149,7 +150,10 @@ void print_result(std::ostream& out, const SearchSetup& s, const codegen::Supero
   out << "finalists: " << st.finalists_checked << " checked on whole outputs ("
       << (st.field_tested ? "3 finite-field tests" : "no finite-field meaning: float only") << "), "
       << st.finalists_rejected << " rejected; float error of the chosen µGraph "
-      << devices::format_number(st.float_error, 3) << "\n";
+      << (std::isfinite(st.float_error)
+              ? devices::format_number(st.float_error, 3)
+              : std::string("not finite (the program's values overflow on the random test inputs)"))
+      << "\n";
   double ratio = r.reference.cost.time.value / r.best.cost.time.value;
   out << "best µGraph: " << us(r.best.cost.time)
       << " (the program as library kernels: " << us(r.reference.cost.time) << ", "
@@ -194,7 +198,8 @@ std::string result_json(const SearchSetup& s, const codegen::SuperoptimizeResult
   j["finalists_checked"] = st.finalists_checked;
   j["truncated"] = st.truncated;
   j["timed_out"] = st.timed_out;
-  j["float_error"] = st.float_error;
+  j["float_error"] = std::isfinite(st.float_error) ? nlohmann::ordered_json(st.float_error)
+                                                   : nlohmann::ordered_json(nullptr);
   j["best_latency_s"] = r.best.cost.time.value;
   j["library_latency_s"] = r.reference.cost.time.value;
   j["best_is_library"] = r.best_is_reference;

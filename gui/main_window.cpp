@@ -145,6 +145,11 @@ MainWindow::MainWindow(QWidget* parent)
   setCentralWidget(main);
 
   status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  // A loader's message is several lines (file:line:col, the source line, a caret) and often
+  // longer than the bar is wide: wrapped and plain, it shows whole instead of its first
+  // characters; never read as rich text.
+  status_->setTextFormat(Qt::PlainText);
+  status_->setWordWrap(true);
   status_->setText(tr("Open a cluster and a task file (File menu)"));
   progress_->setRange(0, 0);  // busy: the search reports no fraction
   progress_->setMaximumWidth(120);

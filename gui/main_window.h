@@ -117,6 +117,8 @@ class MainWindow : public QMainWindow {
 
   QString message() const { return status_->text(); }
 
+  const QLabel* status_label() const { return status_; }
+
   bool busy() const { return !progress_->isHidden(); }
 
  signals:

@@ -101,10 +101,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   int code = yirage::cli::run(args, o, e);
   if (code < 0 || code > 3)
     __builtin_trap();  // outside the table: an internal error (70) or worse
-  // A non-finite number as the formatters print one: "inf s", "nan%", "-inf GB/s". (A name
-  // from the files may be "inf"; only a number with its unit counts.)
+  // A non-finite number as the formatters print one: "inf s", "nan%", "-inf GB/s", or alone
+  // as a value ("error 0.1", "error nan"). A name from the files may be "inf" too: a finding
+  // there is looked at, not assumed.
   static const std::regex non_finite(
-      R"((^|[^A-Za-z0-9_'])-?(inf|nan) ?([kMGTPE]?(s|B|B/s|b/s|J|W|FLOPS|Hz)|ms|us|ns|%)([^A-Za-z]|$))");
+      R"((^|[^A-Za-z0-9_'])-?(inf|nan) ?([kMGTPE]?(s|B|B/s|b/s|J|W|FLOPS|Hz)|ms|us|ns|%)([^A-Za-z]|$))"
+      R"(|[ :=(]-?(inf|nan)([ ,;)
+]|$))");
   if (std::regex_search(o.str(), non_finite) || std::regex_search(e.str(), non_finite))
     __builtin_trap();
   if (wrote_outside(root, inputs, out))

@@ -139,6 +139,11 @@ class MainWindowTest : public QObject {
     QVERIFY(!w.open_cluster(path));
     QCOMPARE(w.cluster_view()->rowCount(), 0);
     QVERIFY(w.message().contains("bad_unit_cluster.yaml:8:18: error: bad 'bandwidth'"));
+    // The whole message is laid out (the path, the source line, the caret), wrapped to the
+    // bar's width, not cut after its first characters.
+    const QLabel* status = w.status_label();
+    QCOMPARE(status->textFormat(), Qt::PlainText);
+    QVERIFY(status->heightForWidth(400) >= 3 * status->fontMetrics().lineSpacing());
   }
 
   void opening_an_example_lists_its_plans_best_first() {
