@@ -2,6 +2,8 @@
 // component whatever their bytes, and no output replaces an input or a non-regular file.
 #include "cli/output_file.h"
 
+#include "tests/unit/scratch_files.h"
+
 #include "devices/support/input_files.h"
 
 #include <gtest/gtest.h>
@@ -17,21 +19,6 @@ namespace yirage::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-fs::path scratch(const std::string& name) {
-  fs::path dir =
-      fs::temp_directory_path() / ("yirage_output_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 bool safe_part(const std::string& part) {
   if (part.empty() || part.front() == '.' || part.front() == '-')
@@ -78,22 +65,22 @@ TEST(FileNamePart, AnyBytesNameAFileInsideTheFolder) {
 }
 
 TEST(WriteOutput, RefusesToReplaceAnInputFile) {
-  fs::path dir = scratch("input");
+  fs::path dir = testing::scratch_dir("output_input");
   fs::path input = dir / "cluster.yaml";
   std::ofstream(input) << "name: c\n";
   devices::note_input_file(input);
   std::string why = write_output(input, "overwritten\n");
   EXPECT_NE(why.find("one of this run's input files"), std::string::npos) << why;
-  EXPECT_EQ(read(input), "name: c\n");
+  EXPECT_EQ(testing::file_text(input), "name: c\n");
   // Also through another name for the same file.
   fs::create_hard_link(input, dir / "alias.yaml");
   EXPECT_FALSE(write_output(dir / "alias.yaml", "x").empty());
-  EXPECT_EQ(read(input), "name: c\n");
+  EXPECT_EQ(testing::file_text(input), "name: c\n");
   fs::remove_all(dir);
 }
 
 TEST(WriteOutput, RefusesNonRegularTargets) {
-  fs::path dir = scratch("special");
+  fs::path dir = testing::scratch_dir("output_special");
   EXPECT_NE(write_output("/dev/null", "x").find("not a regular file"), std::string::npos);
   fs::create_directories(dir / "folder");
   EXPECT_NE(write_output(dir / "folder", "x").find("not a regular file"), std::string::npos);
@@ -101,9 +88,9 @@ TEST(WriteOutput, RefusesNonRegularTargets) {
   fs::create_symlink(dir / "target", dir / "link");
   EXPECT_NE(write_output(dir / "link", "x").find("not a regular file"), std::string::npos);
   EXPECT_TRUE(fs::is_symlink(dir / "link"));
-  EXPECT_EQ(read(dir / "target"), "kept\n");
+  EXPECT_EQ(testing::file_text(dir / "target"), "kept\n");
   EXPECT_EQ(write_output(dir / "new.yaml", "fresh\n"), "");
-  EXPECT_EQ(read(dir / "new.yaml"), "fresh\n");
+  EXPECT_EQ(testing::file_text(dir / "new.yaml"), "fresh\n");
   fs::remove_all(dir);
 }
 

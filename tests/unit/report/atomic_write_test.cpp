@@ -3,6 +3,8 @@
 // temporary file.
 #include "report/atomic_write.h"
 
+#include "tests/unit/scratch_files.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -20,22 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// A fresh, empty directory for one test.
-fs::path scratch(const std::string& name) {
-  fs::path dir =
-      fs::temp_directory_path() / ("yirage_atomic_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::size_t entries(const fs::path& dir) {
   std::size_t n = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir))
@@ -44,16 +30,16 @@ std::size_t entries(const fs::path& dir) {
 }
 
 TEST(AtomicWrite, ReplacesTheFileAndLeavesNoTemporary) {
-  fs::path dir = scratch("replace");
+  fs::path dir = testing::scratch_dir("atomic_replace");
   EXPECT_EQ(atomic_write(dir / "plan.yaml", "old\n"), "");
   EXPECT_EQ(atomic_write(dir / "plan.yaml", "new\n"), "");
-  EXPECT_EQ(read(dir / "plan.yaml"), "new\n");
+  EXPECT_EQ(testing::file_text(dir / "plan.yaml"), "new\n");
   EXPECT_EQ(entries(dir), 1u);
   fs::remove_all(dir);
 }
 
 TEST(AtomicWrite, AFailedWriteSaysWhyAndLeavesNothing) {
-  fs::path dir = scratch("fail");
+  fs::path dir = testing::scratch_dir("atomic_fail");
   std::string why = atomic_write(dir / "missing" / "plan.yaml", "x");
   EXPECT_NE(why.find("cannot write"), std::string::npos) << why;
   EXPECT_NE(why.find("No such file or directory"), std::string::npos) << why;
@@ -62,7 +48,7 @@ TEST(AtomicWrite, AFailedWriteSaysWhyAndLeavesNothing) {
 }
 
 TEST(AtomicWrite, AnInterruptedRunLeavesNoPartialFile) {
-  fs::path dir = scratch("interrupt");
+  fs::path dir = testing::scratch_dir("atomic_interrupt");
   const std::string text(8 << 20, 'y');  // 8 MiB: most of the child's time is in writes
   pid_t child = ::fork();
   ASSERT_GE(child, 0);
@@ -78,7 +64,7 @@ TEST(AtomicWrite, AnInterruptedRunLeavesNoPartialFile) {
   ASSERT_TRUE(WIFSIGNALED(status));
   EXPECT_EQ(WTERMSIG(status), SIGINT);
   EXPECT_EQ(entries(dir), 1u) << "a temporary file was left behind";
-  EXPECT_EQ(read(dir / "trace.json").size(), text.size());
+  EXPECT_EQ(testing::file_text(dir / "trace.json").size(), text.size());
   fs::remove_all(dir);
 }
 
