@@ -210,18 +210,9 @@ def measure(model, b, ctx, args):
 
 def main(argv):
     args = parse_args(argv)
-    import datetime as _dt
-
     import torch
     import torch.distributed as dist
-    local = int(os.environ.get("LOCAL_RANK", 0))
-    torch.cuda.set_device(local)
-    if "RANK" not in os.environ:
-        os.environ.update(RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1",
-                          MASTER_PORT=str(29500 + os.getpid() % 1000))
-    dist.init_process_group("nccl", device_id=torch.device("cuda", local),
-                            timeout=_dt.timedelta(seconds=180))
-    rank, world = dist.get_rank(), dist.get_world_size()
+    local, rank, world = sc.init_distributed()
     cluster = sc.load_cluster(args.cluster)
     task = sc.load_task(args.task)
     m = task["model"]

@@ -735,16 +735,7 @@ def main(argv):
     args = parse_args(argv)
     import torch
     import torch.distributed as dist
-    local = int(os.environ.get("LOCAL_RANK", 0))
-    torch.cuda.set_device(local)
-    os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
-    if "RANK" not in os.environ:
-        os.environ.update(RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1",
-                          MASTER_PORT=str(29500 + os.getpid() % 1000))
-    import datetime as _dt
-    dist.init_process_group("nccl", device_id=torch.device("cuda", local),
-                            timeout=_dt.timedelta(seconds=180))
-    rank, world = dist.get_rank(), dist.get_world_size()
+    local, rank, world = sc.init_distributed()
     if args.markers:  # the campaign driver kills these if torchrun cannot
         os.makedirs(args.markers, exist_ok=True)
         open(os.path.join(args.markers, f"pid.{os.getpid()}"), "w").close()

@@ -321,3 +321,21 @@ def _cell(v):
 
 def utc_now():
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def init_distributed():
+    """The process group of a torchrun worker (or of a lone process: world 1), on this rank's
+    GPU, with NVLink multicast off (the lent hosts are shared; the device tool's KINDS.md).
+    Returns (local GPU index, rank, world size). Imports torch here, so that the CPU checks
+    of this module need none."""
+    import torch
+    import torch.distributed as dist
+    local = int(os.environ.get("LOCAL_RANK", 0))
+    torch.cuda.set_device(local)
+    os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
+    if "RANK" not in os.environ:
+        os.environ.update(RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1",
+                          MASTER_PORT=str(29500 + os.getpid() % 1000))
+    dist.init_process_group("nccl", device_id=torch.device("cuda", local),
+                            timeout=datetime.timedelta(seconds=180))
+    return local, dist.get_rank(), dist.get_world_size()
