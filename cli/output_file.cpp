@@ -21,11 +21,7 @@ std::string file_name_part(std::string_view name) {
 std::string output_problem(const std::filesystem::path& path) {
   if (devices::is_input_file(path))
     return "will not replace " + path.string() + ": it is one of this run's input files";
-  std::error_code ec;
-  std::filesystem::file_status st = std::filesystem::symlink_status(path, ec);
-  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
-    return "will not replace " + path.string() + ": it is not a regular file";
-  return {};
+  return report::not_replaceable(path);
 }
 
 std::string write_output(const std::filesystem::path& path, const std::string& text) {

@@ -62,13 +62,19 @@ void sync_directory(const std::filesystem::path& dir) {
 
 }  // namespace
 
-std::string atomic_write(const std::filesystem::path& path, const std::string& text) {
+std::string not_replaceable(const std::filesystem::path& path) {
   // The rename would replace whatever is there: a device node, a directory entry of a link,
   // a FIFO. Only a regular file, or nothing, is replaced.
-  std::error_code status_ec;
-  std::filesystem::file_status st = std::filesystem::symlink_status(path, status_ec);
-  if (!status_ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+  std::error_code ec;
+  std::filesystem::file_status st = std::filesystem::symlink_status(path, ec);
+  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
     return "will not replace " + path.string() + ": it is not a regular file";
+  return {};
+}
+
+std::string atomic_write(const std::filesystem::path& path, const std::string& text) {
+  if (std::string why = not_replaceable(path); !why.empty())
+    return why;
   SignalsHeld held;
   std::filesystem::path tmp = path;
   tmp += ".tmp." + std::to_string(::getpid());

@@ -15,4 +15,8 @@ namespace yirage::report {
 /// message, or empty on success.
 std::string atomic_write(const std::filesystem::path& path, const std::string& text);
 
+/// Why `atomic_write` would not replace `path` (it exists and is not a regular file), or
+/// empty.
+std::string not_replaceable(const std::filesystem::path& path);
+
 }  // namespace yirage::report
