@@ -81,7 +81,9 @@ HEADER = ["cluster", "task", "layout", "gpus", "gpus_per_node", "device", "frame
           "status", "steps", "step_s", "step_s_p10", "step_s_p90", "tokens_per_s", "mfu",
           "peak_allocated_bytes", "peak_reserved_bytes", "forward_s", "backward_s",
           "optimizer_s", "comm_exposed_s", "layers", "sequence_length", "global_batch",
-          "micro_batches", "plan", "note"]
+          "micro_batches", "plan", "note"] + \
+         ["kernel_" + k + "_s" for k in sc.KERNEL_CATEGORIES] + ["gpu_busy_s", "profiled_step_s"]
+KERNEL_HEADER = ["task", "layout", "gpus", "category", "count", "seconds", "kernel"]
 
 
 class Refused(Exception):
@@ -100,6 +102,8 @@ def parse_args(argv):
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--lr", type=float, default=3e-4)
     p.add_argument("--no-profile", action="store_true")
+    p.add_argument("--kernels", default=None,
+                   help="CSV: rank 0's GPU kernels of the profiled step, by name")
     a = p.parse_args(argv)
     if len(a.pairs) % 2:
         p.error("TASK and PLAN come in pairs")
@@ -623,30 +627,58 @@ class Job:
         for k, v in zip(keys, vals):
             out[k + "_s"] = v
         if not self.a.no_profile:
+            names = ["comm_exposed_s"] + ["kernel_" + k + "_s" for k in sc.KERNEL_CATEGORIES] + \
+                    ["gpu_busy_s", "profiled_step_s"]
             try:
-                exposed = self.profile_exposed(data)
-                out["comm_exposed_s"] = self.max_over_ranks([exposed])[0]
-            except Exception as e:  # noqa: BLE001 - the column stays empty, the reason logged
+                values = self.profile_step(data)
+            except Exception as e:  # noqa: BLE001 - the columns stay empty, the reason logged
                 print(f"[rank {self.dist.get_rank()}] profiler breakdown failed: {e!r}",
                       file=sys.stderr)
-                self.max_over_ranks([0.0])
+                values = [float("nan")] * len(names)
+            values = self.max_over_ranks(values)  # NaN anywhere leaves them empty
+            if all(v == v for v in values):
+                out.update(zip(names, values))
         return out
 
-    def profile_exposed(self, data):
-        """Seconds per step when an NCCL kernel runs and no other kernel does."""
+    def profile_step(self, data):
+        """From one step under the profiler: seconds when an NCCL kernel runs and no other
+        kernel does; seconds of kernels by category; the GPU's busy time and the span of the
+        step's kernels (span minus busy: the GPU waiting for the host). Rank 0 also writes its
+        kernels by name to --kernels."""
         torch = self.torch
         from torch.autograd import DeviceType
         from torch.profiler import ProfilerActivity, profile
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
             self.step(data)
             torch.cuda.synchronize()
-        comm, comp = [], []
-        for e in prof.events():
-            if e.device_type != DeviceType.CUDA:
+        comm, comp, kernels = [], [], []
+        events = prof.events()
+        # GPU-side ranges of record_function annotations (DistributedDataParallel.forward,
+        # Optimizer.step#AdamW.step, the pipeline's PP:0F2) carry the name of a CPU range;
+        # kernels never do.
+        annotations = {e.name for e in events if e.device_type != DeviceType.CUDA}
+        for e in events:
+            if e.device_type != DeviceType.CUDA or e.name in annotations:
                 continue
             iv = (e.time_range.start, e.time_range.end)
             (comm if "nccl" in e.name.lower() else comp).append(iv)
-        return exposed_time(comm, comp) / 1e6
+            kernels.append((e.name, iv[0], iv[1]))
+        cats, busy, span = sc.kernel_breakdown(kernels)
+        if self.a.kernels and self.dist.get_rank() == 0:
+            self.write_kernels(kernels)
+        return [exposed_time(comm, comp) / 1e6] + [cats[k] for k in sc.KERNEL_CATEGORIES] + \
+            [busy, span]
+
+    def write_kernels(self, kernels):
+        by_name = {}
+        for name, start, end in kernels:
+            n, t = by_name.get(name, (0, 0.0))
+            by_name[name] = (n + 1, t + (end - start) / 1e6)
+        rows = [{"task": self.task["name"], "layout": self.plan["layout"],
+                 "gpus": self.cluster["gpus"], "category": sc.kernel_category(name), "count": n,
+                 "seconds": t, "kernel": name.replace(",", ";").replace("\n", " ")[:240]}
+                for name, (n, t) in sorted(by_name.items(), key=lambda kv: -kv[1][1])]
+        sc.append_rows(self.a.kernels, KERNEL_HEADER, rows, self.ctx["provenance"])
 
     def run_loss_curve(self, path):
         rows = []

@@ -329,7 +329,8 @@ class Lane(threading.Thread):
                 break
             argv = [item["cluster"]] + [p for pair in pairs for p in pair] + \
                    ["--out", os.path.join(self.args.out, "train_steps.csv"), "--markers", logdir,
-                    "--steps", str(self.args.steps), "--warmup", str(self.args.warmup)]
+                    "--steps", str(self.args.steps), "--warmup", str(self.args.warmup),
+                    "--kernels", os.path.join(self.args.out, "train_kernels.csv")]
             before = self.lines(progress)
             proc = self.torchrun("run_plan.py", argv, logdir + ".log")
             rc = self.wait(proc, progress, self.deadline + self.args.grace)

@@ -292,6 +292,60 @@ def registry_device(cuda_name):
 
 
 # ---------------------------------------------------------------------------------------
+# GPU kernels by kind (the profiled step's breakdown).
+
+# (category, substrings of a kernel's name), first match wins: NCCL, matrix products
+# (cuBLAS/cuBLASLt/CUTLASS), attention (flash, cuDNN SDPA), the optimizer and the gradient
+# norm (foreach multi-tensor kernels), norms, the loss, the embedding, copies and casts,
+# reductions, then other elementwise kernels.
+KERNEL_KINDS = [
+    ("nccl", ("nccl",)),
+    ("gemm", ("gemm", "nvjet", "xmma", "cutlass", "gemv", "splitkreduce", "cublas")),
+    ("attention", ("flash", "fmha", "sdpa", "attention")),
+    ("optimizer", ("multi_tensor_apply", "adam", "lpnorm", "foreach")),
+    ("norm", ("rms_norm", "rmsnorm", "layer_norm", "layernorm", "rowwisemoments",
+              "gammabeta")),
+    ("loss", ("softmax", "nll_loss", "cross_entropy", "crossentropy")),
+    ("embedding", ("embedding", "index_select", "indexselect", "indexing_backward",
+                   "index_put", "scatter", "gather")),
+    ("copy", ("copy", "catarray", "cat_", "memcpy")),
+    ("reduce", ("reduce_kernel", "reduce")),
+    ("elementwise", ("elementwise", "fill", "memset")),
+]
+KERNEL_CATEGORIES = [k for k, _ in KERNEL_KINDS] + ["other"]
+
+
+def kernel_category(name):
+    """The kind of a GPU kernel from its name (one of KERNEL_CATEGORIES)."""
+    n = name.lower()
+    for kind, parts in KERNEL_KINDS:
+        if any(p in n for p in parts):
+            return kind
+    return "other"
+
+
+def kernel_breakdown(kernels):
+    """Seconds per category, the GPU's busy time (the union of the kernels' intervals) and
+    the span from the first kernel's start to the last one's end, from (name, start, end)
+    triples in microseconds."""
+    out = {k: 0.0 for k in KERNEL_CATEGORIES}
+    spans = []
+    for name, start, end in kernels:
+        out[kernel_category(name)] += (end - start) / 1e6
+        spans.append((start, end))
+    busy, last = 0.0, None
+    for s, e in sorted(spans):
+        if last is None or s > last:
+            busy += e - s
+            last = e
+        elif e > last:
+            busy += e - last
+            last = e
+    span = (max(e for _, e in spans) - min(s for s, _ in spans)) / 1e6 if spans else 0.0
+    return out, busy / 1e6, span
+
+
+# ---------------------------------------------------------------------------------------
 # CSV with provenance.
 
 def append_rows(path, header, rows, provenance):

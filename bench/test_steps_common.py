@@ -11,6 +11,35 @@ import steps_common as sc  # noqa: E402
 from run_plan import exposed_time  # noqa: E402
 
 
+class KernelKinds(unittest.TestCase):
+    def test_names_of_a_profiled_step(self):
+        cases = {
+            "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)": "nccl",
+            "nvjet_tst_256x128_64x4_1x2_h_bz_coopA_NNT": "gemm",
+            "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1": "gemm",
+            "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4>>": "attention",
+            "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<FusedAdamMathFunctor>": "optimizer",
+            "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float>": "norm",
+            "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float>": "loss",
+            "void at::native::indexing_backward_kernel<float>": "embedding",
+            "void at::native::unrolled_elementwise_kernel<at::native::direct_copy_kernel_cuda>": "copy",
+            "void at::native::reduce_kernel<512, 1, ReduceOp<float, MeanOps<float>>>": "reduce",
+            "void at::native::vectorized_elementwise_kernel<4, at::native::silu_kernel>": "elementwise",
+            "Memset (Device)": "elementwise",
+            "some_custom_kernel": "other",
+        }
+        for name, kind in cases.items():
+            self.assertEqual(sc.kernel_category(name), kind, name)
+
+    def test_busy_time_is_the_union(self):
+        cats, busy, span = sc.kernel_breakdown(
+            [("nvjet_a", 0, 10), ("flash_fwd", 5, 15), ("silu elementwise", 20, 30)])
+        self.assertAlmostEqual(cats["gemm"], 10e-6)
+        self.assertAlmostEqual(cats["attention"], 10e-6)
+        self.assertAlmostEqual(busy, 25e-6)
+        self.assertAlmostEqual(span, 30e-6)
+
+
 class YamlReader(unittest.TestCase):
     def test_reads_every_bundled_spec(self):
         for folder in ("clusters", "tasks", "models", "devices"):
