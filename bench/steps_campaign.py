@@ -188,6 +188,7 @@ def task_text(name, model, mode, seq, gb, comment):
               f"global_batch: {gb}"]
     if mode == "train":
         lines.append("optimizer: adam")
+        lines.append("framework: pytorch")  # run_plan.py: eager PyTorch, autocast over fp32
     lines.append("attention: flash")
     return "\n".join(lines) + "\n"
 

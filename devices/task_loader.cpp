@@ -113,6 +113,9 @@ void read_body(const YamlDoc& doc, MapReader& top, TaskSpec& t) {
   t.attention = top.choice("attention", {"flash", "unfused"}).value_or("flash") == "unfused"
                     ? AttentionKernel::kUnfused
                     : AttentionKernel::kFlash;
+  t.framework = top.choice("framework", {"megatron", "pytorch"}).value_or("megatron") == "pytorch"
+                    ? Framework::kPytorch
+                    : Framework::kMegatron;
   bool needs_shape = t.mode != Mode::kServe;
   t.sequence_length = top.integer("sequence_length", needs_shape).value_or(0);
   t.global_batch = top.integer("global_batch", needs_shape).value_or(0);

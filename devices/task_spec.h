@@ -20,6 +20,12 @@ enum class Minimize { kTime, kCost, kEnergy };
 /// How the framework runs attention: one fused kernel (FlashAttention), or as separate
 /// kernels with the s x s scores in memory (QK^T, softmax, dropout, PV), as older stacks do.
 enum class AttentionKernel { kFlash, kUnfused };
+/// What runs a training step: Megatron-LM's fused kernels (bf16 weights, fp32 gradients
+/// accumulated by the weight-gradient GEMM, fused norms, RoPE and SwiGLU where they pay), or
+/// eager PyTorch under autocast over fp32 weights (torchtitan without torch.compile, and
+/// bench/run_plan.py): every norm, RoPE, activation, cast and gradient accumulation a kernel
+/// of its own, the loss in fp32 (planner/workload/eager_traffic.h).
+enum class Framework { kMegatron, kPytorch };
 
 std::string mode_name(Mode m);
 std::string optimizer_name(Optimizer o);
@@ -57,6 +63,7 @@ struct TaskSpec {
   std::int64_t global_batch = 0;     // sequences per step (train) or in flight (inference)
   Optimizer optimizer = Optimizer::kAdam;
   AttentionKernel attention = AttentionKernel::kFlash;
+  Framework framework = Framework::kMegatron;
   std::optional<double> training_tokens;  // tokens of the whole run (train)
   std::optional<ServeSpec> serve;
   Objective objective;

@@ -3,6 +3,7 @@
 #include "costmodel/collective.h"
 #include "costmodel/validation.h"
 #include "devices/support/check.h"
+#include "planner/workload/eager_traffic.h"
 #include "planner/workload/model_size.h"
 
 #include <algorithm>
@@ -222,6 +223,8 @@ DeviceContext device_context(const TrainContext& cx, const Layout& l) {
   DeviceContext dcx{d, {}, cx.task.precision, std::nullopt};
   if (const costmodel::GpuEfficiency* e = cx.calibrations.find_gpu(d.name))
     dcx.efficiency = *e;
+  dcx.eager = cx.task.framework == devices::Framework::kPytorch;
+  dcx.fuse = !dcx.eager;
   if (l.tp > 1)
     dcx.tp_group = comm_group(cx, l.tp, l.tp);
   return dcx;
@@ -307,6 +310,18 @@ StageTimes stage_times(const TrainContext& cx,
     st.flops += 3 * h.flops_forward;
     st.hw_flops += 3 * h.flops_forward;
   }
+  if (dcx.eager) {
+    // Eager PyTorch casts every weight it holds to bf16 in each forward (again when fully
+    // recomputed) and every weight gradient to fp32 in each backward, then accumulates it.
+    double held = stage_parameters(m, s) - stage_routed_parameters(m, s) * (1 - 1.0 / f(l.ep));
+    std::int64_t mbs = cx.task.global_batch / (l.dp * l.micro_batch);
+    EagerBytes per = eager_parameter_bytes(mbs, l.recompute == Recompute::kFull ? 2 : 1);
+    double forward = eager_stream_time(dcx, per.forward * held / f(l.tp));
+    double backward = eager_stream_time(dcx, per.backward * held / f(l.tp));
+    st.compute += forward + backward;
+    st.forward += forward;
+    st.backward += backward;
+  }
   // Each micro-batch sends its activations forward and receives their gradients back.
   st.pp = (s.last() ? 0 : send_out) + (s.first() ? 0 : send_in);
   return st;
@@ -382,6 +397,8 @@ double optimizer_time(const TrainContext& cx,
                       const costmodel::GpuEfficiency& eff) {
   double per_device = stage_params / f(l.tp) / (l.zero >= 1 ? f(l.dp * l.cp) : 1);
   double bytes = per_device * (cx.task.optimizer == devices::Optimizer::kAdam ? 28 : 16);
+  if (cx.task.framework == devices::Framework::kPytorch && cx.task.optimizer == devices::Optimizer::kAdam)
+    bytes = per_device * eager_optimizer_bytes_per_parameter();
   const devices::DeviceSpec& d = cx.cluster.device(group(cx));
   return bytes / (d.memory_bandwidth.value.value * eff.memory) + eff.launch.value;
 }

@@ -3,6 +3,7 @@
 #include "costmodel/collective.h"
 #include "costmodel/gpu_op.h"
 #include "devices/support/check.h"
+#include "planner/workload/eager_traffic.h"
 #include "planner/workload/model_size.h"
 
 #include <algorithm>
@@ -135,7 +136,50 @@ double pointwise_time(const DeviceContext& cx,
 
 }  // namespace
 
+namespace {
+
+// The layer as eager PyTorch runs it: each projection a GEMM of its own, the fused attention
+// kernel, and the memory traffic of eager_traffic.h between them.
+LayerCost eager_layer_cost(const devices::ModelSpec& m, const LayerShape& s, const DeviceContext& cx) {
+  LayerCost c;
+  std::int64_t t = s.tp;
+  std::int64_t tokens = s.micro_batch * s.seq;
+  std::int64_t heads = std::max<std::int64_t>(1, m.heads / t);
+  std::int64_t kv = std::max<std::int64_t>(1, m.kv_heads / t);
+  std::int64_t head_dim = m.mla ? m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim : m.head_dim;
+  std::int64_t q_out = std::max<std::int64_t>(1, qkv_width(m) / t - 2 * kv * m.head_dim);
+  std::vector<OpEstimate> gemms = {op(cx, "gemm", {tokens, q_out, m.hidden}, false),
+                                   op(cx, "gemm", {tokens, kv * m.head_dim, m.hidden}, false),
+                                   op(cx, "gemm", {tokens, kv * m.head_dim, m.hidden}, false),
+                                   op(cx, "gemm", {tokens, m.hidden, attention_out_width(m) / t}, false)};
+  std::int64_t ffn = s.moe_layer ? m.moe->expert_ffn : m.ffn;
+  std::int64_t rows = s.moe_layer ? tokens * (m.moe->top_k + m.moe->shared_experts) : tokens;
+  gemms.push_back(op(cx, "gemm", {rows, ffn / t, m.hidden}, false));
+  if (m.ffn_kind == devices::FfnKind::kGated)
+    gemms.push_back(op(cx, "gemm", {rows, ffn / t, m.hidden}, false));
+  gemms.push_back(op(cx, "gemm", {rows, m.hidden, ffn / t}, false));
+  double gemm = 0;
+  for (const OpEstimate& g : gemms) {
+    gemm += g.time.value;
+    c.flops_forward += g.flops;
+  }
+  double attn_flops = 0;
+  double attn = attention_time(cx, s, heads, kv, head_dim, &attn_flops);
+  EagerBytes bytes = eager_layer_bytes(m, s);
+  c.attention_forward = attn;
+  c.forward = gemm + attn + eager_stream_time(cx, bytes.forward);
+  c.backward = kBackwardGemm * gemm + kBackwardAttention * attn + eager_stream_time(cx, bytes.backward);
+  c.flops_forward += attn_flops;
+  c.tp_comm = tp_collectives(
+      cx, static_cast<double>(tokens * m.hidden) * devices::dtype_bytes(cx.dtype), s.inference);
+  return c;
+}
+
+}  // namespace
+
 LayerCost layer_cost(const devices::ModelSpec& m, const LayerShape& s, const DeviceContext& cx) {
+  if (cx.eager && !s.inference)
+    return eager_layer_cost(m, s, cx);
   LayerCost c;
   std::int64_t t = s.tp;
   std::int64_t tokens = s.micro_batch * s.seq;
@@ -184,10 +228,21 @@ LayerCost head_cost(const devices::ModelSpec& m, const LayerShape& s, const Devi
   std::int64_t tokens = s.micro_batch * s.seq;
   std::int64_t vocab = std::max<std::int64_t>(1, m.vocab / s.tp);
   OpEstimate head = op(cx, "gemm", {tokens, vocab, m.hidden}, false);
+  c.flops_forward = head.flops;
+  if (cx.eager && !s.inference) {
+    // The loss over fp32 logits: the log-softmax forward and its backward, each a softmax
+    // over fp32 rows, and the casts and final norm of eager_head_bytes.
+    DeviceContext fp32 = cx;
+    fp32.dtype = devices::DType::kFp32;
+    double loss = op(fp32, "softmax", {tokens, vocab}, false).time.value;
+    EagerBytes bytes = eager_head_bytes(m, s);
+    c.forward = head.time.value + loss + eager_stream_time(cx, bytes.forward);
+    c.backward = kBackwardGemm * head.time.value + loss + eager_stream_time(cx, bytes.backward);
+    return c;
+  }
   OpEstimate loss = op(cx, "softmax", {tokens, vocab}, false);
   c.forward = head.time.value + loss.time.value;
   c.backward = kBackwardGemm * head.time.value + loss.time.value;
-  c.flops_forward = head.flops;
   return c;
 }
 

@@ -46,6 +46,9 @@ struct DeviceContext {
   devices::DType dtype = devices::DType::kBf16;
   std::optional<costmodel::CommGroup> tp_group;  // the ranks of one tensor-parallel group
   bool fuse = true;  // false: compound operations run unfused, as eager PyTorch runs them
+  // Training under eager PyTorch (Framework::kPytorch): separate GEMMs for Q, K, V, gate and
+  // up, and the memory traffic of eager_traffic.h around them (implies fuse = false).
+  bool eager = false;
 };
 
 LayerCost layer_cost(const devices::ModelSpec& m, const LayerShape& s, const DeviceContext& cx);

@@ -1,0 +1,91 @@
+#include "planner/workload/eager_traffic.h"
+
+#include "costmodel/gpu_kernel.h"
+#include "planner/workload/model_size.h"
+
+#include <algorithm>
+
+namespace yirage::planner {
+namespace {
+
+double f(std::int64_t v) {
+  return static_cast<double>(v);
+}
+
+// Bytes per element of one fp32 RMSNorm from its parts. Forward: the bf16 input cast to
+// fp32 (2 + 4), the square (4 + 4), the mean (4), the product by the rsqrt (4 + 4), the
+// product by the weight (4 + 4), the fp32 output cast to bf16 for the next GEMM (4 + 2): 40.
+// Backward: the incoming bf16 gradient cast to fp32 (6), the weight's gradient product and
+// its sum over tokens (12 + 4), the gradient through the weight (8), through the rsqrt
+// product (12) and the sum for the rsqrt's gradient (12 + 4), the square's backward (12),
+// the two input-gradient paths added (12), the cast back to bf16 (6): 100.
+constexpr double kNormForward = 40;
+constexpr double kNormBackward = 100;
+// RoPE on q and k, per element: x cos (2 + 2), the half negated (1 + 1), the halves
+// concatenated (2 + 2), times sin (2 + 2), the sum (4 + 2): 20, and the same in backward.
+constexpr double kRope = 20;
+// A bf16 residual add (2 + 2 + 2), and its gradient added to the branch's in backward.
+constexpr double kResidual = 6;
+// Making a bf16 tensor contiguous after a transpose (2 + 2).
+constexpr double kContiguous = 4;
+// SwiGLU per element of the FFN width: SiLU (2 + 2) and the gate product (2 + 2 + 2)
+// forward; SiLU's backward (2 + 2 + 2) and the product's two gradients (2 x (4 + 2)).
+constexpr double kSwigluForward = 10;
+constexpr double kSwigluBackward = 18;
+// A plain MLP's activation (GeLU): (2 + 2) forward, (2 + 2 + 2) backward.
+constexpr double kActForward = 4;
+constexpr double kActBackward = 6;
+
+}  // namespace
+
+EagerBytes eager_layer_bytes(const devices::ModelSpec& m, const LayerShape& s) {
+  double tokens = f(s.micro_batch * s.seq);
+  double t = f(s.tp);
+  // With tensor parallelism the runner shards the norms' tokens over the group (sequence
+  // parallelism); the projections' outputs are split by heads and FFN columns.
+  double stream = tokens * f(m.hidden) / (s.tp > 1 ? t : 1);
+  double q = tokens * f(std::max<std::int64_t>(1, m.heads / s.tp) * m.head_dim);
+  double kv = tokens * f(std::max<std::int64_t>(1, m.kv_heads / s.tp) * m.head_dim);
+  std::int64_t ffn = s.moe_layer ? m.moe->expert_ffn * (m.moe->top_k + m.moe->shared_experts)
+                                 : m.ffn;
+  double wide = tokens * f(ffn) / t;
+  bool gated = m.ffn_kind == devices::FfnKind::kGated;
+  bool rope = m.position == devices::PositionKind::kRope;
+  EagerBytes b;
+  b.forward = 2 * kNormForward * stream + 2 * kResidual * stream + kContiguous * q +
+              (rope ? kRope * (q + kv) : 0) + (gated ? kSwigluForward : kActForward) * wide;
+  // Backward: the q, k and v gradients made contiguous again for the projections.
+  b.backward = 2 * kNormBackward * stream + 2 * kResidual * stream + kContiguous * (2 * q + 2 * kv) +
+               (rope ? kRope * (q + kv) : 0) + (gated ? kSwigluBackward : kActBackward) * wide;
+  return b;
+}
+
+EagerBytes eager_head_bytes(const devices::ModelSpec& m, const LayerShape& s) {
+  double logits = f(s.micro_batch * s.seq) * f(std::max<std::int64_t>(1, m.vocab / s.tp));
+  // bf16 logits to fp32 (2 + 4); the fp32 gradient back to bf16 (4 + 2). The final norm
+  // runs like a layer's.
+  double norm = f(s.micro_batch * s.seq) * f(m.hidden) / (s.tp > 1 ? f(s.tp) : 1);
+  return {6 * logits + kNormForward * norm, 6 * logits + kNormBackward * norm};
+}
+
+EagerBytes eager_parameter_bytes(std::int64_t micro_batches, int recasts) {
+  // fp32 weight read, bf16 copy written (4 + 2), per forward; the bf16 gradient read and
+  // cast to fp32 (2 + 4); from the second micro-batch on, added into .grad (4 + 4 + 4).
+  double mbs = f(std::max<std::int64_t>(1, micro_batches));
+  return {6.0 * recasts, 6 + 12 * (mbs - 1) / mbs};
+}
+
+double eager_optimizer_bytes_per_parameter() {
+  return 28 + 12;
+}
+
+double eager_stream_time(const DeviceContext& cx, double bytes) {
+  if (bytes <= 0)
+    return 0;
+  return costmodel::stream_kernel(cx.device, cx.efficiency, "elementwise", "eager traffic", bytes,
+                                  0, 0)
+      .time()
+      .value;
+}
+
+}  // namespace yirage::planner

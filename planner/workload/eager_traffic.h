@@ -1,0 +1,52 @@
+// The memory traffic eager PyTorch adds around a training step's matrix products
+// (Framework::kPytorch: a Llama under torch.autocast over fp32 weights, as torchtitan runs
+// without torch.compile and as bench/run_plan.py measures it). Megatron-LM fuses most of
+// it away; eager PyTorch runs each piece as a kernel of its own through HBM:
+// - RMSNorm computed in fp32 from its parts (cast in, square, mean, add, rsqrt, two
+//   products, cast out), and its backward from the same parts;
+// - RoPE as products, a negation and a concatenation; SiLU and the gate product; residual
+//   adds; the attention output made contiguous;
+// - per parameter and micro-batch, the fp32 weight cast to bf16 in forward and the bf16
+//   weight gradient cast to fp32 and added into the fp32 gradient in backward;
+// - the loss over fp32 logits (the log-softmax is priced as softmax operations);
+// - the optimizer as torch.optim.AdamW(fused=True) plus clip_grad_norm_.
+// Byte counts follow each kernel's reads and writes; the traffic is priced at the device's
+// calibrated elementwise rate (costmodel stream_kernel "elementwise"), with nothing fitted
+// on measured steps.
+#pragma once
+
+#include "devices/model_spec.h"
+#include "planner/workload/layer_cost.h"
+
+#include <cstdint>
+
+namespace yirage::planner {
+
+/// Bytes moved by the memory-bound kernels of a forward and of a backward pass.
+struct EagerBytes {
+  double forward = 0;
+  double backward = 0;
+};
+
+/// One layer, one micro-batch, one device of a tensor-parallel group of `s.tp` (norms and
+/// residual adds on 1 / tp of the tokens with sequence parallelism).
+EagerBytes eager_layer_bytes(const devices::ModelSpec& m, const LayerShape& s);
+
+/// The output head's micro-batch: the logits cast to fp32 before the loss, and their
+/// gradient cast back (the log-softmax itself is priced as softmax operations).
+EagerBytes eager_head_bytes(const devices::ModelSpec& m, const LayerShape& s);
+
+/// Per parameter held and micro-batch, of `micro_batches` per step: the weight cast in
+/// forward (`recasts` times: 2 with full recomputation), the gradient cast and, after the
+/// first micro-batch, its accumulation.
+EagerBytes eager_parameter_bytes(std::int64_t micro_batches, int recasts);
+
+/// Per parameter held, once a step: fused AdamW over fp32 (parameter, gradient and two
+/// moments read; parameter and moments written: 28 B) and the gradient clipping (the norm
+/// reads the gradient, the scaling reads and writes it: 12 B).
+double eager_optimizer_bytes_per_parameter();
+
+/// Seconds to move `bytes` through memory-bound kernels on the context's device.
+double eager_stream_time(const DeviceContext& cx, double bytes);
+
+}  // namespace yirage::planner
