@@ -397,7 +397,8 @@ double optimizer_time(const TrainContext& cx,
                       const costmodel::GpuEfficiency& eff) {
   double per_device = stage_params / f(l.tp) / (l.zero >= 1 ? f(l.dp * l.cp) : 1);
   double bytes = per_device * (cx.task.optimizer == devices::Optimizer::kAdam ? 28 : 16);
-  if (cx.task.framework == devices::Framework::kPytorch && cx.task.optimizer == devices::Optimizer::kAdam)
+  if (cx.task.framework == devices::Framework::kPytorch &&
+      cx.task.optimizer == devices::Optimizer::kAdam)
     bytes = per_device * eager_optimizer_bytes_per_parameter();
   const devices::DeviceSpec& d = cx.cluster.device(group(cx));
   return bytes / (d.memory_bandwidth.value.value * eff.memory) + eff.launch.value;

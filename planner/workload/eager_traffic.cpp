@@ -46,8 +46,8 @@ EagerBytes eager_layer_bytes(const devices::ModelSpec& m, const LayerShape& s) {
   double stream = tokens * f(m.hidden) / (s.tp > 1 ? t : 1);
   double q = tokens * f(std::max<std::int64_t>(1, m.heads / s.tp) * m.head_dim);
   double kv = tokens * f(std::max<std::int64_t>(1, m.kv_heads / s.tp) * m.head_dim);
-  std::int64_t ffn = s.moe_layer ? m.moe->expert_ffn * (m.moe->top_k + m.moe->shared_experts)
-                                 : m.ffn;
+  std::int64_t ffn =
+      s.moe_layer ? m.moe->expert_ffn * (m.moe->top_k + m.moe->shared_experts) : m.ffn;
   double wide = tokens * f(ffn) / t;
   bool gated = m.ffn_kind == devices::FfnKind::kGated;
   bool rope = m.position == devices::PositionKind::kRope;
@@ -55,8 +55,9 @@ EagerBytes eager_layer_bytes(const devices::ModelSpec& m, const LayerShape& s) {
   b.forward = 2 * kNormForward * stream + 2 * kResidual * stream + kContiguous * q +
               (rope ? kRope * (q + kv) : 0) + (gated ? kSwigluForward : kActForward) * wide;
   // Backward: the q, k and v gradients made contiguous again for the projections.
-  b.backward = 2 * kNormBackward * stream + 2 * kResidual * stream + kContiguous * (2 * q + 2 * kv) +
-               (rope ? kRope * (q + kv) : 0) + (gated ? kSwigluBackward : kActBackward) * wide;
+  b.backward = 2 * kNormBackward * stream + 2 * kResidual * stream +
+               kContiguous * (2 * q + 2 * kv) + (rope ? kRope * (q + kv) : 0) +
+               (gated ? kSwigluBackward : kActBackward) * wide;
   return b;
 }
 

@@ -140,7 +140,9 @@ namespace {
 
 // The layer as eager PyTorch runs it: each projection a GEMM of its own, the fused attention
 // kernel, and the memory traffic of eager_traffic.h between them.
-LayerCost eager_layer_cost(const devices::ModelSpec& m, const LayerShape& s, const DeviceContext& cx) {
+LayerCost eager_layer_cost(const devices::ModelSpec& m,
+                           const LayerShape& s,
+                           const DeviceContext& cx) {
   LayerCost c;
   std::int64_t t = s.tp;
   std::int64_t tokens = s.micro_batch * s.seq;
@@ -148,10 +150,11 @@ LayerCost eager_layer_cost(const devices::ModelSpec& m, const LayerShape& s, con
   std::int64_t kv = std::max<std::int64_t>(1, m.kv_heads / t);
   std::int64_t head_dim = m.mla ? m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim : m.head_dim;
   std::int64_t q_out = std::max<std::int64_t>(1, qkv_width(m) / t - 2 * kv * m.head_dim);
-  std::vector<OpEstimate> gemms = {op(cx, "gemm", {tokens, q_out, m.hidden}, false),
-                                   op(cx, "gemm", {tokens, kv * m.head_dim, m.hidden}, false),
-                                   op(cx, "gemm", {tokens, kv * m.head_dim, m.hidden}, false),
-                                   op(cx, "gemm", {tokens, m.hidden, attention_out_width(m) / t}, false)};
+  std::vector<OpEstimate> gemms = {
+      op(cx, "gemm", {tokens, q_out, m.hidden}, false),
+      op(cx, "gemm", {tokens, kv * m.head_dim, m.hidden}, false),
+      op(cx, "gemm", {tokens, kv * m.head_dim, m.hidden}, false),
+      op(cx, "gemm", {tokens, m.hidden, attention_out_width(m) / t}, false)};
   std::int64_t ffn = s.moe_layer ? m.moe->expert_ffn : m.ffn;
   std::int64_t rows = s.moe_layer ? tokens * (m.moe->top_k + m.moe->shared_experts) : tokens;
   gemms.push_back(op(cx, "gemm", {rows, ffn / t, m.hidden}, false));
@@ -168,7 +171,8 @@ LayerCost eager_layer_cost(const devices::ModelSpec& m, const LayerShape& s, con
   EagerBytes bytes = eager_layer_bytes(m, s);
   c.attention_forward = attn;
   c.forward = gemm + attn + eager_stream_time(cx, bytes.forward);
-  c.backward = kBackwardGemm * gemm + kBackwardAttention * attn + eager_stream_time(cx, bytes.backward);
+  c.backward =
+      kBackwardGemm * gemm + kBackwardAttention * attn + eager_stream_time(cx, bytes.backward);
   c.flops_forward += attn_flops;
   c.tp_comm = tp_collectives(
       cx, static_cast<double>(tokens * m.hidden) * devices::dtype_bytes(cx.dtype), s.inference);
