@@ -18,6 +18,7 @@
 #include "planner/hetero.h"
 #include "planner/infer_estimate.h"
 #include "planner/search.h"
+#include "planner/step_trust.h"
 
 #include <CLI/CLI.hpp>
 
@@ -103,6 +104,27 @@ int save_plan(Context& cx,
   return kExitOk;
 }
 
+// The step model's measured error on the cluster's device under the task's framework.
+planner::StepTrust trust(const Context& cx, const planner::TrainContext& tc) {
+  return planner::step_trust(devices::data_dir() / "benchmarks", tc.cluster.groups.front().device,
+                             tc.task.framework, cx.load_registry(),
+                             devices::ModelRegistry::load_bundled(), tc.calibrations);
+}
+
+nlohmann::ordered_json trust_json(const planner::StepTrust& t) {
+  nlohmann::ordered_json j;
+  j["device"] = t.device;
+  j["framework"] = planner::framework_name(t.framework);
+  j["measured_steps"] = t.rows;
+  j["mape_percent"] = t.rows > 0 ? nlohmann::ordered_json(t.mape) : nullptr;
+  j["bias_percent"] = t.rows > 0 ? nlohmann::ordered_json(t.bias) : nullptr;
+  j["by_gpus"] = nlohmann::ordered_json::array();
+  for (const planner::StepStats& s : t.by_gpus)
+    j["by_gpus"].push_back({{"group", s.group}, {"rows", s.rows}, {"mape_percent", s.mape}});
+  j["text"] = planner::step_trust_text(t);
+  return j;
+}
+
 int evaluate_layout(Context& cx,
                     const planner::TrainContext& tc,
                     const PlanArgs& a,
@@ -111,10 +133,13 @@ int evaluate_layout(Context& cx,
   if (const int* code = std::get_if<int>(&e))
     return *code;
   const auto& p = std::get<planner::PlanEstimate>(e);
+  planner::StepTrust t = trust(cx, tc);
   if (cx.json || cx.yaml) {
-    write_structured(cx.out, cx.yaml, plan_json(p));
+    nlohmann::ordered_json j = plan_json(p);
+    j["step_trust"] = trust_json(t);
+    write_structured(cx.out, cx.yaml, j);
   } else {
-    print_plan_detail(cx.out, p, tc.task, note);
+    print_plan_detail(cx.out, p, tc.task, note + "\n  step model: " + planner::step_trust_text(t));
   }
   return emit(save_plan(cx, a, tc.cluster, tc.task, p.layout.str(), plan_json(p)), cx, a,
               p.layout.str(), tc.cluster, tc.calibrations, one_site(tc.cluster, p.compounds));
@@ -411,6 +436,7 @@ int plan(Context& cx, const PlanArgs& given) {
     j["task"] = task.name;
     j["candidates"] = r.candidates;
     j["feasible"] = r.plans.size();
+    j["step_trust"] = trust_json(trust(cx, tc));
     for (std::size_t i = 0; i < r.plans.size() && i < a.top; ++i) {
       j["plans"].push_back(plan_json(r.plans[i]));
     }
@@ -426,7 +452,8 @@ int plan(Context& cx, const PlanArgs& given) {
          << cluster.groups.front().device << "): " << r.candidates << " layouts, " << r.plans.size()
          << " fit in memory and were costed\n";
   print_plan_table(cx.out, r.plans, a.top);
-  print_plan_detail(cx.out, r.plans.front(), task, note);
+  print_plan_detail(cx.out, r.plans.front(), task,
+                    note + "\n  step model: " + planner::step_trust_text(trust(cx, tc)));
   if (a.simulate_top > 0) {
     std::vector<SimulatedPlan> sims = rerank_by_simulation(tc, r.plans, a.simulate_top);
     cx.out << "the best " << sims.size() << " re-ranked by SimGrid simulation of their step:\n";

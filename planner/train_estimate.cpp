@@ -176,7 +176,9 @@ std::variant<PlanEstimate, Rejected> estimate_training(const TrainContext& cx, c
   b.pp_comm = f(m) * slowest->pp;
   b.bubble = pipe.total.value - f(m) * (slowest->compute + slowest->tp + slowest->pp);
   b.dp_comm =
-      tail.total.value - slowest->backward + zero3_exposed(cx, l, held, slowest->compute, m);
+      cx.task.framework == devices::Framework::kPytorch
+          ? eager_dp_exposed(cx, l, held, m, dcx)
+          : tail.total.value - slowest->backward + zero3_exposed(cx, l, held, slowest->compute, m);
   b.optimizer =
       l.offload ? off.cpu_step + off.weights_up : optimizer_time(cx, l, opt_params, dcx.efficiency);
   b.total = pipe.total.value + b.dp_comm + b.optimizer;

@@ -186,11 +186,29 @@ MemoryUse stage_memory(const TrainContext& cx,
   double dpc = f(l.dp * l.cp);
   double edp = dpc / f(l.ep);
   MemoryUse u;
-  u.weights = dense * b / (l.zero >= 3 ? dpc : 1) + experts * b / (l.zero >= 3 ? edp : 1);
-  u.gradients = dense * std::max(b, 2.0) / (l.zero >= 2 ? dpc : 1) +
-                experts * std::max(b, 2.0) / (l.zero >= 2 ? edp : 1);
-  u.optimizer =
-      dense * opt_bytes / (l.zero >= 1 ? dpc : 1) + experts * opt_bytes / (l.zero >= 1 ? edp : 1);
+  bool eager = cx.task.framework == devices::Framework::kPytorch;
+  if (eager) {
+    // Eager PyTorch under autocast: fp32 weights (the optimizer's master copy) with a bf16
+    // copy of each held from its forward to its backward (under full recomputation only the
+    // layer being recomputed holds its copies, and the head), fp32 gradients, Adam's two
+    // moments.
+    double held = dense + experts;
+    double copies =
+        l.recompute == Recompute::kFull
+            ? (held - stage_parameters(m, StageSpan{s.index, s.stages, 0, 0}) / f(l.tp)) /
+                      f(std::max<std::int64_t>(1, s.layers)) +
+                  stage_parameters(m, StageSpan{s.index, s.stages, 0, 0}) / f(l.tp)
+            : held;
+    u.weights = held * 4 / (l.zero >= 3 ? dpc : 1) + copies * 2;
+    u.gradients = held * 4 / (l.zero >= 2 ? dpc : 1);
+    u.optimizer = held * (adam ? 8 : 4) / (l.zero >= 1 ? dpc : 1);
+  } else {
+    u.weights = dense * b / (l.zero >= 3 ? dpc : 1) + experts * b / (l.zero >= 3 ? edp : 1);
+    u.gradients = dense * std::max(b, 2.0) / (l.zero >= 2 ? dpc : 1) +
+                  experts * std::max(b, 2.0) / (l.zero >= 2 ? edp : 1);
+    u.optimizer =
+        dense * opt_bytes / (l.zero >= 1 ? dpc : 1) + experts * opt_bytes / (l.zero >= 1 ? edp : 1);
+  }
   if (l.offload) {
     // The state (and an fp32 copy of the gradients) lives in host memory instead.
     u.host = u.optimizer + (u.optimizer / opt_bytes) * 4;
@@ -212,8 +230,16 @@ MemoryUse stage_memory(const TrainContext& cx,
     u.activations += layer_activations(m, seq, l.micro_batch, l.tp, Recompute::kNone, b,
                                        l.sp);  // one layer recomputed at a time
   }
+  if (eager && l.recompute != Recompute::kFull) {
+    // Each of the layer's two RMSNorms computed in fp32 from its parts keeps its fp32 input
+    // and normalised value (8 B per element beyond the 2 B counted above).
+    double norms = 2 * 8 * f(seq * l.micro_batch * m.hidden) / (l.tp > 1 ? f(l.tp) : 1);
+    u.activations += norms * f(s.layers) * in_flight;
+  }
+  // The logits: fp32 for the loss; eager PyTorch also keeps the bf16 logits, their fp32 copy,
+  // the log-softmax and its gradient at once (2 + 4 + 4 + 4 B).
   if (s.last())
-    u.activations += f(seq * l.micro_batch) * f(m.vocab) / f(l.tp) * 4;
+    u.activations += f(seq * l.micro_batch) * f(m.vocab) / f(l.tp) * (eager ? 14 : 4);
   u.capacity = cx.cluster.device(group(cx)).memory_capacity.value.value * (1 - cx.memory_headroom);
   return u;
 }
@@ -332,7 +358,11 @@ namespace {
 // One synchronisation: an all-reduce (ZeRO 0 and 1), a reduce-scatter (ZeRO 2 and 3; ZeRO 1
 // and 2 then gather the updated weights, which we count with the all-reduce: RS + AG = AR).
 double sync(const TrainContext& cx, const Layout& l, const costmodel::CommGroup& g, double params) {
-  double bytes = params / f(l.tp) * std::max(2.0, devices::dtype_bytes(cx.task.precision));
+  // Eager PyTorch (DDP, FSDP2 with fp32 reduction) reduces the fp32 gradients.
+  double grad_bytes = cx.task.framework == devices::Framework::kPytorch
+                          ? 4.0
+                          : std::max(2.0, devices::dtype_bytes(cx.task.precision));
+  double bytes = params / f(l.tp) * grad_bytes;
   costmodel::Collective op =
       l.zero >= 3 ? costmodel::Collective::kReduceScatter : costmodel::Collective::kAllReduce;
   return costmodel::estimate_collective(g, op, bytes).latency().value;
@@ -350,6 +380,33 @@ double grad_sync_time(const TrainContext& cx,
   std::int64_t ranks = l.dp * l.cp / l.ep;
   if (ranks > 1 && expert_params > 0)
     t += sync(cx, l, spaced_group(cx, ranks, l.tp * l.pp * l.ep), expert_params);
+  return t;
+}
+
+double eager_dp_exposed(const TrainContext& cx,
+                        const Layout& l,
+                        double params,
+                        std::int64_t micro_batches,
+                        const DeviceContext& dcx) {
+  if (l.dp * l.cp <= 1)
+    return 0;
+  costmodel::CommGroup g = dp_group(cx, l);
+  double local = params / f(l.tp);  // parameters of this device's tensor-parallel shard
+  auto collective = [&](costmodel::Collective op, double bytes) {
+    return costmodel::estimate_collective(g, op, bytes).latency().value;
+  };
+  if (l.zero >= 2) {
+    double per_micro_batch =
+        collective(costmodel::Collective::kReduceScatter, local * 4) +
+        collective(costmodel::Collective::kAllGather, local * 2) * (l.zero >= 3 ? 2 : 1);
+    return f(micro_batches) * per_micro_batch;
+  }
+  double t =
+      collective(costmodel::Collective::kAllReduce, local * 4) + eager_stream_time(dcx, 16 * local);
+  if (l.zero == 1) {
+    // Every rank broadcasts its 1 / dp of the updated fp32 weights to the others.
+    t += f(l.dp * l.cp) * collective(costmodel::Collective::kBroadcast, local * 4 / f(l.dp * l.cp));
+  }
   return t;
 }
 

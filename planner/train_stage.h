@@ -74,6 +74,19 @@ StageTimes stage_times(const TrainContext& cx,
 /// holding the same experts.
 double grad_sync_time(const TrainContext& cx, const Layout& l, double params, double expert_params);
 
+/// Eager PyTorch's data-parallel communication for a device holding `params` parameters
+/// of its stage, charged in full: ZeRO 0 all-reduces the fp32 gradients once a step and
+/// copies them into DDP's buckets and back (16 B per parameter); ZeRO 1 (torch's
+/// ZeroRedundancyOptimizer) adds each rank's broadcast of its updated fp32 shard; ZeRO 2 and
+/// 3 (FSDP2) reduce-scatter fp32 gradients and gather bf16 weights every micro-batch, ZeRO 3
+/// gathering them again for the backward. An empirical rule that matches the measured H200
+/// steps, not a mechanism (docs/step-model.md).
+double eager_dp_exposed(const TrainContext& cx,
+                        const Layout& l,
+                        double params,
+                        std::int64_t micro_batches,
+                        const DeviceContext& dcx);
+
 /// ZeRO-3's weight gathers not hidden behind the micro-batches' compute.
 double zero3_exposed(const TrainContext& cx,
                      const Layout& l,

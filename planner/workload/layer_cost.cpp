@@ -169,6 +169,7 @@ LayerCost eager_layer_cost(const devices::ModelSpec& m,
   double attn_flops = 0;
   double attn = attention_time(cx, s, heads, kv, head_dim, &attn_flops);
   EagerBytes bytes = eager_layer_bytes(m, s);
+  c.fusions = {"rmsnorm_linear: unfused (eager PyTorch)", "gated_mlp: unfused (eager PyTorch)"};
   c.attention_forward = attn;
   c.forward = gemm + attn + eager_stream_time(cx, bytes.forward);
   c.backward =

@@ -44,5 +44,21 @@ TEST(Task, BundledModelsLoad) {
   EXPECT_GE(models().models().size(), 9u);
 }
 
+TEST(Task, FrameworkDefaultsToMegatronAndIsChecked) {
+  std::string base =
+      "name: t\nmodel: llama3-8b\nmode: train\nsequence_length: 4096\nglobal_batch: 8\n";
+  EXPECT_EQ(parse_task("t.yaml", base, models()).framework, Framework::kMegatron);
+  EXPECT_EQ(parse_task("t.yaml", base + "framework: pytorch\n", models()).framework,
+            Framework::kPytorch);
+  try {
+    parse_task("t.yaml", base + "framework: jax\n", models());
+    FAIL() << "an unknown framework loaded";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.items().front().loc, (SourceLoc{"t.yaml", 6, 12}));
+    EXPECT_NE(e.items().front().message.find("megatron"), std::string::npos)
+        << e.items().front().message;
+  }
+}
+
 }  // namespace
 }  // namespace yirage::devices

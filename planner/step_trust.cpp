@@ -1,0 +1,100 @@
+#include "planner/step_trust.h"
+
+#include "devices/support/units.h"
+
+#include <algorithm>
+
+namespace yirage::planner {
+namespace {
+
+std::string pct(double v) {
+  return devices::format_number(v, 2) + "%";
+}
+
+std::string signed_pct(double v) {
+  return (v >= 0 ? "+" : "") + pct(v);
+}
+
+std::string framework_label(devices::Framework f) {
+  return f == devices::Framework::kPytorch ? "eager-PyTorch" : "Megatron-LM";
+}
+
+// A row's `framework` column: `torch-<version>` for bench/run_plan.py, `megatron-<version>`.
+bool same_framework(const MeasuredStep& row, devices::Framework f) {
+  bool torch = row.framework.rfind("torch", 0) == 0;
+  return torch == (f == devices::Framework::kPytorch);
+}
+
+std::vector<std::filesystem::path> step_files(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> files;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    return files;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    std::string name = e.path().filename().string();
+    if (e.is_regular_file() && name.rfind("train_steps", 0) == 0 && e.path().extension() == ".csv")
+      files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace
+
+std::string framework_name(devices::Framework f) {
+  return f == devices::Framework::kPytorch ? "pytorch" : "megatron";
+}
+
+StepTrust step_trust(const std::filesystem::path& benchmarks,
+                     const std::string& device,
+                     devices::Framework framework,
+                     const devices::DeviceRegistry& registry,
+                     const devices::ModelRegistry& models,
+                     const costmodel::CalibrationSet& calibrations) {
+  StepTrust t;
+  t.device = device;
+  t.framework = framework;
+  std::vector<StepPoint> points;
+  for (const std::filesystem::path& file : step_files(benchmarks / device)) {
+    std::vector<MeasuredStep> rows = load_measured_steps(file);
+    rows.erase(std::remove_if(rows.begin(), rows.end(),
+                              [&](const MeasuredStep& r) {
+                                return r.device != device || !same_framework(r, framework);
+                              }),
+               rows.end());
+    if (rows.empty())
+      continue;
+    std::vector<StepPoint> priced =
+        price_measured_steps(file, rows, registry, models, calibrations);
+    points.insert(points.end(), priced.begin(), priced.end());
+  }
+  for (const StepStats& s : step_stats(points)) {
+    if (s.group == "all") {
+      t.rows = s.rows;
+      t.mape = s.mape;
+      t.bias = s.bias;
+    } else if (s.group.find("GPU") != std::string::npos && s.group.find(',') == std::string::npos &&
+               s.rows > 0) {
+      t.by_gpus.push_back(s);
+    }
+  }
+  return t;
+}
+
+std::string step_trust_text(const StepTrust& t) {
+  if (t.rows == 0) {
+    return "not validated: no measured " + framework_label(t.framework) + " steps on " + t.device +
+           " (data/benchmarks/" + t.device + "/train_steps*.csv)";
+  }
+  std::string text = "±" + pct(t.mape) + " MAPE (bias " + signed_pct(t.bias) + ") over " +
+                     std::to_string(t.rows) + " measured " + framework_label(t.framework) +
+                     " steps on " + t.device + ":";
+  for (std::size_t i = 0; i < t.by_gpus.size(); ++i) {
+    const StepStats& s = t.by_gpus[i];
+    text += std::string(i == 0 ? " " : ", ") + pct(s.mape) + " on " + s.group + " (" +
+            std::to_string(s.rows) + ")";
+  }
+  return text + "; none on more GPUs or across nodes";
+}
+
+}  // namespace yirage::planner

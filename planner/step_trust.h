@@ -1,0 +1,44 @@
+// How far a training plan's step time can be trusted: the step model's error on the whole
+// steps measured on the same device type under the same framework, as committed under
+// data/benchmarks/<device>/train_steps*.csv (bench/run_plan.py). Nothing is fitted on those
+// rows, so the error is out of sample.
+#pragma once
+
+#include "costmodel/calibration.h"
+#include "devices/model_loader.h"
+#include "devices/registry.h"
+#include "devices/task_spec.h"
+#include "planner/step_validation.h"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace yirage::planner {
+
+struct StepTrust {
+  std::string device;
+  devices::Framework framework = devices::Framework::kMegatron;
+  std::size_t rows = 0;            // measured steps that ran and the model priced
+  double mape = 0;                 // percent, over those rows
+  double bias = 0;                 // mean signed error, percent (negative: the model is optimistic)
+  std::vector<StepStats> by_gpus;  // "1 GPU", "2 GPUs", ...
+};
+
+/// The model's error on the steps measured on `device` under `framework` in
+/// `benchmarks / device / train_steps*.csv` (none: rows 0).
+StepTrust step_trust(const std::filesystem::path& benchmarks,
+                     const std::string& device,
+                     devices::Framework framework,
+                     const devices::DeviceRegistry& registry,
+                     const devices::ModelRegistry& models,
+                     const costmodel::CalibrationSet& calibrations);
+
+/// One line for a plan: "±2.9% MAPE (bias +2.7%) over 46 measured eager-PyTorch steps on
+/// H100-SXM: 2.9% on 1 GPU (46)", or "not validated: no measured Megatron-LM steps on H100-SXM".
+std::string step_trust_text(const StepTrust& t);
+
+/// The framework's name in task files ("megatron", "pytorch").
+std::string framework_name(devices::Framework f);
+
+}  // namespace yirage::planner

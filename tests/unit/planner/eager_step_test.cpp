@@ -1,0 +1,101 @@
+// Eager PyTorch's step (Framework::kPytorch): the byte counts of eager_traffic.h and what they
+// add to a step, and the trust line a plan prints from the measured steps.
+#include "tests/unit/test_data.h"
+
+#include "costmodel/calibration.h"
+#include "planner/step_trust.h"
+#include "planner/train_estimate.h"
+#include "planner/workload/eager_traffic.h"
+
+#include <gtest/gtest.h>
+
+namespace yirage::planner {
+namespace {
+
+const costmodel::CalibrationSet kNoCalibration;
+
+devices::ModelSpec llama8b() {
+  return testing::example_task("llama3-8b-train").model;
+}
+
+// One layer of Llama 3 8B widths (h 4096, q 4096, k and v 1024, FFN 14336) on 1,000 tokens,
+// kernel by kernel as eager_traffic.cpp lists them.
+TEST(EagerTraffic, LayerBytesFollowTheKernels) {
+  LayerShape s{1, 1000, 1, false};
+  EagerBytes b = eager_layer_bytes(llama8b(), s);
+  double h = 1000.0 * 4096;
+  double q = 1000.0 * 4096;
+  double kv = 1000.0 * 1024;
+  double ffn = 1000.0 * 14336;
+  EXPECT_DOUBLE_EQ(b.forward, 2 * 40 * h + 2 * 6 * h + 4 * q + 20 * (q + kv) + 10 * ffn);
+  EXPECT_DOUBLE_EQ(b.backward,
+                   2 * 100 * h + 2 * 6 * h + 4 * (2 * q + 2 * kv) + 20 * (q + kv) + 18 * ffn);
+  // Tensor parallelism splits every term: heads and FFN columns, and the norms' tokens
+  // (sequence parallelism).
+  LayerShape split{1, 1000, 4, false};
+  EXPECT_DOUBLE_EQ(eager_layer_bytes(llama8b(), split).forward, b.forward / 4);
+}
+
+TEST(EagerTraffic, ParameterBytesGrowWithMicroBatches) {
+  EXPECT_DOUBLE_EQ(eager_parameter_bytes(1, 1).forward, 6);
+  EXPECT_DOUBLE_EQ(eager_parameter_bytes(1, 1).backward, 6);  // one micro-batch: no accumulation
+  EXPECT_DOUBLE_EQ(eager_parameter_bytes(4, 1).backward, 6 + 12 * 3.0 / 4);
+  EXPECT_DOUBLE_EQ(eager_parameter_bytes(4, 2).forward, 12);  // full recomputation casts again
+  EXPECT_DOUBLE_EQ(eager_optimizer_bytes_per_parameter(), 40);
+}
+
+PlanEstimate estimate(const devices::TaskSpec& t, const std::string& layout) {
+  devices::ClusterSpec c = testing::example_cluster("dgx-h100");
+  Layout l;
+  EXPECT_EQ(parse_layout(layout, &l), "");
+  auto e = estimate_training(TrainContext{c, t, kNoCalibration}, l);
+  if (const Rejected* r = std::get_if<Rejected>(&e))
+    ADD_FAILURE() << layout << ": " << r->reason;
+  return std::holds_alternative<PlanEstimate>(e) ? std::get<PlanEstimate>(e) : PlanEstimate{};
+}
+
+// The same layout costs more under eager PyTorch: more compute, the data-parallel traffic
+// charged in full, a larger optimizer step, and more memory (fp32 weights and logits).
+TEST(EagerStep, CostsMoreThanMegatron) {
+  devices::TaskSpec megatron = testing::example_task("llama3-8b-train");
+  devices::TaskSpec eager = megatron;
+  eager.framework = devices::Framework::kPytorch;
+  std::string layout = "tp=2,pp=1,dp=4,mb=1,recompute=full,zero=3";
+  PlanEstimate m = estimate(megatron, layout);
+  PlanEstimate e = estimate(eager, layout);
+  EXPECT_GT(e.step.compute, m.step.compute);
+  EXPECT_GT(e.step.dp_comm, m.step.dp_comm);
+  EXPECT_GT(e.step.optimizer, m.step.optimizer);
+  EXPECT_GT(e.memory.total(), m.memory.total());
+  EXPECT_EQ(e.fusions.front(), "rmsnorm_linear: unfused (eager PyTorch)");
+}
+
+TEST(StepTrust, SaysWhatWasMeasuredAndWhatWasNot) {
+  devices::ModelRegistry models = devices::ModelRegistry::load_bundled();
+  costmodel::CalibrationSet cal =
+      costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
+  StepTrust none =
+      step_trust(devices::data_dir() / "benchmarks", "H100-SXM", devices::Framework::kMegatron,
+                 testing::bundled_registry(), models, cal);
+  EXPECT_EQ(none.rows, 0u);
+  EXPECT_EQ(step_trust_text(none),
+            "not validated: no measured Megatron-LM steps on H100-SXM "
+            "(data/benchmarks/H100-SXM/train_steps*.csv)");
+  StepTrust h100 =
+      step_trust(devices::data_dir() / "benchmarks", "H100-SXM", devices::Framework::kPytorch,
+                 testing::bundled_registry(), models, cal);
+  EXPECT_GT(h100.rows, 40u);
+  EXPECT_LT(h100.mape, 5);
+  ASSERT_FALSE(h100.by_gpus.empty());
+  EXPECT_EQ(h100.by_gpus.front().group, "1 GPU");
+  std::string text = step_trust_text(h100);
+  EXPECT_EQ(text.rfind("±", 0), 0u) << text;
+  EXPECT_NE(text.find("eager-PyTorch steps on H100-SXM: "), std::string::npos) << text;
+  StepTrust unknown =
+      step_trust(devices::data_dir() / "benchmarks", "MI300X", devices::Framework::kPytorch,
+                 testing::bundled_registry(), models, cal);
+  EXPECT_EQ(unknown.rows, 0u);
+}
+
+}  // namespace
+}  // namespace yirage::planner
