@@ -11,6 +11,7 @@ packages=(
   libeigen3-dev libsimgrid-dev                       # calibration fits, network simulation
   libgtest-dev libgmock-dev                          # tests
   clang libclang-rt-dev                              # libFuzzer targets (scripts/fuzz.sh)
+  clang-format clang-tidy                            # the format and lint tests
   hipcc libamdhip64-dev                              # HIP kernels compile in the tests (gfx90a)
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev qt6-svg-dev  # yirage-gui (Charts needs Qt6 OpenGL; SVG export)
 )
