@@ -4,6 +4,7 @@
 #include "cli/emit_kernels.h"
 #include "devices/support/check.h"
 #include "devices/support/diagnostics.h"
+#include "devices/support/units.h"
 
 #include <CLI/CLI.hpp>
 
@@ -83,29 +84,9 @@ std::string structured_output_error(const CLI::App& app, const Context& cx) {
          "`, which prints text only";
 }
 
-}  // namespace
-
-int run(const std::vector<std::string>& args,
-        std::ostream& out,
-        std::ostream& err,
-        bool err_is_terminal) {
-  Context cx{out, err, {}, false, false, err_is_terminal, {}};
-  CLI::App app(kDescription, "yirage-plan");
-  configure(app, cx);
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
-  try {
-    app.parse(reversed);
-  } catch (const CLI::ParseError& e) {
-    return parse_error(app, e, out, err);
-  }
-  if (!cx.action) {
-    err << app.help();
-    return kExitBadInput;
-  }
-  if (std::string why = structured_output_error(app, cx); !why.empty()) {
-    err << "error: " << why << "\n";
-    return kExitBadInput;
-  }
+// The chosen subcommand, its errors mapped to the exit-code table.
+int act(Context& cx) {
+  std::ostream& err = cx.err;
   try {
     return cx.action();
   } catch (const devices::NoAnswerError& e) {
@@ -122,6 +103,44 @@ int run(const std::vector<std::string>& args,
     err << "error: out of memory: the inputs need more memory than this machine has\n";
     return kExitBadInput;
   }
+}
+
+}  // namespace
+
+int run(const std::vector<std::string>& args,
+        std::ostream& out,
+        std::ostream& err,
+        bool err_is_terminal) {
+  // A command's standard output is held until it has finished: bad input and internal errors
+  // print none of it, and neither does an answer with a number that is not finite.
+  std::ostringstream held;
+  Context cx{held, err, {}, false, false, err_is_terminal, {}};
+  CLI::App app(kDescription, "yirage-plan");
+  configure(app, cx);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    return parse_error(app, e, out, err);
+  }
+  if (!cx.action) {
+    err << app.help();
+    return kExitBadInput;
+  }
+  if (std::string why = structured_output_error(app, cx); !why.empty()) {
+    err << "error: " << why << "\n";
+    return kExitBadInput;
+  }
+  std::uint64_t non_finite = devices::non_finite_formatted();
+  int code = act(cx);
+  if (code != kExitInternal && devices::non_finite_formatted() > non_finite) {
+    err << "internal error: a result is not a finite number, so none is printed\n"
+           "This is a bug in yirage; please report it with the input files.\n";
+    return kExitInternal;
+  }
+  if (code != kExitBadInput && code != kExitInternal)
+    out << held.str();
+  return code;
 }
 
 }  // namespace yirage::cli

@@ -1,8 +1,11 @@
 #include "report/structured_output.h"
 
+#include "devices/support/check.h"
 #include "devices/support/units.h"
 
 #include <yaml-cpp/yaml.h>
+
+#include <cmath>
 
 namespace yirage::report {
 namespace {
@@ -41,7 +44,25 @@ void write_yaml(std::ostream& out, const nlohmann::ordered_json& j) {
   out << e.c_str() << "\n";
 }
 
+namespace {
+
+// A non-finite number would print as null (JSON) or .inf (YAML): a bug, never an answer.
+bool all_finite(const nlohmann::ordered_json& j) {
+  if (j.is_number_float())
+    return std::isfinite(j.get<double>());
+  if (j.is_structured()) {
+    for (const auto& v : j)
+      if (!all_finite(v))
+        return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 void write_structured(std::ostream& out, bool yaml, const nlohmann::ordered_json& j) {
+  if (!all_finite(j))
+    throw devices::InternalError("a result to print is not a finite number");
   if (yaml) {
     write_yaml(out, j);
   } else {

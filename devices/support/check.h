@@ -27,7 +27,11 @@ class CheckFailure {
   CheckFailure(CheckFailure&&) = delete;
   CheckFailure& operator=(CheckFailure&&) = delete;
 
-  ~CheckFailure() noexcept(false) { throw InternalError(msg_.str()); }
+  // Throwing is the point: the message is streamed into the temporary, which throws when the
+  // full expression ends (never during unwinding: a CHECK is a statement of its own).
+  ~CheckFailure() noexcept(false) {  // NOLINT(bugprone-exception-escape)
+    throw InternalError(msg_.str());
+  }
 
   template <class T>
   CheckFailure& operator<<(const T& v) {

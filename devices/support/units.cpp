@@ -1,6 +1,7 @@
 #include "devices/support/units.h"
 
 #include <array>
+#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -293,9 +294,22 @@ std::string_view dim_unit(Dim d) {
   return "";
 }
 
+namespace {
+
+std::atomic<std::uint64_t> g_non_finite{0};
+
+}  // namespace
+
+std::uint64_t non_finite_formatted() {
+  return g_non_finite.load();
+}
+
 std::string format_number(double value, int digits) {
-  if (value == 0 || !std::isfinite(value)) {
-    return value == 0 ? "0" : (std::isnan(value) ? "nan" : (value > 0 ? "inf" : "-inf"));
+  if (value == 0)
+    return "0";
+  if (!std::isfinite(value)) {
+    ++g_non_finite;
+    return std::isnan(value) ? "nan" : (value > 0 ? "inf" : "-inf");
   }
   double mag = std::floor(std::log10(std::fabs(value)));
   if (mag < -4 || mag >= 15) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <compare>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -132,5 +133,10 @@ std::string format(Quantity<D> q) {
 /// magnitudes in [1e-4, 1e15), trailing zeros removed: 70553706496 -> "70553706496",
 /// 0.12345 -> "0.1235".
 std::string format_number(double value, int digits = 4);
+
+/// How many non-finite values `format_number` has formatted ("inf", "nan") in this process.
+/// Every printed result must be finite: the CLI compares this count before and after a
+/// command and prints nothing but an internal error when it grew.
+std::uint64_t non_finite_formatted();
 
 }  // namespace yirage::devices

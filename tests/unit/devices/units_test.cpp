@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 namespace yirage::devices {
 namespace {
 
@@ -90,6 +93,17 @@ TEST(Units, FormatNumber) {
   EXPECT_EQ(format_number(0.12345), "0.1235");
   EXPECT_EQ(format_number(8.0), "8");
   EXPECT_EQ(format_number(1e-7), "1.000e-07");
+}
+
+// Every printed result must be finite: format_number counts what is not, and the CLI prints
+// nothing but an internal error when the count grows during a command (cli/run.cpp).
+TEST(Units, NonFiniteNumbersAreCounted) {
+  std::uint64_t before = non_finite_formatted();
+  EXPECT_EQ(format_number(1.5), "1.5");
+  EXPECT_EQ(non_finite_formatted(), before);
+  EXPECT_EQ(format_number(std::numeric_limits<double>::infinity()), "inf");
+  EXPECT_EQ(format_number(std::nan("")), "nan");
+  EXPECT_EQ(non_finite_formatted(), before + 2);
 }
 
 }  // namespace
