@@ -209,9 +209,11 @@ Priced price(const ClusterSpec& whole,
       // backward runs; ZeRO-3 gathers them around every micro-batch.
       double params = stage_parameters(task.model, span);
       double sync = grad_sync_time(cx, c.layout, params, 0);
-      exposed_sync =
-          std::max(exposed_sync, std::max(0.0, sync - st.backward) +
-                                     zero3_exposed(cx, c.layout, params, st.compute, k.m));
+      double exposed = task.framework == devices::Framework::kPytorch
+                           ? eager_dp_exposed(cx, c.layout, params, k.m, dcx)
+                           : std::max(0.0, sync - st.backward) +
+                                 zero3_exposed(cx, c.layout, params, st.compute, k.m);
+      exposed_sync = std::max(exposed_sync, exposed);
       optimizer = std::max(optimizer, optimizer_time(cx, c.layout, params, dcx.efficiency));
     }
     Layout typical = c.layout;
