@@ -138,6 +138,19 @@ double pointwise_time(const DeviceContext& cx,
 
 namespace {
 
+// The attention heads and KV heads on one rank of a tensor-parallel group of `t`, and the
+// head dimension attention runs at (MLA: its no-RoPE and RoPE parts together).
+struct LocalHeads {
+  std::int64_t heads;
+  std::int64_t kv;
+  std::int64_t head_dim;
+};
+
+LocalHeads local_heads(const devices::ModelSpec& m, std::int64_t t) {
+  return {std::max<std::int64_t>(1, m.heads / t), std::max<std::int64_t>(1, m.kv_heads / t),
+          m.mla ? m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim : m.head_dim};
+}
+
 // The layer as eager PyTorch runs it: each projection a GEMM of its own, the fused attention
 // kernel, and the memory traffic of eager_traffic.h between them.
 LayerCost eager_layer_cost(const devices::ModelSpec& m,
@@ -146,9 +159,7 @@ LayerCost eager_layer_cost(const devices::ModelSpec& m,
   LayerCost c;
   std::int64_t t = s.tp;
   std::int64_t tokens = s.micro_batch * s.seq;
-  std::int64_t heads = std::max<std::int64_t>(1, m.heads / t);
-  std::int64_t kv = std::max<std::int64_t>(1, m.kv_heads / t);
-  std::int64_t head_dim = m.mla ? m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim : m.head_dim;
+  auto [heads, kv, head_dim] = local_heads(m, t);
   std::int64_t q_out = std::max<std::int64_t>(1, qkv_width(m) / t - 2 * kv * m.head_dim);
   std::vector<OpEstimate> gemms = {
       op(cx, "gemm", {tokens, q_out, m.hidden}, false),
@@ -188,9 +199,7 @@ LayerCost layer_cost(const devices::ModelSpec& m, const LayerShape& s, const Dev
   LayerCost c;
   std::int64_t t = s.tp;
   std::int64_t tokens = s.micro_batch * s.seq;
-  std::int64_t heads = std::max<std::int64_t>(1, m.heads / t);
-  std::int64_t kv = std::max<std::int64_t>(1, m.kv_heads / t);
-  std::int64_t head_dim = m.mla ? m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim : m.head_dim;
+  auto [heads, kv, head_dim] = local_heads(m, t);
   bool rms = m.norm == devices::NormKind::kRmsNorm;
   std::int64_t qkv_out = qkv_width(m) / t;
   double norm_time = op(cx, rms ? "rmsnorm" : "layernorm", {tokens, m.hidden}, false).time.value;
