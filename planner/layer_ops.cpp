@@ -92,11 +92,12 @@ void attention(
 
 void pointwise(OpList& ops,
                const devices::ModelSpec& m,
-               std::int64_t tokens,
+               const LayerShape& s,
                std::int64_t qkv_out,
                std::int64_t ffn_out) {
-  ops.basic("residual add", "elementwise", {tokens * m.hidden});
-  ops.basic("residual add", "elementwise", {tokens * m.hidden});
+  std::int64_t tokens = s.micro_batch * s.seq;
+  ops.basic("residual add", "elementwise", {norm_rows(s) * m.hidden});
+  ops.basic("residual add", "elementwise", {norm_rows(s) * m.hidden});
   if (m.position == devices::PositionKind::kRope)
     ops.basic("rotary embedding", "elementwise", {tokens * qkv_out});
   if (m.bias == devices::BiasKind::kAll) {
@@ -122,12 +123,12 @@ std::vector<LayerOp> layer_ops(const devices::ModelSpec& m,
   if (rms) {
     ops.compound("norm + QKV projection", "rmsnorm_linear", {tokens, m.hidden, qkv_out});
   } else {
-    ops.basic("pre-attention norm", norm, {tokens, m.hidden});
+    ops.basic("pre-attention norm", norm, {norm_rows(s), m.hidden});
     ops.basic("QKV projection", "gemm", {tokens, qkv_out, m.hidden});
   }
   attention(ops, s, heads, kv, head_dim);
   ops.basic("output projection", "gemm", {tokens, m.hidden, attention_out_width(m) / t});
-  ops.basic("pre-MLP norm", norm, {tokens, m.hidden});
+  ops.basic("pre-MLP norm", norm, {norm_rows(s), m.hidden});
   std::int64_t ffn = s.moe_layer ? m.moe->expert_ffn : m.ffn;
   std::int64_t rows = s.moe_layer ? tokens * (m.moe->top_k + m.moe->shared_experts) : tokens;
   std::string mlp = s.moe_layer ? "experts' " : "";
@@ -137,7 +138,7 @@ std::vector<LayerOp> layer_ops(const devices::ModelSpec& m,
     ops.basic(mlp + "MLP up", "gemm", {rows, ffn / t, m.hidden});
     ops.basic(mlp + "MLP down", "gemm", {rows, m.hidden, ffn / t});
   }
-  pointwise(ops, m, tokens, qkv_out, rows / tokens * ffn / t);
+  pointwise(ops, m, s, qkv_out, rows / tokens * ffn / t);
   return ops.take();
 }
 
@@ -146,6 +147,7 @@ LayerShape training_layer_shape(const devices::TaskSpec& t, const Layout& l) {
   LayerShape s{l.micro_batch, t.sequence_length / l.cp, l.tp, all_moe,
                t.attention == devices::AttentionKernel::kUnfused};
   s.cp = l.cp;
+  s.sp = l.sp;
   return s;
 }
 

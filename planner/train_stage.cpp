@@ -119,7 +119,7 @@ const LayerCost& layer(const TrainContext& cx,
 const LayerCost& LayerCostCache::get(const ModelSpec& m,
                                      const LayerShape& s,
                                      const DeviceContext& dcx) {
-  auto key = std::make_tuple(s.tp, s.cp, s.micro_batch, s.moe_layer ? 1 : 0);
+  auto key = std::make_tuple(s.tp, s.cp, s.micro_batch, (s.moe_layer ? 1 : 0) + (s.sp ? 0 : 4));
   auto it = costs_.find(key);
   if (it == costs_.end())
     it = costs_.emplace(key, layer_cost(m, s, dcx)).first;
@@ -129,7 +129,7 @@ const LayerCost& LayerCostCache::get(const ModelSpec& m,
 const LayerCost& LayerCostCache::head(const ModelSpec& m,
                                       const LayerShape& s,
                                       const DeviceContext& dcx) {
-  auto key = std::make_tuple(s.tp, s.cp, s.micro_batch, 2);
+  auto key = std::make_tuple(s.tp, s.cp, s.micro_batch, 2 + (s.sp ? 0 : 4));
   auto it = costs_.find(key);
   if (it == costs_.end())
     it = costs_.emplace(key, head_cost(m, s, dcx)).first;
@@ -146,6 +146,7 @@ LayerCost typical_layer_cost(const TrainContext& cx, const Layout& l, const Devi
   LayerShape shape{l.micro_batch, cx.task.sequence_length / l.cp, l.tp, all_moe,
                    cx.task.attention == devices::AttentionKernel::kUnfused};
   shape.cp = l.cp;
+  shape.sp = l.sp;
   return stage_layer_cost(cx, shape, dcx);
 }
 
@@ -281,6 +282,7 @@ StageTimes stage_times(const TrainContext& cx,
     LayerShape shape{l.micro_batch, cx.task.sequence_length / l.cp, l.tp, kind == 1,
                      cx.task.attention == devices::AttentionKernel::kUnfused};
     shape.cp = l.cp;
+    shape.sp = l.sp;
     const LayerCost& c = layer(cx, shape, dcx, &scratch);
     double redo = l.recompute == Recompute::kFull        ? c.forward
                   : l.recompute == Recompute::kSelective ? c.attention_forward
@@ -329,6 +331,7 @@ StageTimes stage_times(const TrainContext& cx,
   if (s.last()) {
     LayerShape shape{l.micro_batch, cx.task.sequence_length / l.cp, l.tp, false};
     shape.cp = l.cp;
+    shape.sp = l.sp;
     LayerCost h = cx.layer_cache ? cx.layer_cache->head(m, shape, dcx) : head_cost(m, shape, dcx);
     st.compute += h.forward + h.backward;
     st.forward += h.forward;

@@ -19,11 +19,26 @@ using costmodel::OpEstimate;
 constexpr double kBackwardGemm = 2.0;
 constexpr double kBackwardAttention = 2.5;
 
-OpEstimate op(const DeviceContext& cx,
-              const std::string& name,
-              std::vector<std::int64_t> dims,
-              bool fused,
-              bool causal = false) {
+// Backward over forward for the memory-bound kernels, by the bytes each moves per element:
+// a softmax's backward reads its output and the gradient and writes one (6 B against the
+// forward's 4 B); an elementwise op's (dropout, bias, GeLU, residual) reads the gradient and
+// a mask or input and writes one, as its forward does; a norm's reads the input and the
+// gradient, writes one and reduces the weight gradients (twice the forward's traffic).
+double backward_ratio(const std::string& op) {
+  if (op == "softmax")
+    return 1.5;
+  if (op == "elementwise")
+    return 1.0;
+  if (op == "attention")
+    return kBackwardAttention;
+  return kBackwardGemm;  // GEMMs, norms and the compound operations around GEMMs
+}
+
+OpEstimate price(const DeviceContext& cx,
+                 const std::string& name,
+                 std::vector<std::int64_t> dims,
+                 bool fused,
+                 bool causal = false) {
   const costmodel::GpuOpInfo* info = costmodel::find_gpu_op(name);
   CHECK(info != nullptr) << name;
   costmodel::OpShape shape{std::move(dims), causal};
@@ -34,50 +49,99 @@ OpEstimate op(const DeviceContext& cx,
   return *e;
 }
 
-// A compound operation, fused when that is possible and faster on this device.
-OpEstimate compound(const DeviceContext& cx,
-                    const std::string& name,
-                    const std::vector<std::int64_t>& dims,
-                    LayerCost& c) {
-  const costmodel::GpuOpInfo* info = costmodel::find_gpu_op(name);
-  costmodel::OpShape shape{dims, false};
-  std::string why;
-  auto fused =
-      costmodel::estimate_gpu_op(cx.device, cx.dtype, cx.efficiency, *info, shape, true, &why);
-  OpEstimate unfused = op(cx, name, dims, false);
-  c.compounds.push_back(
-      {name, dims, false, fused ? fused->time.value : 0, unfused.time.value, fused ? "" : why});
-  if (cx.fuse && fused && fused->time < unfused.time) {
-    c.compounds.back().fused = true;
-    c.fusions.push_back(name + ": fused (" +
-                        devices::format_number(unfused.time.value / fused->time.value, 3) + "x)");
-    return *fused;
+// Prices a layer's operations on one device and counts the kernels they launch. Each kernel
+// is priced at the GPU's time alone: the host's issue time (GpuEfficiency::host) is charged
+// per pass by with_host_issue, since the host runs ahead of long kernels and the GPU waits
+// only when the pass as a whole issues slower than it runs.
+class Pricer {
+ public:
+  explicit Pricer(const DeviceContext& cx) : cx_(cx) { cx_.efficiency.host = {}; }
+
+  const DeviceContext& context() const { return cx_; }
+
+  std::int64_t kernels() const { return kernels_; }
+
+  // The backward of every operation priced so far (backward_ratio of each).
+  double backward() const { return backward_; }
+
+  OpEstimate op(const std::string& name, std::vector<std::int64_t> dims, bool causal = false) {
+    OpEstimate e = price(cx_, name, std::move(dims), false, causal);
+    count(name, e);
+    return e;
   }
-  c.fusions.push_back(name + ": unfused" + (fused ? "" : " (" + why + ")"));
-  return unfused;
+
+  // A compound operation, fused when that is possible and faster on this device.
+  OpEstimate compound(const std::string& name,
+                      const std::vector<std::int64_t>& dims,
+                      LayerCost& c) {
+    const costmodel::GpuOpInfo* info = costmodel::find_gpu_op(name);
+    costmodel::OpShape shape{dims, false};
+    std::string why;
+    auto fused =
+        costmodel::estimate_gpu_op(cx_.device, cx_.dtype, cx_.efficiency, *info, shape, true, &why);
+    OpEstimate unfused = price(cx_, name, dims, false);
+    c.compounds.push_back(
+        {name, dims, false, fused ? fused->time.value : 0, unfused.time.value, fused ? "" : why});
+    OpEstimate chosen = unfused;
+    if (cx_.fuse && fused && fused->time < unfused.time) {
+      c.compounds.back().fused = true;
+      c.fusions.push_back(name + ": fused (" +
+                          devices::format_number(unfused.time.value / fused->time.value, 3) + "x)");
+      chosen = *fused;
+    } else {
+      c.fusions.push_back(name + ": unfused" + (fused ? "" : " (" + why + ")"));
+    }
+    count(name, chosen);
+    return chosen;
+  }
+
+ private:
+  void count(const std::string& name, const OpEstimate& e) {
+    kernels_ += static_cast<std::int64_t>(e.kernels.size());
+    backward_ += backward_ratio(name) * e.time.value;
+  }
+
+  DeviceContext cx_;
+  std::int64_t kernels_ = 0;
+  double backward_ = 0;
+};
+
+// An eager framework's host issues every kernel of a pass (`kernels` in forward, twice as
+// many in backward: each forward op has two backward products or their like) at
+// GpuEfficiency::host each; a pass takes the longer of its GPU time with its collectives and
+// that issue time. The forward and backward compute grow by what the host adds.
+void with_host_issue(const DeviceContext& cx, std::int64_t kernels, LayerCost& c) {
+  double issue = cx.efficiency.host.value * static_cast<double>(kernels);
+  if (issue <= 0)
+    return;
+  double comm = c.tp_comm / 2;
+  c.forward = std::max(c.forward, issue - comm);
+  c.backward = std::max(c.backward, 2 * issue - comm);
 }
 
-double tp_collectives(const DeviceContext& cx, double bytes, bool inference) {
+// The tensor-parallel collectives of one layer's forward: their seconds and how many calls.
+struct TpCollectives {
+  double time = 0;
+  std::int64_t calls = 0;
+};
+
+TpCollectives tp_collectives(const DeviceContext& cx, double bytes, const LayerShape& s) {
   if (!cx.tp_group || cx.tp_group->ranks <= 1) {
-    return 0;
+    return {};
   }
-  if (inference) {
-    // Megatron tensor parallelism without sequence parallelism: two all-reduces per layer.
-    return 2 *
-           costmodel::estimate_collective(*cx.tp_group, costmodel::Collective::kAllReduce, bytes)
-               .latency()
-               .value;
+  auto latency = [&](costmodel::Collective c) {
+    return costmodel::estimate_collective(*cx.tp_group, c, bytes).latency().value;
+  };
+  if (s.inference || !s.sp) {
+    // Megatron tensor parallelism without sequence parallelism: two all-reduces per layer
+    // in forward (and two in backward).
+    return {2 * latency(costmodel::Collective::kAllReduce), 2};
   }
   // Sequence parallelism (Korthikanti et al. 2022, §4.2.2): per layer, forward runs two
   // all-gathers and two reduce-scatters of the layer's activations; backward the same.
-  double ag = costmodel::estimate_collective(*cx.tp_group, costmodel::Collective::kAllGather, bytes)
-                  .latency()
-                  .value;
-  double rs =
-      costmodel::estimate_collective(*cx.tp_group, costmodel::Collective::kReduceScatter, bytes)
-          .latency()
-          .value;
-  return 2 * (2 * ag + 2 * rs);
+  return {2 * latency(costmodel::Collective::kAllGather) +
+              2 * latency(costmodel::Collective::kReduceScatter),
+          4};
 }
 
 }  // namespace
@@ -86,30 +150,28 @@ namespace {
 
 // Attention as the framework runs it: one fused kernel, or (older stacks) a batched QK^T,
 // the softmax over s x s scores, dropout on them and a batched PV, all through memory.
-double attention_time(const DeviceContext& cx,
+double attention_time(Pricer& p,
                       const LayerShape& s,
                       std::int64_t heads,
                       std::int64_t kv,
                       std::int64_t head_dim,
                       double* flops) {
   if (!s.unfused_attention && s.cp > 1) {
-    OpEstimate a =
-        op(cx, "attention", {s.micro_batch, heads, kv, s.seq, s.seq * s.cp / 2, head_dim}, false);
+    OpEstimate a = p.op("attention", {s.micro_batch, heads, kv, s.seq, s.seq * s.cp / 2, head_dim});
     *flops = a.flops;
     return a.time.value;
   }
   if (!s.unfused_attention) {
     std::int64_t keys = s.kv_len > 0 ? s.kv_len : s.seq;
-    OpEstimate a =
-        op(cx, "attention", {s.micro_batch, heads, kv, s.seq, keys, head_dim}, false, true);
+    OpEstimate a = p.op("attention", {s.micro_batch, heads, kv, s.seq, keys, head_dim}, true);
     *flops = a.flops;
     return a.time.value;
   }
   std::int64_t batch = s.micro_batch * heads;
-  OpEstimate qk = op(cx, "gemm", {batch, s.seq, s.seq, head_dim}, false);
-  OpEstimate soft = op(cx, "softmax", {batch * s.seq, s.seq}, false);
-  OpEstimate drop = op(cx, "elementwise", {batch * s.seq * s.seq}, false);
-  OpEstimate pv = op(cx, "gemm", {batch, s.seq, head_dim, s.seq}, false);
+  OpEstimate qk = p.op("gemm", {batch, s.seq, s.seq, head_dim});
+  OpEstimate soft = p.op("softmax", {batch * s.seq, s.seq});
+  OpEstimate drop = p.op("elementwise", {batch * s.seq * s.seq});
+  OpEstimate pv = p.op("gemm", {batch, s.seq, head_dim, s.seq});
   *flops = qk.flops + pv.flops;
   return qk.time.value + soft.time.value + drop.time.value + pv.time.value;
 }
@@ -117,19 +179,21 @@ double attention_time(const DeviceContext& cx,
 // The memory-bound kernels between the matrix products: rotary embedding (RoPE models),
 // residual adds, and for models with biases the bias additions (Megatron fuses bias with
 // GeLU and bias with dropout and the residual add, one kernel each).
-double pointwise_time(const DeviceContext& cx,
+double pointwise_time(Pricer& p,
                       const devices::ModelSpec& m,
                       const LayerShape& s,
                       std::int64_t qkv_out,
                       std::int64_t ffn_out) {
   std::int64_t tokens = s.micro_batch * s.seq;
-  double t = 2 * op(cx, "elementwise", {tokens * m.hidden}, false).time.value;
+  double t = 0;
+  for (int i = 0; i < 2; ++i)
+    t += p.op("elementwise", {norm_rows(s) * m.hidden}).time.value;  // residual adds
   if (m.position == devices::PositionKind::kRope) {
-    t += op(cx, "elementwise", {tokens * qkv_out}, false).time.value;
+    t += p.op("elementwise", {tokens * qkv_out}).time.value;
   }
   if (m.bias == devices::BiasKind::kAll) {
-    t += op(cx, "elementwise", {tokens * qkv_out}, false).time.value;  // QKV bias
-    t += op(cx, "elementwise", {tokens * ffn_out}, false).time.value;  // bias + GeLU
+    t += p.op("elementwise", {tokens * qkv_out}).time.value;  // QKV bias
+    t += p.op("elementwise", {tokens * ffn_out}).time.value;  // bias + GeLU
   }
   return t;
 }
@@ -157,59 +221,71 @@ LayerCost eager_layer_cost(const devices::ModelSpec& m,
                            const LayerShape& s,
                            const DeviceContext& cx) {
   LayerCost c;
+  Pricer p(cx);
   std::int64_t t = s.tp;
   std::int64_t tokens = s.micro_batch * s.seq;
   auto [heads, kv, head_dim] = local_heads(m, t);
   std::int64_t q_out = std::max<std::int64_t>(1, qkv_width(m) / t - 2 * kv * m.head_dim);
-  std::vector<OpEstimate> gemms = {
-      op(cx, "gemm", {tokens, q_out, m.hidden}, false),
-      op(cx, "gemm", {tokens, kv * m.head_dim, m.hidden}, false),
-      op(cx, "gemm", {tokens, kv * m.head_dim, m.hidden}, false),
-      op(cx, "gemm", {tokens, m.hidden, attention_out_width(m) / t}, false)};
+  std::vector<OpEstimate> gemms = {p.op("gemm", {tokens, q_out, m.hidden}),
+                                   p.op("gemm", {tokens, kv * m.head_dim, m.hidden}),
+                                   p.op("gemm", {tokens, kv * m.head_dim, m.hidden}),
+                                   p.op("gemm", {tokens, m.hidden, attention_out_width(m) / t})};
   std::int64_t ffn = s.moe_layer ? m.moe->expert_ffn : m.ffn;
   std::int64_t rows = s.moe_layer ? tokens * (m.moe->top_k + m.moe->shared_experts) : tokens;
-  gemms.push_back(op(cx, "gemm", {rows, ffn / t, m.hidden}, false));
+  gemms.push_back(p.op("gemm", {rows, ffn / t, m.hidden}));
   if (m.ffn_kind == devices::FfnKind::kGated)
-    gemms.push_back(op(cx, "gemm", {rows, ffn / t, m.hidden}, false));
-  gemms.push_back(op(cx, "gemm", {rows, m.hidden, ffn / t}, false));
+    gemms.push_back(p.op("gemm", {rows, ffn / t, m.hidden}));
+  gemms.push_back(p.op("gemm", {rows, m.hidden, ffn / t}));
   double gemm = 0;
   for (const OpEstimate& g : gemms) {
     gemm += g.time.value;
     c.flops_forward += g.flops;
   }
   double attn_flops = 0;
-  double attn = attention_time(cx, s, heads, kv, head_dim, &attn_flops);
+  double attn = attention_time(p, s, heads, kv, head_dim, &attn_flops);
   EagerBytes bytes = eager_layer_bytes(m, s);
   c.fusions = {"rmsnorm_linear: unfused (eager PyTorch)", "gated_mlp: unfused (eager PyTorch)"};
   c.attention_forward = attn;
-  c.forward = gemm + attn + eager_stream_time(cx, bytes.forward);
-  c.backward =
-      kBackwardGemm * gemm + kBackwardAttention * attn + eager_stream_time(cx, bytes.backward);
+  c.forward = gemm + attn + eager_stream_time(p.context(), bytes.forward);
+  c.backward = kBackwardGemm * gemm + kBackwardAttention * attn +
+               eager_stream_time(p.context(), bytes.backward);
   c.flops_forward += attn_flops;
-  c.tp_comm = tp_collectives(
-      cx, static_cast<double>(tokens * m.hidden) * devices::dtype_bytes(cx.dtype), s.inference);
+  c.tp_comm =
+      2 *
+      tp_collectives(cx, static_cast<double>(tokens * m.hidden) * devices::dtype_bytes(cx.dtype), s)
+          .time;
+  // Eager PyTorch's memory-bound work is priced as traffic, not kernel by kernel, so the
+  // host's issue time is not charged here (no eager calibration fits one).
   return c;
 }
 
 }  // namespace
 
+std::int64_t norm_rows(const LayerShape& s) {
+  std::int64_t tokens = s.micro_batch * s.seq;
+  return s.sp && !s.inference ? std::max<std::int64_t>(1, tokens / s.tp) : tokens;
+}
+
 LayerCost layer_cost(const devices::ModelSpec& m, const LayerShape& s, const DeviceContext& cx) {
   if (cx.eager && !s.inference)
     return eager_layer_cost(m, s, cx);
   LayerCost c;
+  Pricer p(cx);
   std::int64_t t = s.tp;
   std::int64_t tokens = s.micro_batch * s.seq;
   auto [heads, kv, head_dim] = local_heads(m, t);
   bool rms = m.norm == devices::NormKind::kRmsNorm;
   std::int64_t qkv_out = qkv_width(m) / t;
-  double norm_time = op(cx, rms ? "rmsnorm" : "layernorm", {tokens, m.hidden}, false).time.value;
+  std::string norm = rms ? "rmsnorm" : "layernorm";
   // Pre-attention norm and QKV projection: RMSNorm+Linear may fuse; LayerNorm stays apart.
-  double qkv = rms ? compound(cx, "rmsnorm_linear", {tokens, m.hidden, qkv_out}, c).time.value
-                   : norm_time + op(cx, "gemm", {tokens, qkv_out, m.hidden}, false).time.value;
-  OpEstimate qkv_gemm = op(cx, "gemm", {tokens, qkv_out, m.hidden}, false);
+  double qkv = rms ? p.compound("rmsnorm_linear", {tokens, m.hidden, qkv_out}, c).time.value
+                   : p.op(norm, {norm_rows(s), m.hidden}).time.value +
+                         p.op("gemm", {tokens, qkv_out, m.hidden}).time.value;
+  double qkv_flops = price(p.context(), "gemm", {tokens, qkv_out, m.hidden}, false).flops;
   double attn_flops = 0;
-  double attn = attention_time(cx, s, heads, kv, head_dim, &attn_flops);
-  OpEstimate out = op(cx, "gemm", {tokens, m.hidden, attention_out_width(m) / t}, false);
+  double attn = attention_time(p, s, heads, kv, head_dim, &attn_flops);
+  OpEstimate out = p.op("gemm", {tokens, m.hidden, attention_out_width(m) / t});
+  double norm_time = p.op(norm, {norm_rows(s), m.hidden}).time.value;  // before the MLP
   std::int64_t ffn = s.moe_layer ? m.moe->expert_ffn : m.ffn;
   // Without expert parallelism every device runs its tokens' top-k (and shared) experts,
   // each of them split over the tensor-parallel group.
@@ -217,46 +293,51 @@ LayerCost layer_cost(const devices::ModelSpec& m, const LayerShape& s, const Dev
   double mlp = 0;
   double mlp_flops = 0;
   if (m.ffn_kind == devices::FfnKind::kGated) {
-    OpEstimate g = compound(cx, "gated_mlp", {rows, m.hidden, ffn / t}, c);
+    OpEstimate g = p.compound("gated_mlp", {rows, m.hidden, ffn / t}, c);
     mlp = g.time.value;
     mlp_flops = g.flops;
   } else {
-    OpEstimate up = op(cx, "gemm", {rows, ffn / t, m.hidden}, false);
-    OpEstimate down = op(cx, "gemm", {rows, m.hidden, ffn / t}, false);
+    OpEstimate up = p.op("gemm", {rows, ffn / t, m.hidden});
+    OpEstimate down = p.op("gemm", {rows, m.hidden, ffn / t});
     mlp = up.time.value + down.time.value;
     mlp_flops = up.flops + down.flops;
   }
   double forward = qkv + attn + out.time.value + norm_time + mlp +
-                   pointwise_time(cx, m, s, qkv_out, rows / tokens * ffn / t);
+                   pointwise_time(p, m, s, qkv_out, rows / tokens * ffn / t);
   c.attention_forward = attn;
   c.forward = forward;
-  c.backward = kBackwardGemm * (forward - attn) + kBackwardAttention * attn;
-  c.flops_forward = qkv_gemm.flops + attn_flops + out.flops + mlp_flops;
-  c.tp_comm = tp_collectives(
-      cx, static_cast<double>(tokens * m.hidden) * devices::dtype_bytes(cx.dtype), s.inference);
+  c.backward = p.backward();
+  c.flops_forward = qkv_flops + attn_flops + out.flops + mlp_flops;
+  TpCollectives tp = tp_collectives(
+      cx, static_cast<double>(tokens * m.hidden) * devices::dtype_bytes(cx.dtype), s);
+  c.tp_comm = s.inference ? tp.time : 2 * tp.time;
+  with_host_issue(cx, p.kernels() + tp.calls, c);
   return c;
 }
 
 LayerCost head_cost(const devices::ModelSpec& m, const LayerShape& s, const DeviceContext& cx) {
   LayerCost c;
+  Pricer p(cx);
   std::int64_t tokens = s.micro_batch * s.seq;
   std::int64_t vocab = std::max<std::int64_t>(1, m.vocab / s.tp);
-  OpEstimate head = op(cx, "gemm", {tokens, vocab, m.hidden}, false);
+  OpEstimate head = p.op("gemm", {tokens, vocab, m.hidden});
   c.flops_forward = head.flops;
   if (cx.eager && !s.inference) {
     // The loss over fp32 logits: the log-softmax forward and its backward, each a softmax
     // over fp32 rows, and the casts and final norm of eager_head_bytes.
-    DeviceContext fp32 = cx;
+    DeviceContext fp32 = p.context();
     fp32.dtype = devices::DType::kFp32;
-    double loss = op(fp32, "softmax", {tokens, vocab}, false).time.value;
+    double loss = price(fp32, "softmax", {tokens, vocab}, false).time.value;
     EagerBytes bytes = eager_head_bytes(m, s);
-    c.forward = head.time.value + loss + eager_stream_time(cx, bytes.forward);
-    c.backward = kBackwardGemm * head.time.value + loss + eager_stream_time(cx, bytes.backward);
+    c.forward = head.time.value + loss + eager_stream_time(p.context(), bytes.forward);
+    c.backward =
+        kBackwardGemm * head.time.value + loss + eager_stream_time(p.context(), bytes.backward);
     return c;
   }
-  OpEstimate loss = op(cx, "softmax", {tokens, vocab}, false);
+  OpEstimate loss = p.op("softmax", {tokens, vocab});
   c.forward = head.time.value + loss.time.value;
-  c.backward = kBackwardGemm * head.time.value + loss.time.value;
+  c.backward = p.backward();
+  with_host_issue(cx, p.kernels(), c);
   return c;
 }
 

@@ -27,7 +27,14 @@ struct LayerShape {
   // Context parallelism: `seq` is this rank's part of a sequence of seq x cp tokens, in
   // load-balanced chunks, so each query attends to seq x cp / 2 keys on average.
   std::int64_t cp = 1;
+  // Sequence parallelism (training with tp > 1): norms and residual adds on 1 / tp of the
+  // tokens, all-gathers and reduce-scatters in place of the all-reduces.
+  bool sp = true;
 };
+
+/// The rows a rank normalises and adds residuals on: with sequence parallelism 1 / tp of the
+/// tokens (Korthikanti et al. 2022, §4.2.2), without it all of them on every rank.
+std::int64_t norm_rows(const LayerShape& s);
 
 /// Seconds for one layer and one micro-batch on one device.
 struct LayerCost {
