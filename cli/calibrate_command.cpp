@@ -7,6 +7,7 @@
 #include "cli/run.h"
 #include "codegen/cost/program_validation.h"
 #include "costmodel/calibration.h"
+#include "planner/fidelity.h"
 #include "planner/layer_validation.h"
 
 #include <CLI/CLI.hpp>
@@ -25,6 +26,8 @@ struct CalibrateArgs {
   std::vector<std::string> files;
   std::string output;
   std::string min_size = "1 MiB";
+  std::string steps;         // measured training iterations (vTrain format)
+  std::string steps_device;  // the device they ran on
 };
 
 std::string today() {
@@ -63,7 +66,7 @@ void print_fits(std::ostream& out, const std::vector<costmodel::CalibrationFit>&
 }
 
 void print_gpu_fits(std::ostream& out, const std::vector<costmodel::GpuCalibrationFit>& fits) {
-  Table t({"device", ">matrix", ">attention", ">memory", ">vector", ">launch", ">fit rows",
+  Table t({"device", ">matrix", ">attention", ">memory", ">vector", ">launch", ">host", ">fit rows",
            ">fit MAPE", ">held-out MAPE", ">uncalibrated"});
   auto pct = [](double v) {
     return devices::format_number(v, 3) + "%";
@@ -74,8 +77,9 @@ void print_gpu_fits(std::ostream& out, const std::vector<costmodel::GpuCalibrati
   for (const costmodel::GpuCalibrationFit& f : fits) {
     const costmodel::GpuEfficiency& e = f.efficiency;
     t.add_row({f.device, num(e.matrix), num(e.attention), num(e.memory), num(e.vector),
-               devices::format(e.launch), std::to_string(f.fit_rows), pct(f.fit_mape),
-               pct(f.held_out_mape), pct(f.uncalibrated_held_out_mape)});
+               devices::format(e.launch), f.steps ? devices::format(e.host) : "-",
+               std::to_string(f.fit_rows), f.steps ? "-" : pct(f.fit_mape), pct(f.held_out_mape),
+               pct(f.uncalibrated_held_out_mape)});
   }
   t.print(out);
   Table s({"device", "memory-bound kernel", ">traffic / minimal bytes", ">fixed latency",
@@ -159,6 +163,53 @@ int write_files(Context& cx,
   return kExitOk;
 }
 
+// The efficiencies and host issue time of a device without op rows, fitted on whole
+// measured training iterations (the even rows; the odd rows held out).
+int fit_steps(Context& cx,
+              const CalibrateArgs& a,
+              const devices::DeviceRegistry& registry,
+              const std::vector<costmodel::CalibrationFit>& fits,
+              std::vector<costmodel::GpuCalibrationFit>& gpu_fits) {
+  const devices::DeviceSpec* d = registry.find(a.steps_device);
+  if (a.steps_device.empty()) {
+    cx.err << "error: --steps needs --steps-device, the device the iterations ran on\n";
+    return kExitBadInput;
+  }
+  if (d == nullptr) {
+    cx.err << "error: --steps-device: unknown device '" << a.steps_device << "'\n";
+    return kExitBadInput;
+  }
+  for (const costmodel::GpuCalibrationFit& g : gpu_fits) {
+    if (g.device == d->name) {
+      cx.err << "error: " << d->name << " has op rows; --steps fits a device without them\n";
+      return kExitBadInput;
+    }
+  }
+  std::vector<planner::TrainingRun> runs = planner::load_training_runs(a.steps);
+  costmodel::CalibrationSet cal =
+      costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
+  for (const costmodel::CalibrationFit& f : fits)
+    cal.add(f.calibration);  // tensor parallelism priced with the collectives just fitted
+  cal.add_gpu(d->name, costmodel::GpuEfficiency{});
+  planner::FidelityResult peak =
+      planner::training_fidelity(runs, d->name, registry, cal, planner::FidelityRows::kHeldOut);
+  planner::FidelityResult r =
+      planner::training_fidelity(runs, d->name, registry, cal, planner::FidelityRows::kFit);
+  costmodel::GpuCalibrationFit g;
+  g.device = d->name;
+  g.efficiency = r.efficiency;
+  g.fit_rows = (runs.size() + 1) / 2;
+  g.held_out_rows = r.overall.rows;
+  g.held_out_mape = r.overall.mape;
+  g.uncalibrated_held_out_mape = peak.overall.mape;
+  g.fitted_on = costmodel::display_path(a.steps) +
+                " (whole training iterations, rows alternating: " + std::to_string(g.fit_rows) +
+                " fitted, " + std::to_string(runs.size() - g.fit_rows) + " held out)";
+  g.steps = costmodel::StepFit{g.fit_rows, g.held_out_rows, g.held_out_mape, g.fitted_on};
+  gpu_fits.push_back(std::move(g));
+  return kExitOk;
+}
+
 int calibrate(Context& cx, const CalibrateArgs& a) {
   devices::ParsedQuantity min = devices::parse_quantity(a.min_size, devices::Dim::kBytes);
   if (!min.error.empty()) {
@@ -177,6 +228,10 @@ int calibrate(Context& cx, const CalibrateArgs& a) {
   planner::fit_graph_launch(files, registry, devices::ModelRegistry::load_bundled(), &fitted,
                             gpu_fits);
   codegen::fit_block_latency(files, registry, gpu_fits);
+  if (!a.steps.empty()) {
+    if (int rc = fit_steps(cx, a, registry, fits, gpu_fits); rc != kExitOk)
+      return rc;
+  }
   if (fits.empty() && gpu_fits.empty()) {
     cx.err << "error: nothing to fit: no op rows and no single-node collective rows of "
            << a.min_size << " or more\n";
@@ -205,7 +260,11 @@ void add_calibrate_command(CLI::App& app, Context& cx) {
       "calibrate",
       "Fit the collective and operation models to measured timings; write calibration files");
   auto a = std::make_shared<CalibrateArgs>();
-  cmd->add_option("MEASURED", a->files, "Measured CSV files")->required();
+  cmd->add_option("MEASURED", a->files, "Measured CSV files");
+  cmd->add_option("--steps", a->steps,
+                  "Also fit a device without op rows on whole measured training iterations "
+                  "(vTrain format): its efficiencies and the host's issue time per kernel");
+  cmd->add_option("--steps-device", a->steps_device, "The device the --steps iterations ran on");
   cmd->add_option("-o,--output", a->output,
                   "A calibration file (one device) or a directory (one file per device)");
   cmd->add_option("--min-size", a->min_size, "Fit rows of at least this size")

@@ -30,16 +30,14 @@ const CollectiveCalibration* CalibrationSet::find(const std::string& device,
   return it == entries_.end() ? nullptr : &it->second;
 }
 
-namespace {
-
-// A calibration file's path as shown to users: relative to the data directory's parent
-// ("data/calibration/H100-SXM.yaml"), so output does not depend on where yirage lives.
 std::string display_path(const std::string& path) {
   std::error_code ec;
   std::filesystem::path rel =
       std::filesystem::relative(path, devices::data_dir().parent_path(), ec);
   return ec || rel.empty() ? path : rel.string();
 }
+
+namespace {
 
 // `per_collective: {all_gather: {bandwidth_scale: S, extra_latency: T, fill_ratio: R,
 // fill: B}, ...}`
@@ -146,6 +144,10 @@ void read_ops(const devices::YamlDoc& doc,
       m.quantity<devices::Dim::kSeconds>("graph_launch", false, devices::Sign::kNonNegative)
           .value_or(devices::Seconds{});
   m.string("graph_launch_fitted_on");
+  e.host = m.quantity<devices::Dim::kSeconds>("host", false, devices::Sign::kNonNegative)
+               .value_or(devices::Seconds{});
+  e.steps_fitted_on = m.string("steps_fitted_on").value_or("");
+  m.number("steps_held_out_mape", false, devices::Sign::kNonNegative);
   e.block_step_cycles =
       m.number("block_step_cycles", false, devices::Sign::kNonNegative).value_or(0);
   e.block_mma_step_cycles =
@@ -496,6 +498,11 @@ std::string calibration_yaml(const std::vector<CalibrationFit>& fits,
       << "  memory: " << format_number(e.memory, 3) << "\n"
       << "  vector: " << format_number(e.vector, 3) << "\n"
       << "  launch: " << devices::format(e.launch) << "\n";
+    if (g.steps) {
+      y << "  host: " << devices::format(e.host) << "\n"
+        << "  steps_fitted_on: \"" << g.steps->fitted_on << "\"\n"
+        << "  steps_held_out_mape: " << format_number(g.steps->held_out_mape, 3) << "\n";
+    }
     if (!e.stream.empty())
       y << "  stream:\n";
     for (const auto& [kind, fit] : e.stream) {

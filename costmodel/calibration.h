@@ -60,6 +60,11 @@ class CalibrationSet {
   std::map<std::string, GpuEfficiency> gpu_;
 };
 
+/// A data file's path as shown to users and written into calibration files: relative to the
+/// data directory's parent ("data/calibration/H100-SXM.yaml"), so output does not depend on
+/// where yirage lives.
+std::string display_path(const std::string& path);
+
 /// The result of fitting one (device, fabric) on a calibration split.
 struct CalibrationFit {
   CollectiveCalibration calibration;

@@ -43,9 +43,19 @@ struct BlockLatencyFit {
   std::string fitted_on;
 };
 
+/// The fit of a device's efficiencies and host issue time (GpuEfficiency::host) on measured
+/// whole training steps (planner/), for a device without measured op rows.
+struct StepFit {
+  std::size_t fit_rows = 0;
+  std::size_t held_out_rows = 0;
+  double held_out_mape = 0;  // percent, the steps held out
+  std::string fitted_on;
+};
+
 struct GpuCalibrationFit {
   std::string device;
   GpuEfficiency efficiency;
+  std::optional<StepFit> steps;
   std::optional<LayerLaunchFit> layers;
   std::optional<BlockLatencyFit> block;
   std::size_t fit_rows = 0;

@@ -58,6 +58,9 @@ struct GpuEfficiency {
   // above on measured programs; zero where not fitted.
   devices::Seconds program_launch;
   std::string source = "uncalibrated: peak rates, no launch overhead";
+  // Where the efficiencies were fitted on whole measured steps instead of op rows: the
+  // file and split (empty otherwise), so that a check on that file reports held-out rows.
+  std::string steps_fitted_on;
 };
 
 /// The overhead one kernel pays: `graph_launch` in a CUDA graph, else `launch`.

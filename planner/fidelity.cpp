@@ -130,6 +130,7 @@ struct Case {
 std::optional<double> estimate(const Case& c, const costmodel::CalibrationSet& cal) {
   TrainContext cx{c.cluster, c.task, cal};
   Layout l{c.run.dp, c.run.tp, c.run.pp, c.run.micro_batch, Recompute::kFull, 0};
+  l.sp = false;  // Megatron-DeepSpeed of vTrain's runs: tensor parallelism without it
   auto e = estimate_training(cx, l);
   if (auto* p = std::get_if<PlanEstimate>(&e))
     return p->step.total;
@@ -172,7 +173,7 @@ costmodel::GpuEfficiency fit_efficiency(const std::vector<Case>& cases,
     }
     for (devices::Seconds costmodel::GpuEfficiency::*p :
          {&costmodel::GpuEfficiency::launch, &costmodel::GpuEfficiency::host}) {
-      for (int us = 0; us <= 60; ++us) {
+      for (int us = 0; us <= 120; ++us) {
         costmodel::GpuEfficiency trial = best;
         trial.*p = devices::Seconds{us * 1e-6};
         cal.add_gpu(device, trial);
@@ -194,7 +195,8 @@ FidelityResult training_fidelity(const std::vector<TrainingRun>& runs,
                                  const std::string& device,
                                  const devices::DeviceRegistry& registry,
                                  const costmodel::CalibrationSet& calibrations,
-                                 bool fit) {
+                                 FidelityRows rows) {
+  bool fit = rows == FidelityRows::kFit;
   std::vector<Case> cases;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const TrainingRun& r = runs[i];
@@ -215,7 +217,7 @@ FidelityResult training_fidelity(const std::vector<TrainingRun>& runs,
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> series;
   std::vector<double> all_err;
   for (const Case& c : cases) {
-    if (fit && c.fit)
+    if (rows != FidelityRows::kAll && c.fit)
       continue;
     std::optional<double> t = estimate(c, cal);
     if (!t) {

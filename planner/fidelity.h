@@ -44,15 +44,23 @@ struct FidelityResult {
   std::vector<std::pair<TrainingRun, double>> points;
 };
 
-/// Runs every measured layout on one node of `device` (NVSwitch). With `fit`, the GPU
-/// efficiencies are fitted on the even-numbered rows (coordinate descent, as in
-/// `yirage-plan calibrate`) and the statistics are computed on the odd-numbered rows;
-/// otherwise on all rows with the device's calibration from `calibrations`.
+/// Which rows a fidelity check fits on and reports on. Rows alternate by their order in
+/// the file: the even ones (0, 2, ...) are the fit split.
+enum class FidelityRows {
+  kAll,      // the device's calibration as given; statistics on every row
+  kHeldOut,  // the same, statistics on the odd rows (the calibration was fitted on the even)
+  kFit,      // fit the GPU efficiencies on the even rows first; statistics on the odd rows
+};
+
+/// Runs every measured layout on one node of `device` (NVSwitch). With FidelityRows::kFit
+/// the GPU efficiencies and the host's issue time are fitted on the even rows (coordinate
+/// descent, as in `yirage-plan calibrate`); otherwise the device's calibration from
+/// `calibrations` prices them.
 FidelityResult training_fidelity(const std::vector<TrainingRun>& runs,
                                  const std::string& device,
                                  const devices::DeviceRegistry& registry,
                                  const costmodel::CalibrationSet& calibrations,
-                                 bool fit);
+                                 FidelityRows rows);
 
 /// Spearman's rank correlation of two equal-length series (average ranks for ties).
 double spearman(const std::vector<double>& a, const std::vector<double>& b);
