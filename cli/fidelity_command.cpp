@@ -72,7 +72,7 @@ int measured_steps(Context& cx, const FidelityArgs& a, const devices::DeviceRegi
     bool any = s.rows > 0;
     t.add_row({"  " + s.group, std::to_string(s.rows), any ? pct(s.mape) : "-",
                any ? pct(s.bias) : "-", s.rows > 1 ? devices::format_number(s.spearman, 3) : "-",
-               any ? pct(s.memory_mape) : "-",
+               s.memory_rows > 0 ? pct(s.memory_mape) : "-",
                std::to_string(s.fit_agree) + " of " + std::to_string(s.fit_rows)});
     bool per_width_and_count = s.group.find(", ") != std::string::npos;
     if (per_width_and_count && s.rows > 2 && a.min_spearman > 0 && s.spearman < a.min_spearman)
@@ -95,7 +95,7 @@ int measured_steps(Context& cx, const FidelityArgs& a, const devices::DeviceRegi
            p.estimate_s && p.row.status == "ok"
                ? pct(100 * (*p.estimate_s - p.row.step_s) / p.row.step_s)
                : "-",
-           p.row.status == "ok"
+           p.row.status == "ok" && p.row.peak_reserved > 0
                ? devices::format_quantity(p.row.peak_reserved, devices::Dim::kBytes)
                : "-",
            p.estimate_s ? devices::format_quantity(p.estimate_memory, devices::Dim::kBytes) : "-"});
@@ -129,12 +129,23 @@ int fidelity(Context& cx, const FidelityArgs& a) {
   std::vector<planner::TrainingRun> runs = planner::load_training_runs(file);
   costmodel::CalibrationSet calibrations =
       costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
+  // A calibration fitted on this file's even rows is checked on its odd rows only.
+  const costmodel::GpuEfficiency* shipped = calibrations.find_gpu(registry.find(a.device)->name);
+  bool fitted_here = shipped != nullptr && !shipped->steps_fitted_on.empty() &&
+                     shipped->steps_fitted_on.rfind(costmodel::display_path(file), 0) == 0;
+  planner::FidelityRows rows = a.fit         ? planner::FidelityRows::kFit
+                               : fitted_here ? planner::FidelityRows::kHeldOut
+                                             : planner::FidelityRows::kAll;
   planner::FidelityResult r =
-      planner::training_fidelity(runs, a.device, registry, calibrations, a.fit);
+      planner::training_fidelity(runs, a.device, registry, calibrations, rows);
   const costmodel::GpuEfficiency& e = r.efficiency;
   cx.out << file << ": " << runs.size() << " measured runs on " << a.device << "; "
-         << (r.fitted ? "GPU efficiencies fitted on the even rows, statistics on the odd rows"
-                      : "statistics on all rows")
+         << (rows == planner::FidelityRows::kFit
+                 ? "GPU efficiencies fitted on the even rows, statistics on the odd rows"
+             : rows == planner::FidelityRows::kHeldOut
+                 ? "the shipped calibration was fitted on the even rows, statistics on the odd "
+                   "rows"
+                 : "statistics on all rows")
          << "\n  efficiencies: matrix " << devices::format_number(e.matrix, 3) << ", attention "
          << devices::format_number(e.attention, 3) << ", memory "
          << devices::format_number(e.memory, 3) << ", vector "

@@ -89,12 +89,25 @@ std::string step_trust_text(const StepTrust& t) {
   std::string text = "±" + pct(t.mape) + " MAPE (bias " + signed_pct(t.bias) + ") over " +
                      std::to_string(t.rows) + " measured " + framework_label(t.framework) +
                      " steps on " + t.device + ":";
-  for (std::size_t i = 0; i < t.by_gpus.size(); ++i) {
-    const StepStats& s = t.by_gpus[i];
-    text += std::string(i == 0 ? " " : ", ") + pct(s.mape) + " on " + s.group + " (" +
-            std::to_string(s.rows) + ")";
+  std::int64_t least = 0;
+  std::int64_t most = 0;
+  for (const StepStats& s : t.by_gpus) {
+    std::int64_t n = std::stoll(s.group);  // "8 GPUs"
+    least = least == 0 ? n : std::min(least, n);
+    most = std::max(most, n);
   }
-  return text + "; none on more GPUs or across nodes";
+  if (t.by_gpus.size() > 4) {
+    // Many GPU counts (published runs): the range, not each.
+    text += " on " + std::to_string(least) + " to " + std::to_string(most) + " GPUs (" +
+            std::to_string(t.by_gpus.size()) + " GPU counts)";
+  } else {
+    for (std::size_t i = 0; i < t.by_gpus.size(); ++i) {
+      const StepStats& s = t.by_gpus[i];
+      text += std::string(i == 0 ? " " : ", ") + pct(s.mape) + " on " + s.group + " (" +
+              std::to_string(s.rows) + ")";
+    }
+  }
+  return text + "; none on more than " + std::to_string(most) + (most == 1 ? " GPU" : " GPUs");
 }
 
 }  // namespace yirage::planner

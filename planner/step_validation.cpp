@@ -168,8 +168,9 @@ std::vector<MeasuredStep> load_measured_steps(const std::filesystem::path& path)
                    r.gpus = static_cast<std::int64_t>(c.number("gpus", 1 << 30, true).value_or(1));
                    bool ok = r.status == "ok";
                    r.step_s = c.number("step_s", 1e6, ok).value_or(0);
-                   r.peak_reserved = c.number("peak_reserved_bytes", 1e15, ok).value_or(0);
-                   r.peak_allocated = c.number("peak_allocated_bytes", 1e15, ok).value_or(0);
+                   // Published runs state no memory: both may be empty.
+                   r.peak_reserved = c.number("peak_reserved_bytes", 1e15, false).value_or(0);
+                   r.peak_allocated = c.number("peak_allocated_bytes", 1e15, false).value_or(0);
                    rows.push_back(r);
                  });
   return rows;
@@ -250,14 +251,17 @@ std::vector<StepStats> step_stats(const std::vector<StepPoint>& points) {
       double rel = (*p->estimate_s - p->row.step_s) / p->row.step_s;
       s.mape += std::fabs(rel);
       s.bias += rel;
-      mem += std::fabs(p->estimate_memory - p->row.peak_reserved) / p->row.peak_reserved;
+      if (p->row.peak_reserved > 0) {
+        mem += std::fabs(p->estimate_memory - p->row.peak_reserved) / p->row.peak_reserved;
+        ++s.memory_rows;
+      }
     }
     s.rows = est.size();
     if (s.rows > 0) {
       double n = static_cast<double>(s.rows);
       s.mape = 100 * s.mape / n;
       s.bias = 100 * s.bias / n;
-      s.memory_mape = 100 * mem / n;
+      s.memory_mape = s.memory_rows > 0 ? 100 * mem / static_cast<double>(s.memory_rows) : 0;
       s.spearman = s.rows > 1 ? spearman(est, meas) : 0;
     }
     out.push_back(s);

@@ -58,11 +58,12 @@ std::vector<StepPoint> price_measured_steps(const std::filesystem::path& path,
 struct StepStats {
   std::string group;  // "1 GPU", "h4096", "all"
   std::size_t rows = 0;
-  double mape = 0;            // step time, percent, over rows that ran and the model priced
-  double bias = 0;            // mean signed error, percent (negative: the model is optimistic)
-  double spearman = 0;        // within the group
-  double memory_mape = 0;     // predicted peak against the measured reserve, percent
-  std::size_t fit_agree = 0;  // rows where ran-or-out-of-memory matches fits-or-not
+  double mape = 0;              // step time, percent, over rows that ran and the model priced
+  double bias = 0;              // mean signed error, percent (negative: the model is optimistic)
+  double spearman = 0;          // within the group
+  double memory_mape = 0;       // predicted peak against the measured reserve, percent
+  std::size_t memory_rows = 0;  // rows with a measured reserve (published runs have none)
+  std::size_t fit_agree = 0;    // rows where ran-or-out-of-memory matches fits-or-not
   std::size_t fit_rows = 0;
 };
 
