@@ -1,5 +1,7 @@
 #include "planner/pipeline_replay.h"
 
+#include "planner/workload/memory_floor.h"
+
 #include <algorithm>
 #include <deque>
 #include <map>
@@ -169,7 +171,7 @@ StageWork stage_work(const TrainContext& cx, const Layout& l, const StageSpan& s
   }
   double params = stage_parameters(m, span) - stage_routed_parameters(m, span) +
                   stage_routed_parameters(m, span) / f(l.ep);
-  w.grad_bytes = params / f(l.tp) * std::max(2.0, b);
+  w.grad_bytes = params / f(l.tp) * training_parameter_bytes(cx.task).gradients;
   w.zero3_bytes = params / f(l.tp) * b;
   return w;
 }

@@ -4,6 +4,7 @@
 #include "costmodel/validation.h"
 #include "devices/support/check.h"
 #include "planner/workload/eager_traffic.h"
+#include "planner/workload/memory_floor.h"
 #include "planner/workload/model_size.h"
 
 #include <algorithm>
@@ -44,17 +45,18 @@ Params params(const ModelSpec& m) {
 }
 
 // Activation bytes one layer keeps per micro-batch for backward, per device. Korthikanti
-// et al. 2022 (§4.1), with fused (flash) attention, which keeps no s x s scores, GQA's
-// smaller K and V, and the FFN width of the model: attention 7sbh + 4sbh kv/heads, FFN
-// 2sbh + (gated ? 6 : 4) sbF + sbh, norms 4sbh; divided by t with sequence parallelism;
-// for 2-byte activations, scaled to the task's precision.
+// et al. 2022 (§4.1): fused (flash) attention keeps no s x s scores, unfused attention keeps
+// them (`unfused_attention`); GQA's smaller K and V, and the FFN width of the model: attention 7sbh
+// + 4sbh kv/heads, FFN 2sbh + (gated ? 6 : 4) sbF + sbh, norms 4sbh; divided by t with sequence
+// parallelism; for 2-byte activations, scaled to the task's precision.
 double layer_activations(const ModelSpec& m,
                          std::int64_t seq,
                          std::int64_t mb,
                          std::int64_t t,
                          Recompute r,
                          double bytes,
-                         bool sp) {
+                         bool sp,
+                         bool unfused_attention) {
   double sbh = f(seq) * f(mb) * f(m.hidden);
   double scale = bytes / 2.0 / f(t);
   // Without sequence parallelism the norms (4sbh), dropouts (2sbh) and the inputs of the
@@ -65,7 +67,13 @@ double layer_activations(const ModelSpec& m,
   double ffn = f(m.moe ? m.moe->expert_ffn * (m.moe->top_k + m.moe->shared_experts) : m.ffn);
   double attn = 7 * sbh + 4 * sbh * f(m.kv_heads) / f(m.heads);
   double mlp = 2 * sbh + (m.ffn_kind == devices::FfnKind::kGated ? 6 : 4) * f(seq * mb) * ffn + sbh;
-  return (attn + mlp + 4 * sbh) * scale + whole;
+  // Unfused attention keeps its s x s scores, their softmax (2-byte each) and the dropout's
+  // 1-byte mask: 5 a s^2 b (Korthikanti et al. 2022, §4.1), what selective recomputation drops.
+  double scores = unfused_attention && r == Recompute::kNone
+                      ? (4 * bytes / 2.0 + 1) * f(std::max<std::int64_t>(1, m.heads / t)) * f(seq) *
+                            f(seq) * f(mb)
+                      : 0;
+  return (attn + mlp + 4 * sbh) * scale + whole + scores;
 }
 
 costmodel::CommGroup comm_group(const TrainContext& cx, std::int64_t ranks, std::int64_t per_node) {
@@ -176,8 +184,8 @@ MemoryUse stage_memory(const TrainContext& cx,
   const ModelSpec& m = cx.task.model;
   double b = devices::dtype_bytes(cx.task.precision);
   bool adam = cx.task.optimizer == devices::Optimizer::kAdam;
-  double master = cx.task.precision == devices::DType::kFp32 ? 0 : 4;
-  double opt_bytes = master + (adam ? 8 : 4);
+  ParameterBytes per_param = training_parameter_bytes(cx.task);
+  double opt_bytes = per_param.optimizer;
   // Routed experts are split over ep ranks, and ZeRO shards their state over the dp / ep
   // ranks that hold the same experts.
   double routed = stage_routed_parameters(m, s);
@@ -204,9 +212,10 @@ MemoryUse stage_memory(const TrainContext& cx,
     u.gradients = held * 4 / (l.zero >= 2 ? dpc : 1);
     u.optimizer = held * (adam ? 8 : 4) / (l.zero >= 1 ? dpc : 1);
   } else {
-    u.weights = dense * b / (l.zero >= 3 ? dpc : 1) + experts * b / (l.zero >= 3 ? edp : 1);
-    u.gradients = dense * std::max(b, 2.0) / (l.zero >= 2 ? dpc : 1) +
-                  experts * std::max(b, 2.0) / (l.zero >= 2 ? edp : 1);
+    double w = per_param.weights;
+    double g = per_param.gradients;
+    u.weights = dense * w / (l.zero >= 3 ? dpc : 1) + experts * w / (l.zero >= 3 ? edp : 1);
+    u.gradients = dense * g / (l.zero >= 2 ? dpc : 1) + experts * g / (l.zero >= 2 ? edp : 1);
     u.optimizer =
         dense * opt_bytes / (l.zero >= 1 ? dpc : 1) + experts * opt_bytes / (l.zero >= 1 ? edp : 1);
   }
@@ -225,11 +234,12 @@ MemoryUse stage_memory(const TrainContext& cx,
           ? std::min(f(2 * (ahead - 1) + (l.vpp - 1) * s.stages + 1) / f(l.vpp), f(micro_batches))
           : f(std::min(ahead, micro_batches));
   std::int64_t seq = cx.task.sequence_length / l.cp;  // this rank's part of each sequence
-  double per_layer = layer_activations(m, seq, l.micro_batch, l.tp, l.recompute, b, l.sp);
+  bool unfused = cx.task.attention == devices::AttentionKernel::kUnfused;
+  double per_layer = layer_activations(m, seq, l.micro_batch, l.tp, l.recompute, b, l.sp, unfused);
   u.activations = per_layer * f(s.layers) * in_flight;
   if (l.recompute == Recompute::kFull) {
-    u.activations += layer_activations(m, seq, l.micro_batch, l.tp, Recompute::kNone, b,
-                                       l.sp);  // one layer recomputed at a time
+    u.activations += layer_activations(m, seq, l.micro_batch, l.tp, Recompute::kNone, b, l.sp,
+                                       unfused);  // one layer recomputed at a time
   }
   if (eager && l.recompute != Recompute::kFull) {
     // Each of the layer's two RMSNorms computed in fp32 from its parts keeps its fp32 input
@@ -361,10 +371,9 @@ namespace {
 // One synchronisation: an all-reduce (ZeRO 0 and 1), a reduce-scatter (ZeRO 2 and 3; ZeRO 1
 // and 2 then gather the updated weights, which we count with the all-reduce: RS + AG = AR).
 double sync(const TrainContext& cx, const Layout& l, const costmodel::CommGroup& g, double params) {
-  // Eager PyTorch (DDP, FSDP2 with fp32 reduction) reduces the fp32 gradients.
-  double grad_bytes = cx.task.framework == devices::Framework::kPytorch
-                          ? 4.0
-                          : std::max(2.0, devices::dtype_bytes(cx.task.precision));
+  // Both frameworks reduce fp32 gradients (Megatron-LM its fp32 main gradients; DDP and
+  // FSDP2 with fp32 reduction; training_parameter_bytes).
+  double grad_bytes = training_parameter_bytes(cx.task).gradients;
   double bytes = params / f(l.tp) * grad_bytes;
   costmodel::Collective op =
       l.zero >= 3 ? costmodel::Collective::kReduceScatter : costmodel::Collective::kAllReduce;

@@ -63,9 +63,11 @@ TEST(HeteroPipeline, HoldsAModelThatNoGroupHoldsAlone) {
   EXPECT_LT(p.mfu, 1);
 }
 
+// Llama 3 8B, which no memory limit binds: with 70B the first stage, which also holds the
+// embedding, fits fewer layers than the last.
 TEST(HeteroPipeline, IdenticalGroupsGetEqualLayers) {
   devices::ClusterSpec c = two_groups("H100-SXM");
-  devices::TaskSpec t = testing::example_task("llama3-70b-train");
+  devices::TaskSpec t = testing::example_task("llama3-8b-train");
   HeteroPipelineResult r = search_hetero_pipeline(c, t, kNoCalibration);
   ASSERT_TRUE(r.plan) << r.why;
   // The last stage also runs the output head, so it may take a layer less.
