@@ -33,7 +33,11 @@ std::vector<Layout> training_space(const TrainContext& cx) {
     if (n % cp != 0 || (cp > 1 && seq % (2 * cp) != 0))
       continue;
     std::int64_t m = n / cp;
-    for (std::int64_t tp = 1; tp <= per_node; tp *= 2) {
+    // Tensor parallelism within a node, and over two nodes (its collectives then cross the
+    // network, as Megatron-LM allows).
+    for (std::int64_t tp = 1; tp <= 2 * per_node; tp *= 2) {
+      if (tp > per_node && (tp % per_node != 0 || cx.cluster.total_nodes() < 2))
+        continue;
       for (std::int64_t pp = 1; pp <= std::min(m / tp, cx.task.model.layers); ++pp) {
         if ((m / tp) % pp != 0 || m % tp != 0)
           continue;
@@ -41,7 +45,10 @@ std::vector<Layout> training_space(const TrainContext& cx) {
         for (std::int64_t mb : {1, 2, 4, 8, 16}) {
           for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
             for (int zero = 0; zero <= (dp > 1 ? 3 : 0); ++zero) {
-              for (std::int64_t vpp = 1; vpp <= (pp > 1 ? 4 : 1); vpp *= 2) {
+              // Interleaving: every chunk count that splits a stage's layers evenly, down to
+              // one layer a chunk (Megatron-LM's virtual pipeline stages).
+              std::int64_t most_vpp = pp > 1 ? cx.task.model.layers / pp : 1;
+              for (std::int64_t vpp = 1; vpp <= most_vpp; ++vpp) {
                 if (vpp > 1 && cx.task.model.layers % (pp * vpp) != 0)
                   continue;
                 // Expert parallelism for MoE models: powers of two dividing dp and the experts.

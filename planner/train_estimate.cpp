@@ -31,9 +31,9 @@ std::string check_shape(const TrainContext& cx, const Layout& l) {
     return "uses " + std::to_string(l.devices()) + " devices, the cluster has " +
            std::to_string(cx.cluster.total_devices());
   }
-  if (l.tp > g.devices_per_node || g.devices_per_node % l.tp != 0) {
-    return "tensor parallelism " + std::to_string(l.tp) + " does not divide a node of " +
-           std::to_string(g.devices_per_node);
+  if (l.tp > g.devices_per_node ? l.tp % g.devices_per_node != 0 : g.devices_per_node % l.tp != 0) {
+    return "tensor parallelism " + std::to_string(l.tp) + " neither divides a node of " +
+           std::to_string(g.devices_per_node) + " nor spans whole nodes";
   }
   if (m.heads % l.tp != 0 || (m.kv_heads % l.tp != 0 && l.tp % m.kv_heads != 0)) {
     return "tensor parallelism " + std::to_string(l.tp) + " does not divide the " +

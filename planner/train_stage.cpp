@@ -263,7 +263,7 @@ DeviceContext device_context(const TrainContext& cx, const Layout& l) {
   dcx.eager = cx.task.framework == devices::Framework::kPytorch;
   dcx.fuse = !dcx.eager;
   if (l.tp > 1)
-    dcx.tp_group = comm_group(cx, l.tp, l.tp);
+    dcx.tp_group = comm_group(cx, l.tp, std::min(l.tp, group(cx).devices_per_node));
   return dcx;
 }
 
