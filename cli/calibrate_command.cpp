@@ -9,6 +9,8 @@
 #include "costmodel/calibration.h"
 #include "planner/fidelity.h"
 #include "planner/layer_validation.h"
+#include "planner/step_calibration.h"
+#include "planner/step_validation.h"
 
 #include <CLI/CLI.hpp>
 
@@ -210,6 +212,50 @@ int fit_steps(Context& cx,
   return kExitOk;
 }
 
+// The host's time per operation of eager tensor parallelism, for each device fitted here on
+// op rows whose measured steps include tensor-parallel rows.
+void fit_eager_tp(const std::vector<std::filesystem::path>& step_files,
+                  const devices::DeviceRegistry& registry,
+                  const std::vector<costmodel::CalibrationFit>& fits,
+                  std::vector<costmodel::GpuCalibrationFit>& gpu_fits) {
+  devices::ModelRegistry models = devices::ModelRegistry::load_bundled();
+  for (costmodel::GpuCalibrationFit& g : gpu_fits) {
+    costmodel::CalibrationSet cal =
+        costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
+    for (const costmodel::CalibrationFit& f : fits)
+      cal.add(f.calibration);
+    costmodel::GpuEfficiency e = g.efficiency;
+    if (const costmodel::GpuEfficiency* shipped = cal.find_gpu(g.device)) {
+      e.graph_launch = shipped->graph_launch;  // what the layer fit sets, if it ran here
+      e.host = shipped->host;
+    }
+    if (g.layers)
+      e.graph_launch = g.layers->graph_launch;
+    cal.add_gpu(g.device, e);
+    g.eager_tp = planner::fit_eager_tp_host(step_files, g.device, registry, models, cal);
+    if (g.eager_tp)
+      g.efficiency.eager_tp_host = g.eager_tp->host;
+  }
+}
+
+void print_eager_tp_fits(std::ostream& out, const std::vector<costmodel::GpuCalibrationFit>& fits) {
+  Table t({"device", ">host per operation", ">fit rows", ">held-out rows", ">held-out MAPE",
+           ">without it"});
+  for (const costmodel::GpuCalibrationFit& f : fits) {
+    if (!f.eager_tp)
+      continue;
+    const costmodel::EagerTpHostFit& e = *f.eager_tp;
+    t.add_row({f.device, devices::format(e.host), std::to_string(e.fit_rows),
+               std::to_string(e.held_out_rows), devices::format_number(e.held_out_mape, 3) + "%",
+               devices::format_number(e.unpriced_mape, 3) + "%"});
+  }
+  if (t.rows() == 0)
+    return;
+  out << "Eager tensor parallelism (whole measured steps): the host's time per operation that\n"
+         "DTensor dispatches, fitted on half the tensor-parallel rows.\n";
+  t.print(out);
+}
+
 int calibrate(Context& cx, const CalibrateArgs& a) {
   devices::ParsedQuantity min = devices::parse_quantity(a.min_size, devices::Dim::kBytes);
   if (!min.error.empty()) {
@@ -217,8 +263,13 @@ int calibrate(Context& cx, const CalibrateArgs& a) {
     return kExitBadInput;
   }
   std::vector<costmodel::MeasuredFile> files;
-  for (const std::string& f : a.files)
-    files.push_back(costmodel::load_measured(f));
+  std::vector<std::filesystem::path> step_files;  // whole training steps (train_steps*.csv)
+  for (const std::string& f : a.files) {
+    if (planner::is_measured_steps_file(f))
+      step_files.emplace_back(f);
+    else
+      files.push_back(costmodel::load_measured(f));
+  }
   devices::DeviceRegistry registry = cx.load_registry();
   auto fits = costmodel::fit_collectives(files, registry, min.value);
   auto gpu_fits = costmodel::fit_gpu_ops(files, registry);
@@ -232,6 +283,8 @@ int calibrate(Context& cx, const CalibrateArgs& a) {
     if (int rc = fit_steps(cx, a, registry, fits, gpu_fits); rc != kExitOk)
       return rc;
   }
+  if (!step_files.empty())
+    fit_eager_tp(step_files, registry, fits, gpu_fits);
   if (fits.empty() && gpu_fits.empty()) {
     cx.err << "error: nothing to fit: no op rows and no single-node collective rows of "
            << a.min_size << " or more\n";
@@ -249,6 +302,7 @@ int calibrate(Context& cx, const CalibrateArgs& a) {
     print_gpu_fits(cx.out, gpu_fits);
     print_layer_fits(cx.out, gpu_fits);
     print_block_fits(cx.out, gpu_fits);
+    print_eager_tp_fits(cx.out, gpu_fits);
   }
   return a.output.empty() ? kExitOk : write_files(cx, a, fits, gpu_fits);
 }

@@ -146,6 +146,11 @@ void read_ops(const devices::YamlDoc& doc,
   m.string("graph_launch_fitted_on");
   e.host = m.quantity<devices::Dim::kSeconds>("host", false, devices::Sign::kNonNegative)
                .value_or(devices::Seconds{});
+  e.eager_tp_host =
+      m.quantity<devices::Dim::kSeconds>("eager_tp_host", false, devices::Sign::kNonNegative)
+          .value_or(devices::Seconds{});
+  m.string("eager_tp_host_fitted_on");
+  m.number("eager_tp_host_held_out_mape", false, devices::Sign::kNonNegative);
   e.steps_fitted_on = m.string("steps_fitted_on").value_or("");
   m.number("steps_held_out_mape", false, devices::Sign::kNonNegative);
   e.block_step_cycles =
@@ -517,6 +522,11 @@ std::string calibration_yaml(const std::vector<CalibrationFit>& fits,
       y << "  graph_launch: " << devices::format(g.layers->graph_launch) << "\n"
         << "  graph_launch_fitted_on: \"" << g.layers->fitted_on << "\"\n"
         << "  layers_held_out_mape: " << format_number(g.layers->held_out_mape, 3) << "\n";
+    }
+    if (g.eager_tp) {
+      y << "  eager_tp_host: " << devices::format(g.eager_tp->host) << "\n"
+        << "  eager_tp_host_fitted_on: \"" << g.eager_tp->fitted_on << "\"\n"
+        << "  eager_tp_host_held_out_mape: " << format_number(g.eager_tp->held_out_mape, 3) << "\n";
     }
     if (g.block) {
       y << "  block_step_cycles: " << format_number(g.block->step_cycles, 3) << "\n"

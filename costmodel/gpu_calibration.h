@@ -52,10 +52,21 @@ struct StepFit {
   std::string fitted_on;
 };
 
+/// The fit of `GpuEfficiency::eager_tp_host` on measured tensor-parallel steps (planner/).
+struct EagerTpHostFit {
+  devices::Seconds host;  // per operation
+  std::size_t fit_rows = 0;
+  std::size_t held_out_rows = 0;
+  double held_out_mape = 0;  // percent, the tensor-parallel rows held out
+  double unpriced_mape = 0;  // percent, the same rows without the host's time
+  std::string fitted_on;
+};
+
 struct GpuCalibrationFit {
   std::string device;
   GpuEfficiency efficiency;
   std::optional<StepFit> steps;
+  std::optional<EagerTpHostFit> eager_tp;
   std::optional<LayerLaunchFit> layers;
   std::optional<BlockLatencyFit> block;
   std::size_t fit_rows = 0;

@@ -43,6 +43,9 @@ struct GpuEfficiency {
   // Host time to issue one kernel from an eager framework (Python, dispatcher, launch call):
   // a kernel shorter than this leaves the GPU waiting. Fitted on measured training steps.
   devices::Seconds host;
+  // Host time per operation of eager PyTorch under tensor parallelism (DTensor's dispatch),
+  // charged per pass like `host`. Fitted on measured tensor-parallel steps; zero where not.
+  devices::Seconds eager_tp_host;
   // A generated block program's (codegen's generic GPU path) serial latency: clock cycles
   // per dependent step of one thread (a multiply-add of a block matmul's dot product, an
   // element of a reduced row, one element of an elementwise op), per k-step of a warp's

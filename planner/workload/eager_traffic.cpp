@@ -61,6 +61,15 @@ EagerBytes eager_layer_bytes(const devices::ModelSpec& m, const LayerShape& s) {
   return b;
 }
 
+std::int64_t eager_layer_operations(const devices::ModelSpec& m) {
+  // Two RMSNorms of 7 operations each (cast, square, mean, add, rsqrt, product, product, as
+  // in kNormForward's count with the cast out), two residual adds, one contiguous copy;
+  // RoPE's five on q and on k; SwiGLU's two (or one activation).
+  bool rope = m.position == devices::PositionKind::kRope;
+  bool gated = m.ffn_kind == devices::FfnKind::kGated;
+  return 2 * 7 + 2 + 1 + (rope ? 10 : 0) + (gated ? 2 : 1);
+}
+
 EagerBytes eager_head_bytes(const devices::ModelSpec& m, const LayerShape& s) {
   double logits = f(s.micro_batch * s.seq) * f(std::max<std::int64_t>(1, m.vocab / s.tp));
   // bf16 logits to fp32 (2 + 4); the fp32 gradient back to bf16 (4 + 2). The final norm

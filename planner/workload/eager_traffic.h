@@ -46,6 +46,11 @@ EagerBytes eager_parameter_bytes(std::int64_t micro_batches, int recasts);
 /// reads the gradient, the scaling reads and writes it: 12 B).
 double eager_optimizer_bytes_per_parameter();
 
+/// The memory-bound operations eager PyTorch runs in one layer's forward (the norms' parts,
+/// RoPE's, the residual adds, SwiGLU or the activation, the contiguous copy): what the host
+/// dispatches beside the matrix products and attention.
+std::int64_t eager_layer_operations(const devices::ModelSpec& m);
+
 /// Seconds to move `bytes` through memory-bound kernels on the context's device.
 double eager_stream_time(const DeviceContext& cx, double bytes);
 

@@ -110,8 +110,8 @@ class Pricer {
 // many in backward: each forward op has two backward products or their like) at
 // GpuEfficiency::host each; a pass takes the longer of its GPU time with its collectives and
 // that issue time. The forward and backward compute grow by what the host adds.
-void with_host_issue(const DeviceContext& cx, std::int64_t kernels, LayerCost& c) {
-  double issue = cx.efficiency.host.value * static_cast<double>(kernels);
+void with_host_issue(devices::Seconds per_kernel, std::int64_t kernels, LayerCost& c) {
+  double issue = per_kernel.value * static_cast<double>(kernels);
   if (issue <= 0)
     return;
   double comm = c.tp_comm / 2;
@@ -250,12 +250,15 @@ LayerCost eager_layer_cost(const devices::ModelSpec& m,
   c.backward = kBackwardGemm * gemm + kBackwardAttention * attn +
                eager_stream_time(p.context(), bytes.backward);
   c.flops_forward += attn_flops;
-  c.tp_comm =
-      2 *
-      tp_collectives(cx, static_cast<double>(tokens * m.hidden) * devices::dtype_bytes(cx.dtype), s)
-          .time;
-  // Eager PyTorch's memory-bound work is priced as traffic, not kernel by kernel, so the
-  // host's issue time is not charged here (no eager calibration fits one).
+  TpCollectives tp = tp_collectives(
+      cx, static_cast<double>(tokens * m.hidden) * devices::dtype_bytes(cx.dtype), s);
+  c.tp_comm = 2 * tp.time;
+  // Under tensor parallelism every operation goes through DTensor's dispatch in Python, and
+  // the GPU waits for it (GpuEfficiency::eager_tp_host per operation); without it the host
+  // runs ahead of the GPU (the 1-GPU steps keep the GPU 97-100% busy).
+  if (s.tp > 1)
+    with_host_issue(cx.efficiency.eager_tp_host, p.kernels() + eager_layer_operations(m) + tp.calls,
+                    c);
   return c;
 }
 
@@ -311,7 +314,7 @@ LayerCost layer_cost(const devices::ModelSpec& m, const LayerShape& s, const Dev
   TpCollectives tp = tp_collectives(
       cx, static_cast<double>(tokens * m.hidden) * devices::dtype_bytes(cx.dtype), s);
   c.tp_comm = s.inference ? tp.time : 2 * tp.time;
-  with_host_issue(cx, p.kernels() + tp.calls, c);
+  with_host_issue(cx.efficiency.host, p.kernels() + tp.calls, c);
   return c;
 }
 
@@ -337,7 +340,7 @@ LayerCost head_cost(const devices::ModelSpec& m, const LayerShape& s, const Devi
   OpEstimate loss = p.op("softmax", {tokens, vocab});
   c.forward = head.time.value + loss.time.value;
   c.backward = p.backward();
-  with_host_issue(cx, p.kernels(), c);
+  with_host_issue(cx.efficiency.host, p.kernels(), c);
   return c;
 }
 

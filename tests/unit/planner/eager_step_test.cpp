@@ -3,6 +3,7 @@
 #include "tests/unit/test_data.h"
 
 #include "costmodel/calibration.h"
+#include "planner/step_calibration.h"
 #include "planner/step_trust.h"
 #include "planner/train_estimate.h"
 #include "planner/workload/eager_traffic.h"
@@ -95,6 +96,36 @@ TEST(StepTrust, SaysWhatWasMeasuredAndWhatWasNot) {
       step_trust(devices::data_dir() / "benchmarks", "MI300X", devices::Framework::kPytorch,
                  testing::bundled_registry(), models, cal);
   EXPECT_EQ(unknown.rows, 0u);
+}
+
+}  // namespace
+}  // namespace yirage::planner
+
+namespace yirage::planner {
+namespace {
+
+// The host's time per operation of eager tensor parallelism, fitted on one host's measured
+// tensor-parallel steps: it is what the op rows cannot show (the GPU waits for DTensor's
+// dispatch), so the held-out rows come much closer with it than without.
+TEST(EagerTpHost, FittedOnMeasuredStepsItPricesTheHeldOutRows) {
+  static const devices::ModelRegistry models = devices::ModelRegistry::load_bundled();
+  std::filesystem::path file =
+      devices::data_dir() / "benchmarks" / "H200" / "train_steps_2gpu_host.csv";
+  costmodel::CalibrationSet cal =
+      costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
+  auto fit = fit_eager_tp_host({file}, "H200", testing::bundled_registry(), models, cal);
+  ASSERT_TRUE(fit.has_value());
+  EXPECT_EQ(fit->fit_rows + fit->held_out_rows, 9u);
+  EXPECT_GT(fit->host.value, 50e-6);
+  EXPECT_LT(fit->host.value, 300e-6);
+  EXPECT_LT(fit->held_out_mape, fit->unpriced_mape / 2);
+  EXPECT_NE(fit->fitted_on.find("train_steps_2gpu_host.csv (tensor-parallel rows"),
+            std::string::npos);
+  // One GPU: no tensor-parallel rows, nothing to fit.
+  EXPECT_FALSE(
+      fit_eager_tp_host({devices::data_dir() / "benchmarks" / "H200" / "train_steps_1gpu_more.csv"},
+                        "H200", testing::bundled_registry(), models, cal)
+          .has_value());
 }
 
 }  // namespace

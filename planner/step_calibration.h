@@ -1,0 +1,30 @@
+// Calibration on whole measured steps (bench/run_plan.py's train_steps*.csv): the host's
+// time per operation of eager PyTorch under tensor parallelism (GpuEfficiency::eager_tp_host),
+// which op-level rows cannot show: DTensor dispatches every operation in Python and the GPU
+// waits for it.
+#pragma once
+
+#include "costmodel/calibration.h"
+#include "devices/model_loader.h"
+#include "devices/registry.h"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace yirage::planner {
+
+/// Fits `device`'s eager_tp_host on the eager tensor-parallel rows that ran in `files`
+/// (status ok, tp > 1, the device's rows only), alternating in file order: the even ones
+/// fitted (the squared relative error of the step time, searched over 0-2 ms by 10 us, then
+/// by 1 us around the best), the odd ones held out. The other efficiencies are those of
+/// `calibrations`. Nullopt when there are fewer than 4 such rows.
+std::optional<costmodel::EagerTpHostFit> fit_eager_tp_host(
+    const std::vector<std::filesystem::path>& files,
+    const std::string& device,
+    const devices::DeviceRegistry& registry,
+    const devices::ModelRegistry& models,
+    const costmodel::CalibrationSet& calibrations);
+
+}  // namespace yirage::planner
