@@ -34,23 +34,29 @@ struct Errors {
   std::size_t rows = 0;
 };
 
-Errors errors(const std::vector<std::filesystem::path>& files,
+// What prices the rows: their files, the device, and the data to price them with.
+struct Pricing {
+  const std::vector<std::filesystem::path>& files;
+  const std::string& device;
+  const devices::DeviceRegistry& registry;
+  const devices::ModelRegistry& models;
+  const costmodel::CalibrationSet& calibrations;
+};
+
+Errors errors(const Pricing& pr,
               const std::vector<std::vector<MeasuredStep>>& rows,
-              const std::string& device,
-              devices::Seconds host,
-              const devices::DeviceRegistry& registry,
-              const devices::ModelRegistry& models,
-              const costmodel::CalibrationSet& calibrations) {
-  costmodel::CalibrationSet cal = calibrations;
-  const costmodel::GpuEfficiency* known = calibrations.find_gpu(device);
+              devices::Seconds host) {
+  costmodel::CalibrationSet cal = pr.calibrations;
+  const costmodel::GpuEfficiency* known = pr.calibrations.find_gpu(pr.device);
   costmodel::GpuEfficiency e = known != nullptr ? *known : costmodel::GpuEfficiency{};
   e.eager_tp_host = host;
-  cal.add_gpu(device, e);
+  cal.add_gpu(pr.device, e);
   Errors out;
-  for (std::size_t i = 0; i < files.size(); ++i) {
+  for (std::size_t i = 0; i < pr.files.size(); ++i) {
     if (rows[i].empty())
       continue;
-    for (const StepPoint& p : price_measured_steps(files[i], rows[i], registry, models, cal)) {
+    for (const StepPoint& p :
+         price_measured_steps(pr.files[i], rows[i], pr.registry, pr.models, cal)) {
       double rel = p.estimate_s ? (*p.estimate_s - p.row.step_s) / p.row.step_s : 1;
       out.squared += rel * rel;
       out.absolute += std::fabs(rel);
@@ -82,22 +88,21 @@ std::optional<costmodel::EagerTpHostFit> fit_eager_tp_host(
   }
   if (n < 4)
     return std::nullopt;
-  auto fit_error = [&](double us) {
-    return errors(files, split.fit, device, devices::Seconds{us * 1e-6}, registry, models,
-                  calibrations)
-        .squared;
+  Pricing pr{files, device, registry, models, calibrations};
+  auto fit_error = [&](int us) {
+    return errors(pr, split.fit, devices::Seconds{us * 1e-6}).squared;
   };
-  double best = 0;
+  int best = 0;  // microseconds
   double best_err = fit_error(0);
-  for (double us = 10; us <= 2000; us += 10) {
+  for (int us = 10; us <= 2000; us += 10) {
     double e = fit_error(us);
     if (e < best_err) {
       best_err = e;
       best = us;
     }
   }
-  double coarse = best;
-  for (double us = std::max(0.0, coarse - 9); us <= coarse + 9; us += 1) {
+  int coarse = best;
+  for (int us = std::max(0, coarse - 9); us <= coarse + 9; ++us) {
     double e = fit_error(us);
     if (e < best_err) {
       best_err = e;
@@ -106,9 +111,8 @@ std::optional<costmodel::EagerTpHostFit> fit_eager_tp_host(
   }
   costmodel::EagerTpHostFit fit;
   fit.host = devices::Seconds{best * 1e-6};
-  Errors held = errors(files, split.held_out, device, fit.host, registry, models, calibrations);
-  Errors unpriced =
-      errors(files, split.held_out, device, devices::Seconds{}, registry, models, calibrations);
+  Errors held = errors(pr, split.held_out, fit.host);
+  Errors unpriced = errors(pr, split.held_out, devices::Seconds{});
   fit.fit_rows = (n + 1) / 2;
   fit.held_out_rows = held.rows;
   fit.held_out_mape = held.rows > 0 ? 100 * held.absolute / static_cast<double>(held.rows) : 0;
