@@ -138,17 +138,16 @@ void read_ops(const devices::YamlDoc& doc,
   e.attention = m.number("attention", true).value_or(1);
   e.memory = m.number("memory", true).value_or(1);
   e.vector = m.number("vector", true).value_or(1);
-  e.launch = m.quantity<devices::Dim::kSeconds>("launch", true, devices::Sign::kNonNegative)
-                 .value_or(devices::Seconds{});
-  e.graph_launch =
-      m.quantity<devices::Dim::kSeconds>("graph_launch", false, devices::Sign::kNonNegative)
-          .value_or(devices::Seconds{});
+  // A non-negative duration, zero where the key is absent (not fitted).
+  auto seconds = [&](const char* key, bool required = false) {
+    return m.quantity<devices::Dim::kSeconds>(key, required, devices::Sign::kNonNegative)
+        .value_or(devices::Seconds{});
+  };
+  e.launch = seconds("launch", true);
+  e.graph_launch = seconds("graph_launch");
   m.string("graph_launch_fitted_on");
-  e.host = m.quantity<devices::Dim::kSeconds>("host", false, devices::Sign::kNonNegative)
-               .value_or(devices::Seconds{});
-  e.eager_tp_host =
-      m.quantity<devices::Dim::kSeconds>("eager_tp_host", false, devices::Sign::kNonNegative)
-          .value_or(devices::Seconds{});
+  e.host = seconds("host");
+  e.eager_tp_host = seconds("eager_tp_host");
   m.string("eager_tp_host_fitted_on");
   m.number("eager_tp_host_held_out_mape", false, devices::Sign::kNonNegative);
   e.steps_fitted_on = m.string("steps_fitted_on").value_or("");
@@ -159,9 +158,7 @@ void read_ops(const devices::YamlDoc& doc,
       m.number("block_mma_step_cycles", false, devices::Sign::kNonNegative).value_or(0);
   e.block_barrier_cycles =
       m.number("block_barrier_cycles", false, devices::Sign::kNonNegative).value_or(0);
-  e.program_launch =
-      m.quantity<devices::Dim::kSeconds>("program_launch", false, devices::Sign::kNonNegative)
-          .value_or(devices::Seconds{});
+  e.program_launch = seconds("program_launch");
   m.string("block_fitted_on");
   m.number("block_held_out_mape", false, devices::Sign::kNonNegative);
   m.number("block_unpriced_mape", false, devices::Sign::kNonNegative);
