@@ -177,13 +177,80 @@ double stage_routed_parameters(const ModelSpec& m, const StageSpan& s) {
   return f(s.layers) * params(m).routed;
 }
 
+// The last stage's logits: fp32 for the loss. Eager PyTorch also keeps the bf16 logits, their
+// fp32 copy, the log-softmax and its gradient at once (2 + 4 + 4 + 4 B), gathered whole on
+// every tensor-parallel rank (no loss parallelism) beside the rank's bf16 shard; a pipeline
+// schedule keeps every micro-batch's bf16 output until the step ends.
+double logits_bytes(const TrainContext& cx,
+                    const Layout& l,
+                    std::int64_t seq,
+                    std::int64_t micro_batches) {
+  double tokens = f(seq * l.micro_batch);
+  double vocab = f(cx.task.model.vocab);
+  if (cx.task.framework != devices::Framework::kPytorch)
+    return tokens * vocab / f(l.tp) * 4;
+  double kept = l.pp > 1 ? 2 * f(micro_batches - 1) : 0;
+  return tokens * vocab * (14 + kept + (l.tp > 1 ? 2 / f(l.tp) : 0));
+}
+
+// Eager PyTorch's ZeRO 2/3 is FSDP2 (bench/run_plan.py): parameters in bf16 without autocast.
+bool eager_fsdp(const Layout& l) {
+  return l.zero >= 2 && l.dp * l.cp > 1;
+}
+
+// Model state of eager PyTorch (bench/run_plan.py's framework) per device, at the two moments
+// that can be its peak: as the last micro-batch's backward starts (`start`, with the
+// activations added by the caller) and as it ends (every gradient, no activations). Under
+// autocast (ZeRO 0/1): fp32 weights (the optimizer's master copy) with a bf16 copy of each held
+// from its forward to its backward (under full recomputation only the layer being recomputed
+// holds its copies, and the head), fp32 gradients, Adam's two moments; DDP (dp > 1) keeps its
+// fp32 gradient buckets beside the gradients. ZeRO 2/3 is FSDP2, which shards every fp32
+// parameter, gradient and moment over dp x cp and gathers bf16 copies: all of them from
+// forward to backward for ZeRO 2 (no reshard after forward), one layer's at a time for ZeRO 3.
+struct EagerState {
+  MemoryUse start;
+  MemoryUse end;
+};
+
+EagerState eager_state(const TrainContext& cx,
+                       const Layout& l,
+                       const StageSpan& s,
+                       double held,
+                       std::int64_t micro_batches) {
+  const ModelSpec& m = cx.task.model;
+  double adam = cx.task.optimizer == devices::Optimizer::kAdam ? 8 : 4;
+  double dpc = f(l.dp * l.cp);
+  double outside = stage_parameters(m, StageSpan{s.index, s.stages, 0, 0}) / f(l.tp);
+  double layer = s.layers > 0 ? (held - outside) / f(s.layers) : 0;
+  // As the backward starts, gradients are there only when earlier micro-batches accumulated
+  // them, or where DDP's synchronising backward keeps those it copies into its buckets; else
+  // the head's comes first, beside the logits.
+  bool accumulated = micro_batches > 1;
+  EagerState e;
+  if (eager_fsdp(l)) {
+    e.start.weights = held * 4 / dpc + (l.zero >= 3 ? layer : held) * 2;
+    e.start.gradients = accumulated ? held * 4 / dpc : 0;
+    e.start.optimizer = held * adam / dpc;
+    e.end = {held * 4 / dpc, held * 4 / dpc, e.start.optimizer, 0, 0, 0};
+    return e;
+  }
+  bool ddp = dpc > 1;
+  double copies = l.recompute == Recompute::kFull ? layer + outside : held;
+  double buckets = ddp ? held * 4 : 0;
+  e.start.weights = held * 4 + copies * 2;
+  double head = s.last() ? params(m).head / f(l.tp) * 4 : 0;
+  e.start.gradients = (accumulated || ddp ? held * 4 : head) + buckets;
+  e.start.optimizer = held * adam / (l.zero >= 1 ? dpc : 1);
+  e.end = {held * 4, held * 4 + buckets, e.start.optimizer, 0, 0, 0};
+  return e;
+}
+
 MemoryUse stage_memory(const TrainContext& cx,
                        const Layout& l,
                        const StageSpan& s,
                        std::int64_t micro_batches) {
   const ModelSpec& m = cx.task.model;
   double b = devices::dtype_bytes(cx.task.precision);
-  bool adam = cx.task.optimizer == devices::Optimizer::kAdam;
   ParameterBytes per_param = training_parameter_bytes(cx.task);
   double opt_bytes = per_param.optimizer;
   // Routed experts are split over ep ranks, and ZeRO shards their state over the dp / ep
@@ -196,21 +263,10 @@ MemoryUse stage_memory(const TrainContext& cx,
   double edp = dpc / f(l.ep);
   MemoryUse u;
   bool eager = cx.task.framework == devices::Framework::kPytorch;
+  EagerState e;
   if (eager) {
-    // Eager PyTorch under autocast: fp32 weights (the optimizer's master copy) with a bf16
-    // copy of each held from its forward to its backward (under full recomputation only the
-    // layer being recomputed holds its copies, and the head), fp32 gradients, Adam's two
-    // moments.
-    double held = dense + experts;
-    double copies =
-        l.recompute == Recompute::kFull
-            ? (held - stage_parameters(m, StageSpan{s.index, s.stages, 0, 0}) / f(l.tp)) /
-                      f(std::max<std::int64_t>(1, s.layers)) +
-                  stage_parameters(m, StageSpan{s.index, s.stages, 0, 0}) / f(l.tp)
-            : held;
-    u.weights = held * 4 / (l.zero >= 3 ? dpc : 1) + copies * 2;
-    u.gradients = held * 4 / (l.zero >= 2 ? dpc : 1);
-    u.optimizer = held * (adam ? 8 : 4) / (l.zero >= 1 ? dpc : 1);
+    e = eager_state(cx, l, s, dense + experts, micro_batches);
+    u = e.start;
   } else {
     double w = per_param.weights;
     double g = per_param.gradients;
@@ -223,6 +279,8 @@ MemoryUse stage_memory(const TrainContext& cx,
     // The state (and an fp32 copy of the gradients) lives in host memory instead.
     u.host = u.optimizer + (u.optimizer / opt_bytes) * 4;
     u.optimizer = 0;
+    e.end.host = u.host;
+    e.end.optimizer = 0;
   }
   // 1F1B keeps up to pp - stage micro-batches in flight on a stage (Narayanan et al. 2021).
   // Interleaved, a device warms up with 2 (pp - stage - 1) + (vpp - 1) pp + 1 chunks of
@@ -241,16 +299,16 @@ MemoryUse stage_memory(const TrainContext& cx,
     u.activations += layer_activations(m, seq, l.micro_batch, l.tp, Recompute::kNone, b, l.sp,
                                        unfused);  // one layer recomputed at a time
   }
-  if (eager && l.recompute != Recompute::kFull) {
-    // Each of the layer's two RMSNorms computed in fp32 from its parts keeps its fp32 input
+  if (eager && l.recompute != Recompute::kFull && !eager_fsdp(l)) {
+    // Each of the layer's two RMSNorms computed in fp32 under autocast keeps its fp32 input
     // and normalised value (8 B per element beyond the 2 B counted above).
     double norms = 2 * 8 * f(seq * l.micro_batch * m.hidden) / (l.tp > 1 ? f(l.tp) : 1);
     u.activations += norms * f(s.layers) * in_flight;
   }
-  // The logits: fp32 for the loss; eager PyTorch also keeps the bf16 logits, their fp32 copy,
-  // the log-softmax and its gradient at once (2 + 4 + 4 + 4 B).
   if (s.last())
-    u.activations += f(seq * l.micro_batch) * f(m.vocab) / f(l.tp) * (eager ? 14 : 4);
+    u.activations += logits_bytes(cx, l, seq, micro_batches);
+  if (eager && e.end.total() > u.total())
+    u = e.end;
   u.capacity = cx.cluster.device(group(cx)).memory_capacity.value.value * (1 - cx.memory_headroom);
   return u;
 }
@@ -344,6 +402,7 @@ StageTimes stage_times(const TrainContext& cx,
     shape.sp = l.sp;
     LayerCost h = cx.layer_cache ? cx.layer_cache->head(m, shape, dcx) : head_cost(m, shape, dcx);
     st.compute += h.forward + h.backward;
+    st.tp += h.tp_comm;
     st.forward += h.forward;
     st.backward += h.backward;
     st.flops += 3 * h.flops_forward;

@@ -70,8 +70,12 @@ std::int64_t eager_layer_operations(const devices::ModelSpec& m) {
   return 2 * 7 + 2 + 1 + (rope ? 10 : 0) + (gated ? 2 : 1);
 }
 
+std::int64_t eager_loss_vocab(const devices::ModelSpec& m, const LayerShape& s) {
+  return s.tp > 1 && !s.inference ? m.vocab : std::max<std::int64_t>(1, m.vocab / s.tp);
+}
+
 EagerBytes eager_head_bytes(const devices::ModelSpec& m, const LayerShape& s) {
-  double logits = f(s.micro_batch * s.seq) * f(std::max<std::int64_t>(1, m.vocab / s.tp));
+  double logits = f(s.micro_batch * s.seq) * f(eager_loss_vocab(m, s));
   // bf16 logits to fp32 (2 + 4); the fp32 gradient back to bf16 (4 + 2). The final norm
   // runs like a layer's.
   double norm = f(s.micro_batch * s.seq) * f(m.hidden) / (s.tp > 1 ? f(s.tp) : 1);

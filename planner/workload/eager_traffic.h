@@ -36,6 +36,11 @@ EagerBytes eager_layer_bytes(const devices::ModelSpec& m, const LayerShape& s);
 /// gradient cast back (the log-softmax itself is priced as softmax operations).
 EagerBytes eager_head_bytes(const devices::ModelSpec& m, const LayerShape& s);
 
+/// The vocabulary eager PyTorch's loss runs over on one device: under tensor parallelism in
+/// training the head's output is gathered whole on every rank (no loss parallelism, as
+/// bench/run_plan.py runs it), else the rank's shard.
+std::int64_t eager_loss_vocab(const devices::ModelSpec& m, const LayerShape& s);
+
 /// Per parameter held and micro-batch, of `micro_batches` per step: the weight cast in
 /// forward (`recasts` times: 2 with full recomputation), the gradient cast and, after the
 /// first micro-batch, its accumulation.

@@ -330,8 +330,16 @@ LayerCost head_cost(const devices::ModelSpec& m, const LayerShape& s, const Devi
     // over fp32 rows, and the casts and final norm of eager_head_bytes.
     DeviceContext fp32 = p.context();
     fp32.dtype = devices::DType::kFp32;
-    double loss = price(fp32, "softmax", {tokens, vocab}, false).time.value;
+    std::int64_t whole = eager_loss_vocab(m, s);
+    double loss = price(fp32, "softmax", {tokens, whole}, false).time.value;
     EagerBytes bytes = eager_head_bytes(m, s);
+    if (whole > vocab && cx.tp_group) {
+      // The head's output shards gathered into whole bf16 logits on every rank.
+      c.tp_comm = costmodel::estimate_collective(*cx.tp_group, costmodel::Collective::kAllGather,
+                                                 static_cast<double>(tokens * whole) * 2)
+                      .latency()
+                      .value;
+    }
     c.forward = head.time.value + loss + eager_stream_time(p.context(), bytes.forward);
     c.backward =
         kBackwardGemm * head.time.value + loss + eager_stream_time(p.context(), bytes.backward);
