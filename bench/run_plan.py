@@ -728,7 +728,8 @@ def provenance(argv):
     nccl = ".".join(str(v) for v in torch.cuda.nccl.version())
     return [f"measured by bench/run_plan.py (issue 27): whole training steps of yirage plans",
             f"device: {name} x{torch.cuda.device_count()} visible; driver {drv}; CUDA {torch.version.cuda}; "
-            f"torch {torch.__version__}; NCCL {nccl}; host {socket.gethostname()}",
+            f"torch {torch.__version__}; NCCL {nccl}; host {socket.gethostname()}; "
+            f"PYTORCH_CUDA_ALLOC_CONF={os.environ.get('PYTORCH_CUDA_ALLOC_CONF', '') or '(default)'}",
             f"date: {sc.utc_now()}",
             "command: " + " ".join(["bench/run_plan.py"] + argv)]
 

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <map>
 #include <sstream>
+#include <tuple>
 #include <variant>
 
 namespace yirage::planner {
@@ -231,6 +232,51 @@ std::vector<StepPoint> price_measured_steps(const std::filesystem::path& path,
   return out;
 }
 
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// The worst shortfall of the model's pick among each task's measured layouts on one cluster
+// (StepStats::regret), and how many such choices there were.
+std::pair<double, std::size_t> choice_regret(const std::vector<const StepPoint*>& members) {
+  struct Layout {
+    double estimate = 0;
+    std::vector<double> measured;
+  };
+
+  std::map<std::pair<std::string, std::string>, std::map<std::string, Layout>> choices;
+  for (const StepPoint* p : members) {
+    if (p->row.status != "ok" || !p->estimate_s)
+      continue;
+    Layout& l = choices[{p->row.cluster, p->row.task}][p->row.layout];
+    l.estimate = *p->estimate_s;
+    l.measured.push_back(p->row.step_s);
+  }
+  double worst = 0;
+  std::size_t n = 0;
+  for (const auto& [key, layouts] : choices) {
+    if (layouts.size() < 2)
+      continue;
+    ++n;
+    const Layout* pick = nullptr;
+    double best = 0;
+    for (const auto& [name, l] : layouts) {
+      if (!pick || l.estimate < pick->estimate)
+        pick = &l;
+      double m = median(l.measured);
+      best = best > 0 ? std::min(best, m) : m;
+    }
+    worst = std::max(worst, 100 * (median(pick->measured) / best - 1));
+  }
+  return {worst, n};
+}
+
+}  // namespace
+
 std::vector<StepStats> step_stats(const std::vector<StepPoint>& points) {
   std::vector<StepStats> out;
   for (const auto& [g, members] : step_groups(points, true)) {
@@ -264,6 +310,7 @@ std::vector<StepStats> step_stats(const std::vector<StepPoint>& points) {
       s.memory_mape = s.memory_rows > 0 ? 100 * mem / static_cast<double>(s.memory_rows) : 0;
       s.spearman = s.rows > 1 ? spearman(est, meas) : 0;
     }
+    std::tie(s.regret, s.choices) = choice_regret(members);
     out.push_back(s);
   }
   return out;

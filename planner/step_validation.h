@@ -65,6 +65,11 @@ struct StepStats {
   std::size_t memory_rows = 0;  // rows with a measured reserve (published runs have none)
   std::size_t fit_agree = 0;    // rows where ran-or-out-of-memory matches fits-or-not
   std::size_t fit_rows = 0;
+  // Choosing a layout: among the layouts of one task on one cluster that ran (two or more),
+  // the one the model prices fastest against the fastest measured (a layout measured more
+  // than once counts with its median). `regret`: the worst such shortfall, percent.
+  std::size_t choices = 0;
+  double regret = 0;
 };
 
 /// Statistics of `points` grouped by GPU count, by model width, by both, and over all.

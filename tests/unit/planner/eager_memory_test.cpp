@@ -1,0 +1,102 @@
+// Eager PyTorch's peak memory (framework: pytorch, as bench/run_plan.py trains) against the
+// allocator's measured peak (torch.cuda.max_memory_allocated) of one row of each kind of
+// layout in data/benchmarks/H200/train_steps*.csv, and the terms that make it up.
+#include "tests/unit/test_data.h"
+
+#include "planner/train_estimate.h"
+
+#include <gtest/gtest.h>
+
+namespace yirage::planner {
+namespace {
+
+devices::ClusterSpec steps_cluster(const std::string& name) {
+  std::filesystem::path steps = devices::data_dir() / "benchmarks" / "H200" / "steps";
+  return devices::load_cluster(steps / "clusters" / (name + ".yaml"), testing::bundled_registry());
+}
+
+devices::TaskSpec steps_task(const std::string& name) {
+  static const devices::ModelRegistry models = devices::ModelRegistry::load_bundled();
+  std::filesystem::path steps = devices::data_dir() / "benchmarks" / "H200" / "steps";
+  return devices::load_task(steps / "tasks" / (name + ".yaml"), models);
+}
+
+MemoryUse memory_of(const std::string& cluster,
+                    const std::string& task,
+                    const std::string& layout) {
+  Layout l;
+  EXPECT_EQ(parse_layout(layout, &l), "");
+  costmodel::CalibrationSet none;
+  return training_memory(TrainContext{steps_cluster(cluster), steps_task(task), none}, l);
+}
+
+struct Measured {
+  const char* file;  // data/benchmarks/H200/...
+  const char* cluster;
+  const char* task;
+  const char* layout;
+  double allocated;  // peak_allocated_bytes
+};
+
+TEST(EagerMemory, MatchesTheAllocatorsPeakOnEachKindOfLayout) {
+  const Measured rows[] = {
+      {"train_steps_kernels.csv", "h200x1", "l8b-L4-s4096-gb4",
+       "tp=1,pp=1,dp=1,mb=1,recompute=none,zero=0", 44717811200},
+      {"train_steps_2_4gpu_host3.csv", "h200x2", "l8b-L4-s4096-gb4",
+       "tp=1,pp=1,dp=2,mb=2,recompute=none,zero=0", 63490499584},  // DDP
+      {"train_steps_2_4gpu_host3.csv", "h200x2", "l8b-L4-s4096-gb4",
+       "tp=2,pp=1,dp=1,mb=2,recompute=none,zero=0", 36641678848},  // DTensor TP
+      {"train_steps_2_4gpu_host3.csv", "h200x2", "l8b-L4-s4096-gb4",
+       "tp=1,pp=1,dp=2,mb=1,recompute=none,zero=3", 25630025216},  // FSDP2
+      {"train_steps_2_4gpu_host3.csv", "h200x2", "l8b-L4-s4096-gb4",
+       "tp=1,pp=1,dp=2,mb=1,recompute=none,zero=2", 29476275712},
+      {"train_steps_2_4gpu_host3.csv", "h200x2", "l8b-L4-s4096-gb4",
+       "tp=1,pp=2,dp=1,mb=2,recompute=none,zero=0", 38284540416},  // 1F1B
+      {"train_steps_2_4gpu_host3.csv", "h200x2", "l70b-L2-s4096-gb4",
+       "tp=2,pp=1,dp=1,mb=1,recompute=none,zero=0", 44888676864},
+      {"train_steps_4gpu.csv", "h200x4", "l8b-L4-s4096-gb8",
+       "tp=1,pp=4,dp=1,mb=1,recompute=none,zero=0", 29521342464},
+      {"train_steps_4gpu.csv", "h200x4", "l8b-L4-s4096-gb8",
+       "tp=4,pp=1,dp=1,mb=1,recompute=full,zero=0", 17060423168},
+  };
+  for (const Measured& r : rows) {
+    double predicted = memory_of(r.cluster, r.task, r.layout).total();
+    EXPECT_NEAR(predicted / r.allocated, 1.0, 0.06)
+        << r.file << ": " << r.task << " " << r.layout << ": " << predicted / 1e9 << " GB";
+  }
+}
+
+TEST(EagerMemory, DdpKeepsItsBucketsBesideTheGradients) {
+  // One micro-batch per step: one GPU has no gradient yet as the backward starts but the
+  // head's; DDP's synchronising backward has its fp32 buckets and the gradients.
+  MemoryUse one = memory_of("h200x1", "l8b-L4-s4096-gb4", "tp=1,pp=1,dp=1,mb=4");
+  MemoryUse ddp = memory_of("h200x2", "l8b-L4-s4096-gb4", "tp=1,pp=1,dp=2,mb=2");
+  double fp32 = one.weights / 6;  // 4 B master weights + 2 B bf16 copies per parameter
+  EXPECT_LT(one.gradients, fp32 * 4 / 3);
+  EXPECT_NEAR(ddp.gradients / (fp32 * 4 * 2), 1.0, 1e-9);
+}
+
+TEST(EagerMemory, Fsdp2ShardsEveryFp32TensorAndGathersBf16Copies) {
+  MemoryUse zero2 = memory_of("h200x2", "l8b-L4-s4096-gb4", "tp=1,pp=1,dp=2,mb=1,zero=2");
+  MemoryUse zero3 = memory_of("h200x2", "l8b-L4-s4096-gb4", "tp=1,pp=1,dp=2,mb=1,zero=3");
+  MemoryUse one = memory_of("h200x1", "l8b-L4-s4096-gb4", "tp=1,pp=1,dp=1,mb=1");
+  double params = one.optimizer / 8;
+  EXPECT_NEAR(zero2.weights / (params * (4.0 / 2 + 2)), 1.0, 1e-9);
+  EXPECT_NEAR(zero2.optimizer / (params * 8 / 2), 1.0, 1e-9);
+  EXPECT_LT(zero3.weights, params * (4.0 / 2 + 2 * 0.2));  // one of four layers gathered
+  // No autocast under FSDP2: no fp32 norm inputs kept.
+  EXPECT_LT(zero3.activations, one.activations);
+}
+
+TEST(EagerMemory, TensorParallelLogitsAreWholeOnEveryRank) {
+  // No loss parallelism: each rank gathers the logits and runs the loss over all of them, so
+  // they do not shrink with tp as the layers' activations do.
+  MemoryUse tp2 = memory_of("h200x2", "l8b-L4-s4096-gb4", "tp=2,pp=1,dp=1,mb=1");
+  MemoryUse tp4 = memory_of("h200x4", "l8b-L4-s4096-gb8", "tp=4,pp=1,dp=1,mb=1");
+  double logits = 4096.0 * 128256;
+  EXPECT_GT(tp2.activations, logits * 14);
+  EXPECT_GT(tp4.activations, logits * 14);
+}
+
+}  // namespace
+}  // namespace yirage::planner
