@@ -212,9 +212,10 @@ int fit_steps(Context& cx,
   return kExitOk;
 }
 
-// The host's time per operation of eager tensor parallelism, for each device fitted here on
-// op rows whose measured steps include tensor-parallel rows.
-void fit_eager_tp(const std::vector<std::filesystem::path>& step_files,
+// For each device fitted here on op rows, from its measured steps: the optimizer step's
+// achieved bandwidth, then (with it) the host's time per operation of eager tensor
+// parallelism.
+void fit_on_steps(const std::vector<std::filesystem::path>& step_files,
                   const devices::DeviceRegistry& registry,
                   const std::vector<costmodel::CalibrationFit>& fits,
                   std::vector<costmodel::GpuCalibrationFit>& gpu_fits) {
@@ -232,10 +233,34 @@ void fit_eager_tp(const std::vector<std::filesystem::path>& step_files,
     if (g.layers)
       e.graph_launch = g.layers->graph_launch;
     cal.add_gpu(g.device, e);
+    g.optimizer = planner::fit_optimizer(step_files, g.device, registry, models, cal);
+    if (g.optimizer) {
+      g.efficiency.optimizer = e.optimizer = g.optimizer->efficiency;
+      cal.add_gpu(g.device, e);
+    }
     g.eager_tp = planner::fit_eager_tp_host(step_files, g.device, registry, models, cal);
     if (g.eager_tp)
       g.efficiency.eager_tp_host = g.eager_tp->host;
   }
+}
+
+void print_optimizer_fits(std::ostream& out,
+                          const std::vector<costmodel::GpuCalibrationFit>& fits) {
+  Table t(
+      {"device", ">of peak HBM", ">fit rows", ">held-out rows", ">held-out MAPE", ">at `memory`"});
+  for (const costmodel::GpuCalibrationFit& f : fits) {
+    if (!f.optimizer)
+      continue;
+    const costmodel::OptimizerFit& o = *f.optimizer;
+    t.add_row({f.device, devices::format_number(o.efficiency, 3), std::to_string(o.fit_rows),
+               std::to_string(o.held_out_rows), devices::format_number(o.held_out_mape, 3) + "%",
+               devices::format_number(o.unfitted_mape, 3) + "%"});
+  }
+  if (t.rows() == 0)
+    return;
+  out << "The optimizer step (measured optimizer phases: clipping and the fused step): the\n"
+         "fraction of peak HBM bandwidth its multi-tensor kernels reach, fitted on half.\n";
+  t.print(out);
 }
 
 void print_eager_tp_fits(std::ostream& out, const std::vector<costmodel::GpuCalibrationFit>& fits) {
@@ -284,7 +309,7 @@ int calibrate(Context& cx, const CalibrateArgs& a) {
       return rc;
   }
   if (!step_files.empty())
-    fit_eager_tp(step_files, registry, fits, gpu_fits);
+    fit_on_steps(step_files, registry, fits, gpu_fits);
   if (fits.empty() && gpu_fits.empty()) {
     cx.err << "error: nothing to fit: no op rows and no single-node collective rows of "
            << a.min_size << " or more\n";
@@ -302,6 +327,7 @@ int calibrate(Context& cx, const CalibrateArgs& a) {
     print_gpu_fits(cx.out, gpu_fits);
     print_layer_fits(cx.out, gpu_fits);
     print_block_fits(cx.out, gpu_fits);
+    print_optimizer_fits(cx.out, gpu_fits);
     print_eager_tp_fits(cx.out, gpu_fits);
   }
   return a.output.empty() ? kExitOk : write_files(cx, a, fits, gpu_fits);

@@ -147,6 +147,9 @@ void read_ops(const devices::YamlDoc& doc,
   e.graph_launch = seconds("graph_launch");
   m.string("graph_launch_fitted_on");
   e.host = seconds("host");
+  e.optimizer = m.number("optimizer", false).value_or(0);
+  m.string("optimizer_fitted_on");
+  m.number("optimizer_held_out_mape", false, devices::Sign::kNonNegative);
   e.eager_tp_host = seconds("eager_tp_host");
   m.string("eager_tp_host_fitted_on");
   m.number("eager_tp_host_held_out_mape", false, devices::Sign::kNonNegative);
@@ -519,6 +522,11 @@ std::string calibration_yaml(const std::vector<CalibrationFit>& fits,
       y << "  graph_launch: " << devices::format(g.layers->graph_launch) << "\n"
         << "  graph_launch_fitted_on: \"" << g.layers->fitted_on << "\"\n"
         << "  layers_held_out_mape: " << format_number(g.layers->held_out_mape, 3) << "\n";
+    }
+    if (g.optimizer) {
+      y << "  optimizer: " << format_number(g.optimizer->efficiency, 3) << "\n"
+        << "  optimizer_fitted_on: \"" << g.optimizer->fitted_on << "\"\n"
+        << "  optimizer_held_out_mape: " << format_number(g.optimizer->held_out_mape, 3) << "\n";
     }
     if (g.eager_tp) {
       y << "  eager_tp_host: " << devices::format(g.eager_tp->host) << "\n"

@@ -52,6 +52,16 @@ struct StepFit {
   std::string fitted_on;
 };
 
+/// The fit of `GpuEfficiency::optimizer` on measured optimizer phases (planner/).
+struct OptimizerFit {
+  double efficiency = 0;
+  std::size_t fit_rows = 0;
+  std::size_t held_out_rows = 0;
+  double held_out_mape = 0;  // percent, the optimizer phases held out
+  double unfitted_mape = 0;  // percent, the same phases at the `memory` efficiency
+  std::string fitted_on;
+};
+
 /// The fit of `GpuEfficiency::eager_tp_host` on measured tensor-parallel steps (planner/).
 struct EagerTpHostFit {
   devices::Seconds host;  // per operation
@@ -67,6 +77,7 @@ struct GpuCalibrationFit {
   GpuEfficiency efficiency;
   std::optional<StepFit> steps;
   std::optional<EagerTpHostFit> eager_tp;
+  std::optional<OptimizerFit> optimizer;
   std::optional<LayerLaunchFit> layers;
   std::optional<BlockLatencyFit> block;
   std::size_t fit_rows = 0;

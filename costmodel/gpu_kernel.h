@@ -18,10 +18,13 @@ namespace yirage::costmodel {
 /// Achievable fractions of a device's peaks and its launch overhead. The defaults are the
 /// ideal (peak rates, no launch cost): calibration from measurements replaces them.
 struct GpuEfficiency {
-  double matrix = 1;        // achieved / peak matrix-unit rate on full tiles
-  double attention = 1;     // achieved / peak matrix-unit rate inside fused attention
-  double vector = 1;        // achieved / peak rate of non-matrix arithmetic
-  double memory = 1;        // achieved / peak HBM bandwidth
+  double matrix = 1;     // achieved / peak matrix-unit rate on full tiles
+  double attention = 1;  // achieved / peak matrix-unit rate inside fused attention
+  double vector = 1;     // achieved / peak rate of non-matrix arithmetic
+  double memory = 1;     // achieved / peak HBM bandwidth
+  // Achieved / peak HBM bandwidth of the optimizer step's multi-tensor kernels (fused Adam,
+  // the gradient norm and its scaling), fitted on measured optimizer phases; 0: `memory`.
+  double optimizer = 0;
   devices::Seconds launch;  // per kernel launched alone (a timed single op)
   // Per kernel of a sequence replayed from a CUDA graph (whole layers, decode steps): the
   // gap between back-to-back kernels, far below a lone launch.

@@ -123,4 +123,85 @@ std::optional<costmodel::EagerTpHostFit> fit_eager_tp_host(
   return fit;
 }
 
+namespace {
+
+// One measured optimizer phase: the model's time for it is bytes / (bandwidth x efficiency)
+// + launch, so at another efficiency e it is `scaled` / e + `launch`.
+struct Phase {
+  double measured = 0;
+  double scaled = 0;  // bytes / peak bandwidth
+  double launch = 0;
+};
+
+double phase_mape(const std::vector<Phase>& phases, double efficiency) {
+  double sum = 0;
+  for (const Phase& p : phases)
+    sum += std::fabs((p.scaled / efficiency + p.launch - p.measured) / p.measured);
+  return phases.empty() ? 0 : 100 * sum / static_cast<double>(phases.size());
+}
+
+}  // namespace
+
+std::optional<costmodel::OptimizerFit> fit_optimizer(
+    const std::vector<std::filesystem::path>& files,
+    const std::string& device,
+    const devices::DeviceRegistry& registry,
+    const devices::ModelRegistry& models,
+    const costmodel::CalibrationSet& calibrations) {
+  const costmodel::GpuEfficiency* known = calibrations.find_gpu(device);
+  costmodel::GpuEfficiency e = known != nullptr ? *known : costmodel::GpuEfficiency{};
+  double priced_at = e.optimizer > 0 ? e.optimizer : e.memory;
+  std::vector<Phase> fit;
+  std::vector<Phase> held_out;
+  std::size_t n = 0;
+  std::string names;
+  for (const std::filesystem::path& f : files) {
+    std::vector<MeasuredStep> rows;
+    for (const MeasuredStep& r : load_measured_steps(f)) {
+      Layout l;
+      if (r.device == device && r.status == "ok" && r.optimizer_s > 0 &&
+          r.framework.rfind("torch", 0) == 0 && parse_layout(r.layout, &l).empty() && l.tp == 1 &&
+          l.pp == 1 && l.zero == 0)
+        rows.push_back(r);
+    }
+    if (rows.empty())
+      continue;
+    names += (names.empty() ? "" : ", ") + costmodel::display_path(f.string());
+    for (const StepPoint& p : price_measured_steps(f, rows, registry, models, calibrations)) {
+      if (!p.estimate_s)
+        continue;
+      double launch = e.launch.value;
+      Phase ph{p.row.optimizer_s, (p.estimate_optimizer_s - launch) * priced_at, launch};
+      (n++ % 2 == 0 ? fit : held_out).push_back(ph);
+    }
+  }
+  if (n < 4)
+    return std::nullopt;
+  int best = 1000;  // thousandths
+  double best_err = -1;
+  for (int k = 200; k <= 1000; ++k) {
+    double err = 0;
+    for (const Phase& p : fit) {
+      double rel = (p.scaled * 1000 / k + p.launch - p.measured) / p.measured;
+      err += rel * rel;
+    }
+    if (best_err < 0 || err < best_err) {
+      best_err = err;
+      best = k;
+    }
+  }
+  costmodel::OptimizerFit out;
+  out.efficiency = best / 1000.0;
+  out.fit_rows = fit.size();
+  out.held_out_rows = held_out.size();
+  out.held_out_mape = phase_mape(held_out, out.efficiency);
+  out.unfitted_mape = phase_mape(held_out, e.memory);
+  out.fitted_on = names +
+                  " (optimizer phases of rows without tensor or pipeline parallelism "
+                  "or ZeRO, alternating: " +
+                  std::to_string(fit.size()) + " fitted, " + std::to_string(held_out.size()) +
+                  " held out)";
+  return out;
+}
+
 }  // namespace yirage::planner

@@ -1,7 +1,8 @@
 // Calibration on whole measured steps (bench/run_plan.py's train_steps*.csv): the host's
 // time per operation of eager PyTorch under tensor parallelism (GpuEfficiency::eager_tp_host),
 // which op-level rows cannot show: DTensor dispatches every operation in Python and the GPU
-// waits for it.
+// waits for it; and the bandwidth the optimizer step's multi-tensor kernels reach
+// (GpuEfficiency::optimizer), from the steps' measured optimizer phases.
 #pragma once
 
 #include "costmodel/calibration.h"
@@ -21,6 +22,18 @@ namespace yirage::planner {
 /// by 1 us around the best), the odd ones held out. The other efficiencies are those of
 /// `calibrations`. Nullopt when there are fewer than 4 such rows.
 std::optional<costmodel::EagerTpHostFit> fit_eager_tp_host(
+    const std::vector<std::filesystem::path>& files,
+    const std::string& device,
+    const devices::DeviceRegistry& registry,
+    const devices::ModelRegistry& models,
+    const costmodel::CalibrationSet& calibrations);
+
+/// Fits `device`'s optimizer efficiency (GpuEfficiency::optimizer) on the measured optimizer
+/// phases (optimizer_s: gradient clipping and the step) of the eager rows that ran in `files`
+/// with nothing but the step in that phase (tp = 1, pp = 1, ZeRO 0), alternating in file
+/// order: the even ones fitted (the squared relative error of the phase, searched over 0.2-1
+/// by 0.001), the odd ones held out. Nullopt when there are fewer than 4 such rows.
+std::optional<costmodel::OptimizerFit> fit_optimizer(
     const std::vector<std::filesystem::path>& files,
     const std::string& device,
     const devices::DeviceRegistry& registry,

@@ -172,6 +172,8 @@ std::vector<MeasuredStep> load_measured_steps(const std::filesystem::path& path)
                    // Published runs state no memory: both may be empty.
                    r.peak_reserved = c.number("peak_reserved_bytes", 1e15, false).value_or(0);
                    r.peak_allocated = c.number("peak_allocated_bytes", 1e15, false).value_or(0);
+                   if (c.has("optimizer_s"))
+                     r.optimizer_s = c.number("optimizer_s", 1e6, false).value_or(0);
                    rows.push_back(r);
                  });
   return rows;
@@ -224,6 +226,7 @@ std::vector<StepPoint> price_measured_steps(const std::filesystem::path& path,
     if (auto* pe = std::get_if<PlanEstimate>(&e)) {
       p.estimate_s = pe->step.total;
       p.estimate_memory = pe->memory.total();
+      p.estimate_optimizer_s = pe->step.optimizer;
     } else {
       p.rejected = std::get<Rejected>(e).reason;
     }

@@ -29,6 +29,7 @@ struct MeasuredStep {
   double step_s = 0;          // median step (status ok)
   double peak_reserved = 0;   // bytes, the largest over ranks (status ok)
   double peak_allocated = 0;  // bytes
+  double optimizer_s = 0;     // the optimizer phase (clipping and the step); 0: not measured
   int line = 0;
 };
 
@@ -44,6 +45,7 @@ struct StepPoint {
   std::string width;                 // "h4096": the model's hidden size, rows grouped by it
   std::optional<double> estimate_s;  // absent where the model says the layout cannot run
   double estimate_memory = 0;        // bytes per device, the model's peak
+  double estimate_optimizer_s = 0;   // the model's optimizer step
   std::string rejected;              // why the model says it cannot run
 };
 
@@ -89,6 +91,9 @@ class StepsCsvRow {
 
   /// The cell of `column` (one the header was required to have).
   const std::string& at(const char* column) const;
+
+  bool has(const char* column) const { return columns_.count(column) > 0; }
+
   /// The cell as a positive finite number of at most `max`; absent where the cell is empty,
   /// which is a problem (recorded at the row) where it is `required`.
   std::optional<double> number(const char* column, double max, bool required) const;

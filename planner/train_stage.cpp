@@ -529,7 +529,8 @@ double optimizer_time(const TrainContext& cx,
       cx.task.optimizer == devices::Optimizer::kAdam)
     bytes = per_device * eager_optimizer_bytes_per_parameter();
   const devices::DeviceSpec& d = cx.cluster.device(group(cx));
-  return bytes / (d.memory_bandwidth.value.value * eff.memory) + eff.launch.value;
+  double achieved = eff.optimizer > 0 ? eff.optimizer : eff.memory;
+  return bytes / (d.memory_bandwidth.value.value * achieved) + eff.launch.value;
 }
 
 }  // namespace yirage::planner
