@@ -7,6 +7,7 @@
 #include "cli/run.h"
 #include "codegen/cost/program_validation.h"
 #include "costmodel/calibration.h"
+#include "costmodel/overlap_fit.h"
 #include "planner/fidelity.h"
 #include "planner/layer_validation.h"
 #include "planner/step_calibration.h"
@@ -15,6 +16,7 @@
 #include <CLI/CLI.hpp>
 
 #include <ctime>
+#include <map>
 #include <set>
 
 namespace yirage::cli {
@@ -263,6 +265,23 @@ void print_optimizer_fits(std::ostream& out,
   t.print(out);
 }
 
+void print_overlap_fits(std::ostream& out, const std::vector<costmodel::GpuCalibrationFit>& fits) {
+  Table t({"device", ">wait", ">fit rows", ">held-out rows", ">held-out MAPE", ">as if alone"});
+  for (const costmodel::GpuCalibrationFit& f : fits) {
+    if (!f.overlap)
+      continue;
+    const costmodel::OverlapFit& o = *f.overlap;
+    t.add_row({f.device, devices::format_number(o.wait, 3), std::to_string(o.fit_rows),
+               std::to_string(o.held_out_rows), devices::format_number(o.held_out_mape, 3) + "%",
+               devices::format_number(o.unpriced_mape, 3) + "%"});
+  }
+  if (t.rows() == 0)
+    return;
+  out << "Collectives beside GEMMs (bench/overlap.py): the delay until the running GEMM ends on\n"
+         "every rank, as a fraction of r / (r + 1) of its duration, fitted on half.\n";
+  t.print(out);
+}
+
 void print_eager_tp_fits(std::ostream& out, const std::vector<costmodel::GpuCalibrationFit>& fits) {
   Table t({"device", ">host per operation", ">fit rows", ">held-out rows", ">held-out MAPE",
            ">without it"});
@@ -288,10 +307,13 @@ int calibrate(Context& cx, const CalibrateArgs& a) {
     return kExitBadInput;
   }
   std::vector<costmodel::MeasuredFile> files;
-  std::vector<std::filesystem::path> step_files;  // whole training steps (train_steps*.csv)
+  std::vector<std::filesystem::path> step_files;     // whole training steps (train_steps*.csv)
+  std::vector<std::filesystem::path> overlap_files;  // bench/overlap.py's overlap*.csv
   for (const std::string& f : a.files) {
     if (planner::is_measured_steps_file(f))
       step_files.emplace_back(f);
+    else if (costmodel::is_overlap_file(f))
+      overlap_files.emplace_back(f);
     else
       files.push_back(costmodel::load_measured(f));
   }
@@ -307,6 +329,15 @@ int calibrate(Context& cx, const CalibrateArgs& a) {
   if (!a.steps.empty()) {
     if (int rc = fit_steps(cx, a, registry, fits, gpu_fits); rc != kExitOk)
       return rc;
+  }
+  std::map<std::string, costmodel::OverlapFit> overlap =
+      costmodel::fit_overlap(overlap_files, registry);
+  for (costmodel::GpuCalibrationFit& g : gpu_fits) {
+    auto it = overlap.find(g.device);
+    if (it != overlap.end()) {
+      g.overlap = it->second;
+      g.efficiency.overlap_wait = it->second.wait;
+    }
   }
   if (!step_files.empty())
     fit_on_steps(step_files, registry, fits, gpu_fits);
@@ -327,6 +358,7 @@ int calibrate(Context& cx, const CalibrateArgs& a) {
     print_gpu_fits(cx.out, gpu_fits);
     print_layer_fits(cx.out, gpu_fits);
     print_block_fits(cx.out, gpu_fits);
+    print_overlap_fits(cx.out, gpu_fits);
     print_optimizer_fits(cx.out, gpu_fits);
     print_eager_tp_fits(cx.out, gpu_fits);
   }

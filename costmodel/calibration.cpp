@@ -148,6 +148,9 @@ void read_ops(const devices::YamlDoc& doc,
   m.string("graph_launch_fitted_on");
   e.host = seconds("host");
   e.optimizer = m.number("optimizer", false).value_or(0);
+  e.overlap_wait = m.number("overlap_wait", false, devices::Sign::kNonNegative).value_or(0);
+  m.string("overlap_fitted_on");
+  m.number("overlap_held_out_mape", false, devices::Sign::kNonNegative);
   m.string("optimizer_fitted_on");
   m.number("optimizer_held_out_mape", false, devices::Sign::kNonNegative);
   e.eager_tp_host = seconds("eager_tp_host");
@@ -522,6 +525,11 @@ std::string calibration_yaml(const std::vector<CalibrationFit>& fits,
       y << "  graph_launch: " << devices::format(g.layers->graph_launch) << "\n"
         << "  graph_launch_fitted_on: \"" << g.layers->fitted_on << "\"\n"
         << "  layers_held_out_mape: " << format_number(g.layers->held_out_mape, 3) << "\n";
+    }
+    if (g.overlap) {
+      y << "  overlap_wait: " << format_number(g.overlap->wait, 3) << "\n"
+        << "  overlap_fitted_on: \"" << g.overlap->fitted_on << "\"\n"
+        << "  overlap_held_out_mape: " << format_number(g.overlap->held_out_mape, 3) << "\n";
     }
     if (g.optimizer) {
       y << "  optimizer: " << format_number(g.optimizer->efficiency, 3) << "\n"

@@ -62,6 +62,16 @@ struct OptimizerFit {
   std::string fitted_on;
 };
 
+/// The fit of `GpuEfficiency::overlap_wait` on collectives measured beside GEMMs.
+struct OverlapFit {
+  double wait = 0;
+  std::size_t fit_rows = 0;
+  std::size_t held_out_rows = 0;
+  double held_out_mape = 0;  // percent, the collectives beside GEMMs held out
+  double unpriced_mape = 0;  // percent, the same rows priced as if alone
+  std::string fitted_on;
+};
+
 /// The fit of `GpuEfficiency::eager_tp_host` on measured tensor-parallel steps (planner/).
 struct EagerTpHostFit {
   devices::Seconds host;  // per operation
@@ -78,6 +88,7 @@ struct GpuCalibrationFit {
   std::optional<StepFit> steps;
   std::optional<EagerTpHostFit> eager_tp;
   std::optional<OptimizerFit> optimizer;
+  std::optional<OverlapFit> overlap;
   std::optional<LayerLaunchFit> layers;
   std::optional<BlockLatencyFit> block;
   std::size_t fit_rows = 0;

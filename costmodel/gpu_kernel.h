@@ -25,6 +25,10 @@ struct GpuEfficiency {
   // Achieved / peak HBM bandwidth of the optimizer step's multi-tensor kernels (fused Adam,
   // the gradient norm and its scaling), fitted on measured optimizer phases; 0: `memory`.
   double optimizer = 0;
+  // A collective launched beside a kernel that holds every SM starts when that kernel ends on
+  // every rank: this fraction of r / (r + 1) of the kernel's duration (costmodel/overlap_fit.h),
+  // fitted on collectives measured beside GEMMs; 0: not measured, collectives start at once.
+  double overlap_wait = 0;
   devices::Seconds launch;  // per kernel launched alone (a timed single op)
   // Per kernel of a sequence replayed from a CUDA graph (whole layers, decode steps): the
   // gap between back-to-back kernels, far below a lone launch.

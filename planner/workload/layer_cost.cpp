@@ -2,6 +2,7 @@
 
 #include "costmodel/collective.h"
 #include "costmodel/gpu_op.h"
+#include "costmodel/overlap_fit.h"
 #include "devices/support/check.h"
 #include "planner/workload/eager_traffic.h"
 #include "planner/workload/model_size.h"
@@ -64,6 +65,10 @@ class Pricer {
   // The backward of every operation priced so far (backward_ratio of each).
   double backward() const { return backward_; }
 
+  // The mean time of the GEMMs priced so far (0 if none): what a collective launched beside
+  // a weight-gradient GEMM of the same shape waits behind.
+  double mean_gemm() const { return gemms_ > 0 ? gemm_time_ / static_cast<double>(gemms_) : 0; }
+
   OpEstimate op(const std::string& name, std::vector<std::int64_t> dims, bool causal = false) {
     OpEstimate e = price(cx_, name, std::move(dims), false, causal);
     count(name, e);
@@ -99,24 +104,34 @@ class Pricer {
   void count(const std::string& name, const OpEstimate& e) {
     kernels_ += static_cast<std::int64_t>(e.kernels.size());
     backward_ += backward_ratio(name) * e.time.value;
+    if (name == "gemm") {
+      gemm_time_ += e.time.value;
+      ++gemms_;
+    }
   }
 
   DeviceContext cx_;
   std::int64_t kernels_ = 0;
   double backward_ = 0;
+  double gemm_time_ = 0;
+  std::int64_t gemms_ = 0;
 };
 
 // An eager framework's host issues every kernel of a pass (`kernels` in forward, twice as
 // many in backward: each forward op has two backward products or their like) at
 // GpuEfficiency::host each; a pass takes the longer of its GPU time with its collectives and
-// that issue time. The forward and backward compute grow by what the host adds.
-void with_host_issue(devices::Seconds per_kernel, std::int64_t kernels, LayerCost& c) {
+// that issue time. The forward and backward compute grow by what the host adds. Of
+// `c.tp_comm`, `backward_wait` is the backward's alone (backward_wait below).
+void with_host_issue(devices::Seconds per_kernel,
+                     std::int64_t kernels,
+                     LayerCost& c,
+                     double backward_wait = 0) {
   double issue = per_kernel.value * static_cast<double>(kernels);
   if (issue <= 0)
     return;
-  double comm = c.tp_comm / 2;
+  double comm = (c.tp_comm - backward_wait) / 2;
   c.forward = std::max(c.forward, issue - comm);
-  c.backward = std::max(c.backward, 2 * issue - comm);
+  c.backward = std::max(c.backward, 2 * issue - comm - backward_wait);
 }
 
 // The tensor-parallel collectives of one layer's forward: their seconds and how many calls.
@@ -124,6 +139,16 @@ struct TpCollectives {
   double time = 0;
   std::int64_t calls = 0;
 };
+
+// In backward each tensor-parallel collective is launched beside a weight-gradient GEMM that
+// does not need it, and starts when that GEMM ends on every rank (costmodel/overlap_fit.h):
+// the collectives' total wait, for GEMMs of `mean_gemm` seconds.
+double backward_wait(const DeviceContext& cx, const TpCollectives& tp, double mean_gemm) {
+  if (!cx.tp_group || tp.calls == 0)
+    return 0;
+  return static_cast<double>(tp.calls) *
+         costmodel::overlap_delay(cx.efficiency.overlap_wait, cx.tp_group->ranks, mean_gemm);
+}
 
 TpCollectives tp_collectives(const DeviceContext& cx, double bytes, const LayerShape& s) {
   if (!cx.tp_group || cx.tp_group->ranks <= 1) {
@@ -252,13 +277,14 @@ LayerCost eager_layer_cost(const devices::ModelSpec& m,
   c.flops_forward += attn_flops;
   TpCollectives tp = tp_collectives(
       cx, static_cast<double>(tokens * m.hidden) * devices::dtype_bytes(cx.dtype), s);
-  c.tp_comm = 2 * tp.time;
+  double wait = backward_wait(cx, tp, p.mean_gemm());
+  c.tp_comm = 2 * tp.time + wait;
   // Under tensor parallelism every operation goes through DTensor's dispatch in Python, and
   // the GPU waits for it (GpuEfficiency::eager_tp_host per operation); without it the host
   // runs ahead of the GPU (the 1-GPU steps keep the GPU 97-100% busy).
   if (s.tp > 1)
     with_host_issue(cx.efficiency.eager_tp_host, p.kernels() + eager_layer_operations(m) + tp.calls,
-                    c);
+                    c, wait);
   return c;
 }
 
@@ -313,8 +339,9 @@ LayerCost layer_cost(const devices::ModelSpec& m, const LayerShape& s, const Dev
   c.flops_forward = qkv_flops + attn_flops + out.flops + mlp_flops;
   TpCollectives tp = tp_collectives(
       cx, static_cast<double>(tokens * m.hidden) * devices::dtype_bytes(cx.dtype), s);
-  c.tp_comm = s.inference ? tp.time : 2 * tp.time;
-  with_host_issue(cx.efficiency.host, p.kernels() + tp.calls, c);
+  double wait = s.inference ? 0 : backward_wait(cx, tp, p.mean_gemm());
+  c.tp_comm = s.inference ? tp.time : 2 * tp.time + wait;
+  with_host_issue(cx.efficiency.host, p.kernels() + tp.calls, c, wait);
   return c;
 }
 
