@@ -149,8 +149,8 @@ void read_ops(const devices::YamlDoc& doc,
   e.host = seconds("host");
   e.optimizer = m.number("optimizer", false).value_or(0);
   e.overlap_wait = m.number("overlap_wait", false, devices::Sign::kNonNegative).value_or(0);
-  m.string("overlap_fitted_on");
-  m.number("overlap_held_out_mape", false, devices::Sign::kNonNegative);
+  m.string("overlap_wait_fitted_on");
+  m.number("overlap_wait_held_out_mape", false, devices::Sign::kNonNegative);
   m.string("optimizer_fitted_on");
   m.number("optimizer_held_out_mape", false, devices::Sign::kNonNegative);
   e.eager_tp_host = seconds("eager_tp_host");
@@ -461,6 +461,37 @@ std::vector<CalibrationFit> fit_collectives(const std::vector<MeasuredFile>& fil
   return fits;
 }
 
+namespace {
+
+// One fitted key of `ops`, with the rows it came from and its error on those held out.
+void write_fitted(std::ostream& y,
+                  const std::string& key,
+                  const std::string& value,
+                  const std::string& fitted_on,
+                  double held_out_mape) {
+  y << "  " << key << ": " << value << "\n"
+    << "  " << key << "_fitted_on: \"" << fitted_on << "\"\n"
+    << "  " << key << "_held_out_mape: " << devices::format_number(held_out_mape, 3) << "\n";
+}
+
+// The keys fitted on measured steps and on collectives measured beside compute.
+void write_measured_fits(std::ostream& y, const GpuCalibrationFit& g) {
+  if (g.overlap) {
+    write_fitted(y, "overlap_wait", devices::format_number(g.overlap->wait, 3),
+                 g.overlap->fitted_on, g.overlap->held_out_mape);
+  }
+  if (g.optimizer) {
+    write_fitted(y, "optimizer", devices::format_number(g.optimizer->efficiency, 3),
+                 g.optimizer->fitted_on, g.optimizer->held_out_mape);
+  }
+  if (g.eager_tp) {
+    write_fitted(y, "eager_tp_host", devices::format(g.eager_tp->host), g.eager_tp->fitted_on,
+                 g.eager_tp->held_out_mape);
+  }
+}
+
+}  // namespace
+
 std::string calibration_yaml(const std::vector<CalibrationFit>& fits,
                              const std::vector<GpuCalibrationFit>& gpu_fits,
                              const std::string& device,
@@ -526,21 +557,7 @@ std::string calibration_yaml(const std::vector<CalibrationFit>& fits,
         << "  graph_launch_fitted_on: \"" << g.layers->fitted_on << "\"\n"
         << "  layers_held_out_mape: " << format_number(g.layers->held_out_mape, 3) << "\n";
     }
-    if (g.overlap) {
-      y << "  overlap_wait: " << format_number(g.overlap->wait, 3) << "\n"
-        << "  overlap_fitted_on: \"" << g.overlap->fitted_on << "\"\n"
-        << "  overlap_held_out_mape: " << format_number(g.overlap->held_out_mape, 3) << "\n";
-    }
-    if (g.optimizer) {
-      y << "  optimizer: " << format_number(g.optimizer->efficiency, 3) << "\n"
-        << "  optimizer_fitted_on: \"" << g.optimizer->fitted_on << "\"\n"
-        << "  optimizer_held_out_mape: " << format_number(g.optimizer->held_out_mape, 3) << "\n";
-    }
-    if (g.eager_tp) {
-      y << "  eager_tp_host: " << devices::format(g.eager_tp->host) << "\n"
-        << "  eager_tp_host_fitted_on: \"" << g.eager_tp->fitted_on << "\"\n"
-        << "  eager_tp_host_held_out_mape: " << format_number(g.eager_tp->held_out_mape, 3) << "\n";
-    }
+    write_measured_fits(y, g);
     if (g.block) {
       y << "  block_step_cycles: " << format_number(g.block->step_cycles, 3) << "\n"
         << "  block_mma_step_cycles: " << format_number(g.block->mma_step_cycles, 3) << "\n"

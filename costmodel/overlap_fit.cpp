@@ -9,11 +9,12 @@
 #include <cmath>
 #include <sstream>
 #include <string>
+#include <string_view>
 
 namespace yirage::costmodel {
 namespace {
 
-const char* const kHeader = "device,gpus,collective,dtype,bytes,compute,";
+constexpr std::string_view kHeader = "device,gpus,collective,dtype,bytes,compute,";
 
 struct Cell {
   std::string text;
