@@ -20,24 +20,7 @@ const std::vector<std::string> kColumns = {
     "bytes", "shape", "dtype",  "time_s", "stat"};
 const std::vector<std::string> kRequired = {"kind", "op", "device", "time_s"};
 
-struct Cell {
-  std::string text;
-  int col = 0;  // 1-based
-};
-
-std::vector<Cell> split(const std::string& line) {
-  std::vector<Cell> cells;
-  std::size_t start = 0;
-  while (true) {
-    std::size_t comma = line.find(',', start);
-    std::string text = line.substr(start, comma == std::string::npos ? comma : comma - start);
-    cells.push_back({text, static_cast<int>(start) + 1});
-    if (comma == std::string::npos)
-      break;
-    start = comma + 1;
-  }
-  return cells;
-}
+using Cell = CsvCell;
 
 class RowReader {
  public:
@@ -85,7 +68,7 @@ std::map<std::string, std::size_t> read_header(const std::string& path,
                                                const std::string& line,
                                                Diagnostics& diag) {
   std::map<std::string, std::size_t> index;
-  std::vector<Cell> cells = split(line);
+  std::vector<Cell> cells = split_csv_line(line);
   for (std::size_t i = 0; i < cells.size(); ++i) {
     const std::string& name = cells[i].text;
     if (std::find(kColumns.begin(), kColumns.end(), name) == kColumns.end()) {
@@ -137,6 +120,27 @@ MeasuredRow read_row(RowReader& r,
 
 }  // namespace
 
+std::vector<CsvCell> split_csv_line(const std::string& line) {
+  std::vector<CsvCell> cells;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t comma = line.find(',', start);
+    cells.push_back({line.substr(start, comma == std::string::npos ? comma : comma - start),
+                     static_cast<int>(start) + 1});
+    if (comma == std::string::npos)
+      return cells;
+    start = comma + 1;
+  }
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  std::size_t n = v.size();
+  if (n == 0)
+    return 0;
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 MeasuredFile parse_measured(const std::string& path, const std::string& text) {
   Diagnostics diag;
   MeasuredFile file;
@@ -161,7 +165,7 @@ MeasuredFile parse_measured(const std::string& path, const std::string& text) {
       continue;
     }
     RowReader reader(path, line_no, line, diag);
-    std::vector<Cell> cells = split(line);
+    std::vector<Cell> cells = split_csv_line(line);
     if (cells.size() != index.size()) {
       reader.error(1, "the row has " + std::to_string(cells.size()) + " columns, the header " +
                           std::to_string(index.size()));

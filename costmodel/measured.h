@@ -63,6 +63,18 @@ std::vector<DeviceRow> device_rows(const std::vector<MeasuredFile>& files,
 /// "a, b": the files of `rows`, each once, in the order they first appear.
 std::string file_list(const std::vector<const MeasuredFile*>& rows);
 
+/// One comma-separated cell of a CSV line and its 1-based column.
+struct CsvCell {
+  std::string text;
+  int col = 1;
+};
+
+/// `line` split at every comma (no quoting): the cells of bench CSV files.
+std::vector<CsvCell> split_csv_line(const std::string& line);
+
+/// The median of `v` (0 for none).
+double median(std::vector<double> v);
+
 /// Parses text as the contents of `path`.
 MeasuredFile parse_measured(const std::string& path, const std::string& text);
 

@@ -1,6 +1,7 @@
 #include "costmodel/overlap_fit.h"
 
 #include "costmodel/calibration.h"
+#include "costmodel/measured.h"
 #include "devices/support/diagnostics.h"
 #include "devices/support/yaml_reader.h"
 
@@ -16,29 +17,7 @@ namespace {
 
 constexpr std::string_view kHeader = "device,gpus,collective,dtype,bytes,compute,";
 
-struct Cell {
-  std::string text;
-  int col = 1;  // 1-based
-};
-
-std::vector<Cell> cells(const std::string& line) {
-  std::vector<Cell> out;
-  std::size_t start = 0;
-  while (true) {
-    std::size_t comma = line.find(',', start);
-    out.push_back({line.substr(start, comma == std::string::npos ? comma : comma - start),
-                   static_cast<int>(start) + 1});
-    if (comma == std::string::npos)
-      return out;
-    start = comma + 1;
-  }
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  std::size_t n = v.size();
-  return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+using Cell = CsvCell;
 
 }  // namespace
 
@@ -70,10 +49,10 @@ std::vector<OverlapRow> load_overlap(const std::filesystem::path& path) {
     if (line.empty() || line.front() == '#')
       continue;
     if (header.empty()) {
-      header = cells(line);
+      header = split_csv_line(line);
       continue;
     }
-    std::vector<Cell> c = cells(line);
+    std::vector<Cell> c = split_csv_line(line);
     devices::SourceLoc loc{path.string(), line_no, 1};
     if (c.size() != header.size()) {
       diag.error(loc,

@@ -1,5 +1,6 @@
 #include "planner/step_validation.h"
 
+#include "costmodel/measured.h"
 #include "devices/cluster_loader.h"
 #include "devices/support/units.h"
 #include "devices/support/yaml_reader.h"
@@ -237,12 +238,6 @@ std::vector<StepPoint> price_measured_steps(const std::filesystem::path& path,
 
 namespace {
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 // The worst shortfall of the model's pick among each task's measured layouts on one cluster
 // (StepStats::regret), and how many such choices there were.
 std::pair<double, std::size_t> choice_regret(const std::vector<const StepPoint*>& members) {
@@ -270,10 +265,10 @@ std::pair<double, std::size_t> choice_regret(const std::vector<const StepPoint*>
     for (const auto& [name, l] : layouts) {
       if (!pick || l.estimate < pick->estimate)
         pick = &l;
-      double m = median(l.measured);
+      double m = costmodel::median(l.measured);
       best = best > 0 ? std::min(best, m) : m;
     }
-    worst = std::max(worst, 100 * (median(pick->measured) / best - 1));
+    worst = std::max(worst, 100 * (costmodel::median(pick->measured) / best - 1));
   }
   return {worst, n};
 }
