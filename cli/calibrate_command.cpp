@@ -372,7 +372,10 @@ void add_calibrate_command(CLI::App& app, Context& cx) {
       "calibrate",
       "Fit the collective and operation models to measured timings; write calibration files");
   auto a = std::make_shared<CalibrateArgs>();
-  cmd->add_option("MEASURED", a->files, "Measured CSV files");
+  cmd->add_option("MEASURED", a->files,
+                  "Measured CSV files: op, collective, layer and program rows "
+                  "(data/benchmarks/README.md); train_steps*.csv (the optimizer's bandwidth and "
+                  "eager tensor parallelism's host time); overlap*.csv (bench/overlap.py)");
   cmd->add_option("--steps", a->steps,
                   "Also fit a device without op rows on whole measured training iterations "
                   "(vTrain format): its efficiencies and the host's issue time per kernel");
