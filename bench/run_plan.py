@@ -65,6 +65,7 @@ What it measures (CUDA events on every rank; per step the slowest rank):
 import argparse
 import contextlib
 import gc
+import json
 import math
 import os
 import socket
@@ -104,6 +105,9 @@ def parse_args(argv):
     p.add_argument("--no-profile", action="store_true")
     p.add_argument("--kernels", default=None,
                    help="CSV: rank 0's GPU kernels of the profiled step, by name")
+    p.add_argument("--memory-layout", default=None,
+                   help="JSON lines (one file per rank, .rankN appended): after the measured "
+                        "steps, the caching allocator's segments by stream and its peak counters")
     a = p.parse_args(argv)
     if len(a.pairs) % 2:
         p.error("TASK and PLAN come in pairs")
@@ -611,7 +615,39 @@ class Job:
         loss = self.global_loss(last_loss)
         row.update(self.breakdown(pool[0]))
         row["note"] = f"loss {loss:.3f}; attention {self.ctx['gqa']}"
+        if self.a.memory_layout:
+            self.write_memory_layout()
         return row
+
+    def write_memory_layout(self):
+        """Where the allocator's reserve lies after the measured steps (nothing is released
+        between steps, so the cached segments are the reserve's peak layout): per CUDA stream,
+        the segments' sizes and the bytes allocated in them, with the allocator's peaks."""
+        torch = self.torch
+        streams = {}
+        for seg in torch.cuda.memory_snapshot():
+            s = streams.setdefault(str(seg["stream"]), {"segments": 0, "reserved": 0, "allocated": 0,
+                                                         "large": [], "small_pool": 0})
+            s["segments"] += 1
+            s["reserved"] += seg["total_size"]
+            s["allocated"] += seg["allocated_size"]
+            if seg["segment_type"] == "small":
+                s["small_pool"] += seg["total_size"]
+            else:
+                free = [b["size"] for b in seg["blocks"] if b["state"] == "inactive"]
+                s["large"].append([seg["total_size"], seg["allocated_size"], max(free, default=0)])
+        for s in streams.values():
+            s["large"].sort(reverse=True)
+        st = torch.cuda.memory_stats()
+        keys = ["allocated_bytes.all.peak", "reserved_bytes.all.peak", "active_bytes.all.peak",
+                "inactive_split_bytes.all.peak", "requested_bytes.all.peak",
+                "reserved_bytes.large_pool.peak", "reserved_bytes.small_pool.peak",
+                "segment.all.peak", "num_alloc_retries", "num_ooms"]
+        rank = self.dist.get_rank() if self.dist.is_initialized() else 0
+        rec = {"task": self.task["name"], "layout": self.plan["layout"], "rank": rank,
+               "stats": {k: st.get(k, 0) for k in keys}, "streams": streams}
+        with open(f"{self.a.memory_layout}.rank{rank}", "a") as f:
+            f.write(json.dumps(rec) + "\n")
 
     def breakdown(self, data):
         torch = self.torch
@@ -764,6 +800,25 @@ def mark(args, index, status):
     return True
 
 
+def report_leftover(rank, index):
+    """Tensors an earlier job left allocated inflate every later job's peak: say which."""
+    import torch
+    left = torch.cuda.memory_allocated()
+    if left < 2**28:
+        return
+    sizes = {}
+    for o in gc.get_objects():
+        try:
+            if torch.is_tensor(o) and o.is_cuda:
+                key = (tuple(o.shape), str(o.dtype), type(o).__name__)
+                sizes[key] = sizes.get(key, 0) + o.untyped_storage().nbytes()
+        except Exception:  # noqa: BLE001 - objects that cannot be inspected are skipped
+            pass
+    top = sorted(sizes.items(), key=lambda kv: -kv[1])[:8]
+    print(f"[rank {rank}] job {index} left {left / 2**30:.2f} GiB allocated; reachable CUDA tensors: "
+          + "; ".join(f"{k} {v / 2**30:.2f} GiB" for k, v in top), file=sys.stderr, flush=True)
+
+
 def main(argv):
     args = parse_args(argv)
     import torch
@@ -826,6 +881,7 @@ def main(argv):
         del job
         gc.collect()
         torch.cuda.empty_cache()
+        report_leftover(rank, index)
     dist.barrier()
     dist.destroy_process_group()
     return 0
