@@ -243,6 +243,9 @@ void fit_on_steps(const std::vector<std::filesystem::path>& step_files,
     g.eager_tp = planner::fit_eager_tp_host(step_files, g.device, registry, models, cal);
     if (g.eager_tp)
       g.efficiency.eager_tp_host = g.eager_tp->host;
+    g.allocator = planner::fit_allocator_cache(step_files, g.device);
+    if (g.allocator)
+      g.efficiency.allocator_cache = g.allocator->cache;
   }
 }
 
@@ -279,6 +282,24 @@ void print_overlap_fits(std::ostream& out, const std::vector<costmodel::GpuCalib
     return;
   out << "Collectives beside GEMMs (bench/overlap.py): the delay until the running GEMM ends on\n"
          "every rank, as a fraction of r / (r + 1) of its duration, fitted on half.\n";
+  t.print(out);
+}
+
+void print_allocator_fits(std::ostream& out,
+                          const std::vector<costmodel::GpuCalibrationFit>& fits) {
+  Table t({"device", ">cache", ">fit rows", ">held-out rows", ">held-out MAPE", ">without it"});
+  for (const costmodel::GpuCalibrationFit& f : fits) {
+    if (!f.allocator)
+      continue;
+    const costmodel::AllocatorFit& a = *f.allocator;
+    t.add_row({f.device, devices::format_number(a.cache, 3), std::to_string(a.fit_rows),
+               std::to_string(a.held_out_rows), devices::format_number(a.held_out_mape, 3) + "%",
+               devices::format_number(a.unfitted_mape, 3) + "%"});
+  }
+  if (t.rows() == 0)
+    return;
+  out << "The caching allocator (measured steps without FSDP2): what it reserves beyond the\n"
+         "allocated peak, as a fraction of it, fitted on half.\n";
   t.print(out);
 }
 
@@ -361,6 +382,7 @@ int calibrate(Context& cx, const CalibrateArgs& a) {
     print_overlap_fits(cx.out, gpu_fits);
     print_optimizer_fits(cx.out, gpu_fits);
     print_eager_tp_fits(cx.out, gpu_fits);
+    print_allocator_fits(cx.out, gpu_fits);
   }
   return a.output.empty() ? kExitOk : write_files(cx, a, fits, gpu_fits);
 }

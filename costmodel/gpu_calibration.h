@@ -62,6 +62,16 @@ struct OptimizerFit {
   std::string fitted_on;
 };
 
+/// The fit of `GpuEfficiency::allocator_cache` on measured steps' reserve (planner/).
+struct AllocatorFit {
+  double cache = 0;
+  std::size_t fit_rows = 0;
+  std::size_t held_out_rows = 0;
+  double held_out_mape = 0;  // percent, the reserve of the rows held out, from their allocated peak
+  double unfitted_mape = 0;  // percent, the same rows with the reserve taken as the allocated peak
+  std::string fitted_on;
+};
+
 /// The fit of `GpuEfficiency::overlap_wait` on collectives measured beside GEMMs.
 struct OverlapFit {
   double wait = 0;
@@ -89,6 +99,7 @@ struct GpuCalibrationFit {
   std::optional<EagerTpHostFit> eager_tp;
   std::optional<OptimizerFit> optimizer;
   std::optional<OverlapFit> overlap;
+  std::optional<AllocatorFit> allocator;
   std::optional<LayerLaunchFit> layers;
   std::optional<BlockLatencyFit> block;
   std::size_t fit_rows = 0;

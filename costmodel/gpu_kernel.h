@@ -29,6 +29,10 @@ struct GpuEfficiency {
   // every rank: this fraction of r / (r + 1) of the kernel's duration (costmodel/overlap_fit.h),
   // fitted on collectives measured beside GEMMs; 0: not measured, collectives start at once.
   double overlap_wait = 0;
+  // Eager PyTorch's caching allocator holds, beyond the live peak of the compute stream, this
+  // fraction of it in cached blocks that later requests could not reuse (fragmentation),
+  // fitted on measured steps' reserve against their allocated peak; 0: not fitted.
+  double allocator_cache = 0;
   devices::Seconds launch;  // per kernel launched alone (a timed single op)
   // Per kernel of a sequence replayed from a CUDA graph (whole layers, decode steps): the
   // gap between back-to-back kernels, far below a lone launch.

@@ -69,6 +69,10 @@ struct MemoryUse {
   double activations = 0;
   double capacity = 0;  // the device's memory, less the reserve
   double host = 0;      // host memory per device (optimizer offload), not in total()
+  // What the framework's allocator holds beyond the live peak (eager PyTorch's cached blocks
+  // and FSDP2's side-stream pools), not in total(): the allocator releases it before it runs
+  // out, so fitting is judged on total(), and total() + reserve is what it shows reserved.
+  double reserve = 0;
 
   double total() const { return weights + gradients + optimizer + activations; }
 };

@@ -3,6 +3,7 @@
 #include "planner/plan.h"
 #include "planner/step_validation.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace yirage::planner {
@@ -199,6 +200,53 @@ std::optional<costmodel::OptimizerFit> fit_optimizer(
   out.fitted_on = names +
                   " (optimizer phases of rows without tensor or pipeline parallelism "
                   "or ZeRO, alternating: " +
+                  std::to_string(fit.size()) + " fitted, " + std::to_string(held_out.size()) +
+                  " held out)";
+  return out;
+}
+
+std::optional<costmodel::AllocatorFit> fit_allocator_cache(
+    const std::vector<std::filesystem::path>& files, const std::string& device) {
+  std::vector<double> fit;  // allocated / reserved
+  std::vector<double> held_out;
+  std::string names;
+  for (const std::filesystem::path& f : files) {
+    bool any = false;
+    for (const MeasuredStep& r : load_measured_steps(f)) {
+      Layout l;
+      if (r.device != device || r.status != "ok" || r.peak_allocated <= 0 || r.peak_reserved <= 0 ||
+          r.framework.rfind("torch", 0) != 0 || !parse_layout(r.layout, &l).empty() ||
+          (l.zero >= 2 && l.dp * l.cp > 1))
+        continue;
+      std::size_t n = fit.size() + held_out.size();
+      (n % 2 == 0 ? fit : held_out).push_back(r.peak_allocated / r.peak_reserved);
+      any = true;
+    }
+    if (any)
+      names += (names.empty() ? "" : ", ") + costmodel::display_path(f.string());
+  }
+  if (fit.size() + held_out.size() < 4)
+    return std::nullopt;
+  // Minimises the sum over rows of (a (1 + c) / r - 1)^2: 1 + c = sum(a/r) / sum((a/r)^2).
+  double s1 = 0;
+  double s2 = 0;
+  for (double x : fit) {
+    s1 += x;
+    s2 += x * x;
+  }
+  auto mape = [&](double c) {
+    double sum = 0;
+    for (double x : held_out)
+      sum += std::fabs(x * (1 + c) - 1);
+    return held_out.empty() ? 0 : 100 * sum / static_cast<double>(held_out.size());
+  };
+  costmodel::AllocatorFit out;
+  out.cache = std::max(0.0, s1 / s2 - 1);
+  out.fit_rows = fit.size();
+  out.held_out_rows = held_out.size();
+  out.held_out_mape = mape(out.cache);
+  out.unfitted_mape = mape(0);
+  out.fitted_on = names + " (reserve against allocated peak of rows without FSDP2, alternating: " +
                   std::to_string(fit.size()) + " fitted, " + std::to_string(held_out.size()) +
                   " held out)";
   return out;

@@ -40,4 +40,13 @@ std::optional<costmodel::OptimizerFit> fit_optimizer(
     const devices::ModelRegistry& models,
     const costmodel::CalibrationSet& calibrations);
 
+/// Fits `device`'s allocator_cache (GpuEfficiency::allocator_cache) on the measured reserve of
+/// the eager rows that ran in `files` with every allocation in the compute stream (not FSDP2,
+/// whose all-gather and reduce-scatter streams keep pools of their own), from each row's
+/// measured allocated peak, alternating in file order: the even ones fitted (least squared
+/// relative error of the reserve, closed form), the odd ones held out. Nullopt when there are
+/// fewer than 4 such rows.
+std::optional<costmodel::AllocatorFit> fit_allocator_cache(
+    const std::vector<std::filesystem::path>& files, const std::string& device);
+
 }  // namespace yirage::planner

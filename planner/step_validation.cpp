@@ -226,7 +226,7 @@ std::vector<StepPoint> price_measured_steps(const std::filesystem::path& path,
     auto e = estimate_training(TrainContext{c, t, calibrations}, l);
     if (auto* pe = std::get_if<PlanEstimate>(&e)) {
       p.estimate_s = pe->step.total;
-      p.estimate_memory = pe->memory.total();
+      p.estimate_memory = pe->memory.total() + pe->memory.reserve;
       p.estimate_optimizer_s = pe->step.optimizer;
     } else {
       p.rejected = std::get<Rejected>(e).reason;

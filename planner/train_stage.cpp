@@ -212,6 +212,20 @@ struct EagerState {
   MemoryUse end;
 };
 
+// A stage's parameters per device outside its layers (embedding, head, final norm: FSDP2's
+// root group) and per layer, of the `held` in all.
+struct StageGroups {
+  double outside = 0;
+  double layer = 0;
+};
+
+StageGroups stage_groups(const TrainContext& cx, const Layout& l, const StageSpan& s, double held) {
+  StageGroups g;
+  g.outside = stage_parameters(cx.task.model, StageSpan{s.index, s.stages, 0, 0}) / f(l.tp);
+  g.layer = s.layers > 0 ? (held - g.outside) / f(s.layers) : 0;
+  return g;
+}
+
 EagerState eager_state(const TrainContext& cx,
                        const Layout& l,
                        const StageSpan& s,
@@ -220,8 +234,7 @@ EagerState eager_state(const TrainContext& cx,
   const ModelSpec& m = cx.task.model;
   double adam = cx.task.optimizer == devices::Optimizer::kAdam ? 8 : 4;
   double dpc = f(l.dp * l.cp);
-  double outside = stage_parameters(m, StageSpan{s.index, s.stages, 0, 0}) / f(l.tp);
-  double layer = s.layers > 0 ? (held - outside) / f(s.layers) : 0;
+  auto [outside, layer] = stage_groups(cx, l, s, held);
   // As the backward starts, gradients are there only when earlier micro-batches accumulated
   // them, or where DDP's synchronising backward keeps those it copies into its buckets; else
   // the head's comes first, beside the logits.
@@ -243,6 +256,27 @@ EagerState eager_state(const TrainContext& cx,
   e.start.optimizer = held * adam / (l.zero >= 1 ? dpc : 1);
   e.end = {held * 4, held * 4 + buckets, e.start.optimizer, 0, 0, 0};
   return e;
+}
+
+// Beyond the live peak, eager PyTorch's caching allocator keeps blocks the compute stream
+// freed but could not reuse (`allocator_cache` of the peak, fitted on measured steps), and
+// FSDP2's all-gather and reduce-scatter streams keep pools the compute stream never reuses.
+// Measured on two H200s (bench/memory_layouts.sh, data/benchmarks/H200x2/memory/): the
+// all-gather copy-in stream holds two buffers of the largest group gathered in bf16 (the root:
+// embedding, head and final norm) and five of a layer's; the reduce-scatter stream the largest
+// group's fp32 and bf16 shards.
+double allocator_reserve(
+    const TrainContext& cx, const Layout& l, const StageSpan& s, double held, double live) {
+  double reserve = 0;
+  if (const costmodel::GpuEfficiency* e =
+          cx.calibrations.find_gpu(cx.cluster.device(group(cx)).name))
+    reserve = e->allocator_cache * live;
+  if (eager_fsdp(l)) {
+    auto [outside, layer] = stage_groups(cx, l, s, held);
+    double largest = std::max(outside, layer);
+    reserve += 2 * 2 * largest + 5 * 2 * layer + (4 + 2) * largest / f(l.dp * l.cp);
+  }
+  return reserve;
 }
 
 MemoryUse stage_memory(const TrainContext& cx,
@@ -309,6 +343,8 @@ MemoryUse stage_memory(const TrainContext& cx,
     u.activations += logits_bytes(cx, l, seq, micro_batches);
   if (eager && e.end.total() > u.total())
     u = e.end;
+  if (eager)
+    u.reserve = allocator_reserve(cx, l, s, dense + experts, u.total());
   u.capacity = cx.cluster.device(group(cx)).memory_capacity.value.value * (1 - cx.memory_headroom);
   return u;
 }

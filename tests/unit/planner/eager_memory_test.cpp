@@ -98,5 +98,25 @@ TEST(EagerMemory, TensorParallelLogitsAreWholeOnEveryRank) {
   EXPECT_GT(tp4.activations, logits * 14);
 }
 
+TEST(EagerMemory, Fsdp2SideStreamsKeepPoolsOfTheirOwn) {
+  // bench/memory_layouts.sh on two H200s (data/benchmarks/H200x2/memory/x2.jsonl.rank0): the
+  // all-gather copy-in stream reserved 6.40 GB and the reduce-scatter stream 3.16 GB beside
+  // the compute stream's 29.27 GB, for a 25.63 GB allocated peak and 38.82 GB reserved.
+  MemoryUse zero3 = memory_of("h200x2", "l8b-L4-s4096-gb4", "tp=1,pp=1,dp=2,mb=1,zero=3");
+  EXPECT_NEAR(zero3.reserve / (6.40e9 + 3.16e9), 1.0, 0.02);  // no calibration: the pools only
+  MemoryUse ddp = memory_of("h200x2", "l8b-L4-s4096-gb4", "tp=1,pp=1,dp=2,mb=1,zero=0");
+  EXPECT_EQ(ddp.reserve, 0);  // every allocation in the compute stream, no cache fitted
+
+  costmodel::CalibrationSet shipped =
+      costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
+  Layout l;
+  ASSERT_EQ(parse_layout("tp=1,pp=1,dp=2,mb=1,zero=3", &l), "");
+  MemoryUse calibrated = training_memory(
+      TrainContext{steps_cluster("h200x2"), steps_task("l8b-L4-s4096-gb4"), shipped}, l);
+  EXPECT_GT(calibrated.reserve, zero3.reserve);  // the compute stream's cache as well
+  EXPECT_NEAR((calibrated.total() + calibrated.reserve) / 38.82e9, 1.0, 0.08);
+  EXPECT_EQ(calibrated.total(), zero3.total());  // fitting is judged on the live peak
+}
+
 }  // namespace
 }  // namespace yirage::planner

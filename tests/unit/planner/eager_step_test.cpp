@@ -10,6 +10,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <vector>
+
 namespace yirage::planner {
 namespace {
 
@@ -126,6 +130,32 @@ TEST(EagerTpHost, FittedOnMeasuredStepsItPricesTheHeldOutRows) {
       fit_eager_tp_host({devices::data_dir() / "benchmarks" / "H200" / "train_steps_1gpu_more.csv"},
                         "H200", testing::bundled_registry(), models, cal)
           .has_value());
+}
+
+}  // namespace
+}  // namespace yirage::planner
+
+namespace yirage::planner {
+namespace {
+
+// The caching allocator's reserve beyond the allocated peak, fitted on measured steps whose
+// every allocation is in the compute stream (FSDP2's rows left out): the held-out rows' reserve
+// comes closer with it than taken as the allocated peak.
+TEST(AllocatorCache, FittedOnRowsWithoutFsdp2ItPricesTheHeldOutReserve) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& e :
+       std::filesystem::directory_iterator(devices::data_dir() / "benchmarks" / "H200"))
+    if (e.path().filename().string().rfind("train_steps", 0) == 0)
+      files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  auto fit = fit_allocator_cache(files, "H200");
+  ASSERT_TRUE(fit.has_value());
+  EXPECT_GT(fit->cache, 0.01);
+  EXPECT_LT(fit->cache, 0.3);
+  EXPECT_LT(fit->held_out_mape, fit->unfitted_mape);
+  EXPECT_LE(fit->held_out_rows, fit->fit_rows);
+  EXPECT_NE(fit->fitted_on.find("rows without FSDP2"), std::string::npos);
+  EXPECT_FALSE(fit_allocator_cache(files, "A100-80GB").has_value());  // no such rows
 }
 
 }  // namespace
