@@ -108,6 +108,9 @@ def parse_args(argv):
     p.add_argument("--memory-layout", default=None,
                    help="JSON lines (one file per rank, .rankN appended): after the measured "
                         "steps, the caching allocator's segments by stream and its peak counters")
+    p.add_argument("--memory-history", default=None,
+                   help="JSON lines (one file per rank, .rankN appended): the allocator's history "
+                        "over the warm-up and measured steps, and what is live at its peak")
     a = p.parse_args(argv)
     if len(a.pairs) % 2:
         p.error("TASK and PLAN come in pairs")
@@ -589,6 +592,9 @@ class Job:
         gc.collect()
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
+        if self.a.memory_history:
+            baseline = torch.cuda.memory_allocated()
+            torch.cuda.memory._record_memory_history(max_entries=1_000_000, stacks="python")
         for i in range(self.a.warmup):
             self.step(pool[i % 2])
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(self.a.steps)]
@@ -600,6 +606,8 @@ class Job:
             ends[i].record()
         torch.cuda.synchronize()
         times = [s.elapsed_time(e) / 1e3 for s, e in zip(starts, ends)]
+        if self.a.memory_history:
+            self.write_memory_history(baseline)
         peak = [float(torch.cuda.max_memory_allocated()), float(torch.cuda.max_memory_reserved())]
         times = self.max_over_ranks(times)
         peak = self.max_over_ranks(peak)
@@ -618,6 +626,18 @@ class Job:
         if self.a.memory_layout:
             self.write_memory_layout()
         return row
+
+    def write_memory_history(self, baseline):
+        import memory_trace
+        torch = self.torch
+        snap = torch.cuda.memory._snapshot()
+        torch.cuda.memory._record_memory_history(enabled=None)
+        rank = self.dist.get_rank() if self.dist.is_initialized() else 0
+        rec = {"task": self.task["name"], "layout": self.plan["layout"], "rank": rank,
+               "max_allocated": torch.cuda.max_memory_allocated(),
+               **memory_trace.peak_summary(snap, baseline, torch.cuda.current_device())}
+        with open(f"{self.a.memory_history}.rank{rank}", "a") as f:
+            f.write(json.dumps(rec) + "\n")
 
     def write_memory_layout(self):
         """Where the allocator's reserve lies after the measured steps (nothing is released
