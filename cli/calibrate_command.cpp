@@ -8,6 +8,7 @@
 #include "codegen/cost/program_validation.h"
 #include "costmodel/calibration.h"
 #include "costmodel/overlap_fit.h"
+#include "costmodel/sustained_fit.h"
 #include "planner/fidelity.h"
 #include "planner/layer_validation.h"
 #include "planner/step_calibration.h"
@@ -214,6 +215,24 @@ int fit_steps(Context& cx,
   return kExitOk;
 }
 
+// For each device fitted here on op rows, the matrix rate its GEMMs sustain back to back.
+void fit_sustained(const std::vector<std::filesystem::path>& files,
+                   const devices::DeviceRegistry& registry,
+                   std::vector<costmodel::GpuCalibrationFit>& gpu_fits) {
+  std::map<std::string, costmodel::GpuEfficiency> op_level;
+  for (const costmodel::GpuCalibrationFit& g : gpu_fits)
+    op_level.emplace(g.device, g.efficiency);
+  std::map<std::string, costmodel::SustainedFit> fits =
+      costmodel::fit_sustained(files, registry, op_level);
+  for (costmodel::GpuCalibrationFit& g : gpu_fits) {
+    auto it = fits.find(g.device);
+    if (it != fits.end()) {
+      g.sustained = it->second;
+      g.efficiency.sustained_matrix = it->second.matrix;
+    }
+  }
+}
+
 // For each device fitted here on op rows, from its measured steps: the optimizer step's
 // achieved bandwidth, then (with it) the host's time per operation of eager tensor
 // parallelism.
@@ -285,6 +304,24 @@ void print_overlap_fits(std::ostream& out, const std::vector<costmodel::GpuCalib
   t.print(out);
 }
 
+void print_sustained_fits(std::ostream& out,
+                          const std::vector<costmodel::GpuCalibrationFit>& fits) {
+  Table t({"device", ">sustained", ">fit rows", ">held-out rows", ">held-out MAPE", ">in bursts"});
+  for (const costmodel::GpuCalibrationFit& f : fits) {
+    if (!f.sustained)
+      continue;
+    const costmodel::SustainedFit& s = *f.sustained;
+    t.add_row({f.device, devices::format_number(s.matrix, 3), std::to_string(s.fit_rows),
+               std::to_string(s.held_out_rows), devices::format_number(s.held_out_mape, 3) + "%",
+               devices::format_number(s.unfitted_mape, 3) + "%"});
+  }
+  if (t.rows() == 0)
+    return;
+  out << "GEMMs back to back (bench/sustained.py): the matrix rate a step sustains over the op\n"
+         "model's, fitted on half; steps price GEMMs and attention at it.\n";
+  t.print(out);
+}
+
 void print_allocator_fits(std::ostream& out,
                           const std::vector<costmodel::GpuCalibrationFit>& fits) {
   Table t({"device", ">cache", ">fit rows", ">held-out rows", ">held-out MAPE", ">without it"});
@@ -328,13 +365,16 @@ int calibrate(Context& cx, const CalibrateArgs& a) {
     return kExitBadInput;
   }
   std::vector<costmodel::MeasuredFile> files;
-  std::vector<std::filesystem::path> step_files;     // whole training steps (train_steps*.csv)
-  std::vector<std::filesystem::path> overlap_files;  // bench/overlap.py's overlap*.csv
+  std::vector<std::filesystem::path> step_files;       // whole training steps (train_steps*.csv)
+  std::vector<std::filesystem::path> overlap_files;    // bench/overlap.py's overlap*.csv
+  std::vector<std::filesystem::path> sustained_files;  // bench/sustained.py's sustained*.csv
   for (const std::string& f : a.files) {
     if (planner::is_measured_steps_file(f))
       step_files.emplace_back(f);
     else if (costmodel::is_overlap_file(f))
       overlap_files.emplace_back(f);
+    else if (costmodel::is_sustained_file(f))
+      sustained_files.emplace_back(f);
     else
       files.push_back(costmodel::load_measured(f));
   }
@@ -351,6 +391,7 @@ int calibrate(Context& cx, const CalibrateArgs& a) {
     if (int rc = fit_steps(cx, a, registry, fits, gpu_fits); rc != kExitOk)
       return rc;
   }
+  fit_sustained(sustained_files, registry, gpu_fits);
   std::map<std::string, costmodel::OverlapFit> overlap =
       costmodel::fit_overlap(overlap_files, registry);
   for (costmodel::GpuCalibrationFit& g : gpu_fits) {
@@ -383,6 +424,7 @@ int calibrate(Context& cx, const CalibrateArgs& a) {
     print_optimizer_fits(cx.out, gpu_fits);
     print_eager_tp_fits(cx.out, gpu_fits);
     print_allocator_fits(cx.out, gpu_fits);
+    print_sustained_fits(cx.out, gpu_fits);
   }
   return a.output.empty() ? kExitOk : write_files(cx, a, fits, gpu_fits);
 }

@@ -151,6 +151,9 @@ void read_ops(const devices::YamlDoc& doc,
   e.overlap_wait = m.number("overlap_wait", false, devices::Sign::kNonNegative).value_or(0);
   m.string("overlap_wait_fitted_on");
   m.number("overlap_wait_held_out_mape", false, devices::Sign::kNonNegative);
+  e.sustained_matrix = m.number("sustained_matrix", false, devices::Sign::kPositive).value_or(0);
+  m.string("sustained_matrix_fitted_on");
+  m.number("sustained_matrix_held_out_mape", false, devices::Sign::kNonNegative);
   e.allocator_cache = m.number("allocator_cache", false, devices::Sign::kNonNegative).value_or(0);
   m.string("allocator_cache_fitted_on");
   m.number("allocator_cache_held_out_mape", false, devices::Sign::kNonNegative);
@@ -486,6 +489,10 @@ void write_measured_fits(std::ostream& y, const GpuCalibrationFit& g) {
   if (g.optimizer) {
     write_fitted(y, "optimizer", devices::format_number(g.optimizer->efficiency, 3),
                  g.optimizer->fitted_on, g.optimizer->held_out_mape);
+  }
+  if (g.sustained) {
+    write_fitted(y, "sustained_matrix", devices::format_number(g.sustained->matrix, 3),
+                 g.sustained->fitted_on, g.sustained->held_out_mape);
   }
   if (g.allocator) {
     write_fitted(y, "allocator_cache", devices::format_number(g.allocator->cache, 3),

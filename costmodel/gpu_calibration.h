@@ -72,6 +72,16 @@ struct AllocatorFit {
   std::string fitted_on;
 };
 
+/// The fit of `GpuEfficiency::sustained_matrix` on GEMMs timed back to back.
+struct SustainedFit {
+  double matrix = 0;
+  std::size_t fit_rows = 0;
+  std::size_t held_out_rows = 0;
+  double held_out_mape = 0;  // percent, the sustained GEMMs held out
+  double unfitted_mape = 0;  // percent, the same GEMMs at the op model's rate
+  std::string fitted_on;
+};
+
 /// The fit of `GpuEfficiency::overlap_wait` on collectives measured beside GEMMs.
 struct OverlapFit {
   double wait = 0;
@@ -100,6 +110,7 @@ struct GpuCalibrationFit {
   std::optional<OptimizerFit> optimizer;
   std::optional<OverlapFit> overlap;
   std::optional<AllocatorFit> allocator;
+  std::optional<SustainedFit> sustained;
   std::optional<LayerLaunchFit> layers;
   std::optional<BlockLatencyFit> block;
   std::size_t fit_rows = 0;

@@ -33,6 +33,11 @@ struct GpuEfficiency {
   // fraction of it in cached blocks that later requests could not reuse (fragmentation),
   // fitted on measured steps' reserve against their allocated peak; 0: not fitted.
   double allocator_cache = 0;
+  // A training step's GEMMs and attention run back to back for seconds, at the clock a GPU
+  // at its power limit holds, below the short bursts the op rows are timed in: the sustained
+  // matrix rate over the op model's, fitted on GEMMs timed both ways (bench/sustained.py); the
+  // step model scales `matrix` and `attention` by it. 0: not measured, the burst rate.
+  double sustained_matrix = 0;
   devices::Seconds launch;  // per kernel launched alone (a timed single op)
   // Per kernel of a sequence replayed from a CUDA graph (whole layers, decode steps): the
   // gap between back-to-back kernels, far below a lone launch.

@@ -1,14 +1,11 @@
 #include "costmodel/overlap_fit.h"
 
 #include "costmodel/calibration.h"
+#include "costmodel/csv_records.h"
 #include "costmodel/measured.h"
-#include "devices/support/diagnostics.h"
-#include "devices/support/yaml_reader.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
-#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -17,83 +14,27 @@ namespace {
 
 constexpr std::string_view kHeader = "device,gpus,collective,dtype,bytes,compute,";
 
-using Cell = CsvCell;
-
 }  // namespace
 
 bool is_overlap_file(const std::filesystem::path& path) {
-  devices::Diagnostics diag;
-  std::optional<std::string> text = devices::read_file_text(path, diag);
-  if (!text)
-    return false;
-  std::istringstream in(*text);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line.front() != '#')
-      return line.rfind(kHeader, 0) == 0;
-  }
-  return false;
+  return csv_header_starts_with(path, kHeader);
 }
 
 std::vector<OverlapRow> load_overlap(const std::filesystem::path& path) {
-  devices::Diagnostics diag;
-  std::optional<std::string> text = devices::read_file_text(path, diag);
-  diag.throw_if_errors();
   std::vector<OverlapRow> rows;
-  std::vector<Cell> header;
-  std::istringstream in(*text);
-  std::string line;
-  for (int line_no = 1; std::getline(in, line); ++line_no) {
-    if (!line.empty() && line.back() == '\r')
-      line.pop_back();
-    if (line.empty() || line.front() == '#')
-      continue;
-    if (header.empty()) {
-      header = split_csv_line(line);
-      continue;
-    }
-    std::vector<Cell> c = split_csv_line(line);
-    devices::SourceLoc loc{path.string(), line_no, 1};
-    if (c.size() != header.size()) {
-      diag.error(loc,
-                 "the row has " + std::to_string(c.size()) + " columns, the header " +
-                     std::to_string(header.size()),
-                 line);
-      continue;
-    }
-    auto at = [&](const char* name) -> Cell {
-      auto it =
-          std::find_if(header.begin(), header.end(), [&](const Cell& h) { return h.text == name; });
-      return it == header.end() ? Cell{} : c[static_cast<std::size_t>(it - header.begin())];
-    };
-    auto number = [&](const char* name) {
-      Cell cell = at(name);
-      const std::string& s = cell.text;
-      double v = 0;
-      auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-      if (ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v) || v <= 0 ||
-          v > 1e15) {
-        diag.error({path.string(), line_no, cell.col},
-                   std::string("'") + name + "' must be a positive number, got '" + s + "'", line);
-        return 0.0;
-      }
-      return v;
-    };
-    if (at("compute").text != "gemm")
-      continue;
+  read_csv_records(path, [&](const CsvRecord& c) {
+    if (c.at("compute").text != "gemm")
+      return;
     OverlapRow r;
-    r.device = at("device").text;
-    r.collective = at("collective").text;
-    r.ranks = static_cast<std::int64_t>(number("gpus"));
-    r.bytes = number("bytes");
-    r.gemm_s = number("compute_alone_s");
-    r.collective_alone_s = number("collective_alone_s");
-    r.collective_beside_s = number("collective_beside_s");
+    r.device = c.at("device").text;
+    r.collective = c.at("collective").text;
+    r.ranks = static_cast<std::int64_t>(c.positive("gpus"));
+    r.bytes = c.positive("bytes");
+    r.gemm_s = c.positive("compute_alone_s");
+    r.collective_alone_s = c.positive("collective_alone_s");
+    r.collective_beside_s = c.positive("collective_beside_s");
     rows.push_back(r);
-  }
-  if (header.empty())
-    diag.error({path.string(), 1, 1}, "no header row");
-  diag.throw_if_errors();
+  });
   return rows;
 }
 
