@@ -61,7 +61,8 @@ std::map<std::string, SustainedFit> fit_sustained(
     }
   }
   std::map<std::string, SustainedFit> out;
-  for (const auto& [device, rows] : by_device) {
+  for (const auto& entry : by_device) {
+    const Rows& rows = entry.second;
     if (rows.fit.size() < 2 || rows.held_out.empty())
       continue;
     // Minimises sum (x / s - 1)^2 over the fitted rows' x = model / sustained.
@@ -86,7 +87,7 @@ std::map<std::string, SustainedFit> fit_sustained(
     fit.fitted_on = rows.names +
                     " (GEMMs back to back, alternating: " + std::to_string(fit.fit_rows) +
                     " fitted, " + std::to_string(fit.held_out_rows) + " held out)";
-    out.emplace(device, fit);
+    out.emplace(entry.first, fit);
   }
   return out;
 }
