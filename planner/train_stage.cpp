@@ -497,24 +497,39 @@ double grad_sync_time(const TrainContext& cx,
 
 double eager_dp_exposed(const TrainContext& cx,
                         const Layout& l,
-                        double params,
+                        const StageSpan& s,
+                        double held,
                         std::int64_t micro_batches,
+                        double backward,
                         const DeviceContext& dcx) {
   if (l.dp * l.cp <= 1)
     return 0;
   costmodel::CommGroup g = dp_group(cx, l);
-  double local = params / f(l.tp);  // parameters of this device's tensor-parallel shard
+  double local = held / f(l.tp);  // parameters of this device's tensor-parallel shard
   auto collective = [&](costmodel::Collective op, double bytes) {
     return costmodel::estimate_collective(g, op, bytes).latency().value;
   };
+  double root = stage_groups(cx, l, s, local).outside;
   if (l.zero >= 2) {
-    double per_micro_batch =
-        collective(costmodel::Collective::kReduceScatter, local * 4) +
-        collective(costmodel::Collective::kAllGather, local * 2) * (l.zero >= 3 ? 2 : 1);
-    return f(micro_batches) * per_micro_batch;
+    // FSDP2: each micro-batch gathers the root group before its forward (nothing runs before
+    // it) and reduce-scatters the root's fp32 gradients after its backward (the embedding's
+    // are the last ready); the layers' gathers and reduce-scatters run beside their
+    // neighbours' compute, exposed only where they outlast the backward.
+    double edges = collective(costmodel::Collective::kAllGather, root * 2) +
+                   collective(costmodel::Collective::kReduceScatter, root * 4);
+    double layers =
+        collective(costmodel::Collective::kReduceScatter, (local - root) * 4) +
+        collective(costmodel::Collective::kAllGather, (local - root) * 2) * (l.zero >= 3 ? 2 : 1);
+    return f(micro_batches) * (edges + std::max(0.0, layers - backward));
   }
-  double t =
-      collective(costmodel::Collective::kAllReduce, local * 4) + eager_stream_time(dcx, 16 * local);
+  // DDP: the last micro-batch's backward all-reduces 25 MB buckets as their gradients are
+  // ready (no_sync before it); the embedding's gradient, ready last and larger than a bucket,
+  // is all-reduced alone after the backward ends; then every gradient is averaged in place
+  // (8 B per parameter).
+  double last = std::max(s.first() ? params(cx.task.model).embedding / f(l.tp) : 0.0, 25e6 / 4);
+  double all = collective(costmodel::Collective::kAllReduce, local * 4);
+  double tail = collective(costmodel::Collective::kAllReduce, last * 4);
+  double t = tail + std::max(0.0, all - tail - backward) + eager_stream_time(dcx, 8 * local);
   if (l.zero == 1) {
     // Every rank broadcasts its 1 / dp of the updated fp32 weights to the others.
     t += f(l.dp * l.cp) * collective(costmodel::Collective::kBroadcast, local * 4 / f(l.dp * l.cp));

@@ -74,17 +74,20 @@ StageTimes stage_times(const TrainContext& cx,
 /// holding the same experts.
 double grad_sync_time(const TrainContext& cx, const Layout& l, double params, double expert_params);
 
-/// Eager PyTorch's data-parallel communication for a device holding `params` parameters
-/// of its stage, charged in full: ZeRO 0 all-reduces the fp32 gradients once a step and
-/// copies them into DDP's buckets and back (16 B per parameter); ZeRO 1 (torch's
-/// ZeroRedundancyOptimizer) adds each rank's broadcast of its updated fp32 shard; ZeRO 2 and
-/// 3 (FSDP2) reduce-scatter fp32 gradients and gather bf16 weights every micro-batch, ZeRO 3
-/// gathering them again for the backward. An empirical rule that matches the measured H200
-/// steps, not a mechanism (docs/step-model.md).
+/// Eager PyTorch's data-parallel communication not hidden behind the backward, for a device
+/// of stage `s` holding `held` parameters, `backward` seconds per micro-batch. DDP (ZeRO 0)
+/// all-reduces 25 MB buckets beside the last micro-batch's backward, the embedding's gradient
+/// (ready last) alone after it, then averages the gradients in place; ZeRO 1 (torch's
+/// ZeroRedundancyOptimizer) adds each rank's broadcast of its updated fp32 shard. FSDP2 (ZeRO
+/// 2 and 3) gathers the root group (embedding, head, final norm) before each micro-batch's
+/// forward and reduce-scatters its gradients after the backward; the layers' collectives are
+/// exposed only where they outlast the backward (docs/step-model.md).
 double eager_dp_exposed(const TrainContext& cx,
                         const Layout& l,
-                        double params,
+                        const StageSpan& s,
+                        double held,
                         std::int64_t micro_batches,
+                        double backward,
                         const DeviceContext& dcx);
 
 /// ZeRO-3's weight gathers not hidden behind the micro-batches' compute.
