@@ -776,15 +776,31 @@ def exposed_time(comm, comp):
 # ---------------------------------------------------------------------------------------
 # Driver.
 
+def host_cpu():
+    """The host's CPU model and logical CPU count: eager tensor parallelism's steps wait for
+    the host's Python dispatch, so the same layout runs at the pace of the CPU."""
+    model = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = " ".join(line.split(":", 1)[1].split())
+                    break
+    except OSError:
+        pass
+    return f"{model} x{os.cpu_count()}"
+
+
 def provenance(argv):
     import torch
     name = torch.cuda.get_device_name()
     drv = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
                          capture_output=True, text=True).stdout.split("\n")[0].strip()
     nccl = ".".join(str(v) for v in torch.cuda.nccl.version())
+    cpu = host_cpu()
     return [f"measured by bench/run_plan.py (issue 27): whole training steps of yirage plans",
             f"device: {name} x{torch.cuda.device_count()} visible; driver {drv}; CUDA {torch.version.cuda}; "
-            f"torch {torch.__version__}; NCCL {nccl}; host {socket.gethostname()}; "
+            f"torch {torch.__version__}; NCCL {nccl}; host {socket.gethostname()} ({cpu}); "
             f"PYTORCH_CUDA_ALLOC_CONF={os.environ.get('PYTORCH_CUDA_ALLOC_CONF', '') or '(default)'}",
             f"date: {sc.utc_now()}",
             "command: " + " ".join(["bench/run_plan.py"] + argv)]
