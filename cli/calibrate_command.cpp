@@ -18,6 +18,7 @@
 
 #include <ctime>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace yirage::cli {
@@ -268,94 +269,72 @@ void fit_on_steps(const std::vector<std::filesystem::path>& step_files,
   }
 }
 
-void print_optimizer_fits(std::ostream& out,
-                          const std::vector<costmodel::GpuCalibrationFit>& fits) {
-  Table t(
-      {"device", ">of peak HBM", ">fit rows", ">held-out rows", ">held-out MAPE", ">at `memory`"});
+// The devices' fits of one constant held in `GpuCalibrationFit::*which`, one row each: the
+// constant as `value` prints it, the rows fitted and held out, the held-out error with it and
+// without it (`baseline`, named by the last header), after `intro`.
+template <class Fit, class Value, class Baseline>
+void print_held_out_fits(std::ostream& out,
+                         const std::vector<costmodel::GpuCalibrationFit>& fits,
+                         std::optional<Fit> costmodel::GpuCalibrationFit::*which,
+                         const std::string& value_header,
+                         const std::string& baseline_header,
+                         const char* intro,
+                         Value value,
+                         Baseline baseline) {
+  Table t({"device", ">" + value_header, ">fit rows", ">held-out rows", ">held-out MAPE",
+           ">" + baseline_header});
   for (const costmodel::GpuCalibrationFit& f : fits) {
-    if (!f.optimizer)
+    if (!(f.*which))
       continue;
-    const costmodel::OptimizerFit& o = *f.optimizer;
-    t.add_row({f.device, devices::format_number(o.efficiency, 3), std::to_string(o.fit_rows),
-               std::to_string(o.held_out_rows), devices::format_number(o.held_out_mape, 3) + "%",
-               devices::format_number(o.unfitted_mape, 3) + "%"});
+    const Fit& o = *(f.*which);
+    t.add_row({f.device, value(o), std::to_string(o.fit_rows), std::to_string(o.held_out_rows),
+               devices::format_number(o.held_out_mape, 3) + "%",
+               devices::format_number(baseline(o), 3) + "%"});
   }
   if (t.rows() == 0)
     return;
-  out << "The optimizer step (measured optimizer phases: clipping and the fused step): the\n"
-         "fraction of peak HBM bandwidth its multi-tensor kernels reach, fitted on half.\n";
+  out << intro;
   t.print(out);
 }
 
-void print_overlap_fits(std::ostream& out, const std::vector<costmodel::GpuCalibrationFit>& fits) {
-  Table t({"device", ">wait", ">fit rows", ">held-out rows", ">held-out MAPE", ">as if alone"});
-  for (const costmodel::GpuCalibrationFit& f : fits) {
-    if (!f.overlap)
-      continue;
-    const costmodel::OverlapFit& o = *f.overlap;
-    t.add_row({f.device, devices::format_number(o.wait, 3), std::to_string(o.fit_rows),
-               std::to_string(o.held_out_rows), devices::format_number(o.held_out_mape, 3) + "%",
-               devices::format_number(o.unpriced_mape, 3) + "%"});
-  }
-  if (t.rows() == 0)
-    return;
-  out << "Collectives beside GEMMs (bench/overlap.py): the delay until the running GEMM ends on\n"
-         "every rank, as a fraction of r / (r + 1) of its duration, fitted on half.\n";
-  t.print(out);
-}
-
-void print_sustained_fits(std::ostream& out,
-                          const std::vector<costmodel::GpuCalibrationFit>& fits) {
-  Table t({"device", ">sustained", ">fit rows", ">held-out rows", ">held-out MAPE", ">in bursts"});
-  for (const costmodel::GpuCalibrationFit& f : fits) {
-    if (!f.sustained)
-      continue;
-    const costmodel::SustainedFit& s = *f.sustained;
-    t.add_row({f.device, devices::format_number(s.matrix, 3), std::to_string(s.fit_rows),
-               std::to_string(s.held_out_rows), devices::format_number(s.held_out_mape, 3) + "%",
-               devices::format_number(s.unfitted_mape, 3) + "%"});
-  }
-  if (t.rows() == 0)
-    return;
-  out << "GEMMs back to back (bench/sustained.py): the matrix rate a step sustains over the op\n"
-         "model's, fitted on half; steps price GEMMs and attention at it.\n";
-  t.print(out);
-}
-
-void print_allocator_fits(std::ostream& out,
-                          const std::vector<costmodel::GpuCalibrationFit>& fits) {
-  Table t({"device", ">cache", ">fit rows", ">held-out rows", ">held-out MAPE", ">without it"});
-  for (const costmodel::GpuCalibrationFit& f : fits) {
-    if (!f.allocator)
-      continue;
-    const costmodel::AllocatorFit& a = *f.allocator;
-    t.add_row({f.device, devices::format_number(a.cache, 3), std::to_string(a.fit_rows),
-               std::to_string(a.held_out_rows), devices::format_number(a.held_out_mape, 3) + "%",
-               devices::format_number(a.unfitted_mape, 3) + "%"});
-  }
-  if (t.rows() == 0)
-    return;
-  out << "The caching allocator (measured steps without FSDP2): what it reserves beyond the\n"
-         "allocated peak, as a fraction of it, fitted on half.\n";
-  t.print(out);
-}
-
-void print_eager_tp_fits(std::ostream& out, const std::vector<costmodel::GpuCalibrationFit>& fits) {
-  Table t({"device", ">host per operation", ">fit rows", ">held-out rows", ">held-out MAPE",
-           ">without it"});
-  for (const costmodel::GpuCalibrationFit& f : fits) {
-    if (!f.eager_tp)
-      continue;
-    const costmodel::EagerTpHostFit& e = *f.eager_tp;
-    t.add_row({f.device, devices::format(e.host), std::to_string(e.fit_rows),
-               std::to_string(e.held_out_rows), devices::format_number(e.held_out_mape, 3) + "%",
-               devices::format_number(e.unpriced_mape, 3) + "%"});
-  }
-  if (t.rows() == 0)
-    return;
-  out << "Eager tensor parallelism (whole measured steps): the host's time per operation that\n"
-         "DTensor dispatches, fitted on half the tensor-parallel rows.\n";
-  t.print(out);
+// The constants fitted on measurements other than op rows: collectives beside GEMMs, the
+// optimizer phases and tensor-parallel rows of measured steps, their reserve, and GEMMs back
+// to back.
+void print_measured_fits(std::ostream& out, const std::vector<costmodel::GpuCalibrationFit>& fits) {
+  auto number = [](double v) {
+    return devices::format_number(v, 3);
+  };
+  using Fit = costmodel::GpuCalibrationFit;
+  print_held_out_fits(
+      out, fits, &Fit::overlap, "wait", "as if alone",
+      "Collectives beside GEMMs (bench/overlap.py): the delay until the running GEMM ends on\n"
+      "every rank, as a fraction of r / (r + 1) of its duration, fitted on half.\n",
+      [&](const costmodel::OverlapFit& o) { return number(o.wait); },
+      [](const costmodel::OverlapFit& o) { return o.unpriced_mape; });
+  print_held_out_fits(
+      out, fits, &Fit::optimizer, "of peak HBM", "at `memory`",
+      "The optimizer step (measured optimizer phases: clipping and the fused step): the\n"
+      "fraction of peak HBM bandwidth its multi-tensor kernels reach, fitted on half.\n",
+      [&](const costmodel::OptimizerFit& o) { return number(o.efficiency); },
+      [](const costmodel::OptimizerFit& o) { return o.unfitted_mape; });
+  print_held_out_fits(
+      out, fits, &Fit::eager_tp, "host per operation", "without it",
+      "Eager tensor parallelism (whole measured steps): the host's time per operation that\n"
+      "DTensor dispatches, fitted on half the tensor-parallel rows.\n",
+      [](const costmodel::EagerTpHostFit& e) { return devices::format(e.host); },
+      [](const costmodel::EagerTpHostFit& e) { return e.unpriced_mape; });
+  print_held_out_fits(
+      out, fits, &Fit::allocator, "cache", "without it",
+      "The caching allocator (measured steps without FSDP2): what it reserves beyond the\n"
+      "allocated peak, as a fraction of it, fitted on half.\n",
+      [&](const costmodel::AllocatorFit& a) { return number(a.cache); },
+      [](const costmodel::AllocatorFit& a) { return a.unfitted_mape; });
+  print_held_out_fits(
+      out, fits, &Fit::sustained, "sustained", "in bursts",
+      "GEMMs back to back (bench/sustained.py): the matrix rate a step sustains over the op\n"
+      "model's, fitted on half; steps price GEMMs and attention at it.\n",
+      [&](const costmodel::SustainedFit& f) { return number(f.matrix); },
+      [](const costmodel::SustainedFit& f) { return f.unfitted_mape; });
 }
 
 int calibrate(Context& cx, const CalibrateArgs& a) {
@@ -420,11 +399,7 @@ int calibrate(Context& cx, const CalibrateArgs& a) {
     print_gpu_fits(cx.out, gpu_fits);
     print_layer_fits(cx.out, gpu_fits);
     print_block_fits(cx.out, gpu_fits);
-    print_overlap_fits(cx.out, gpu_fits);
-    print_optimizer_fits(cx.out, gpu_fits);
-    print_eager_tp_fits(cx.out, gpu_fits);
-    print_allocator_fits(cx.out, gpu_fits);
-    print_sustained_fits(cx.out, gpu_fits);
+    print_measured_fits(cx.out, gpu_fits);
   }
   return a.output.empty() ? kExitOk : write_files(cx, a, fits, gpu_fits);
 }

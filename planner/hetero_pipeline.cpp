@@ -210,7 +210,7 @@ Priced price(const ClusterSpec& whole,
       double params = stage_parameters(task.model, span);
       double sync = grad_sync_time(cx, c.layout, params, 0);
       double exposed = task.framework == devices::Framework::kPytorch
-                           ? eager_dp_exposed(cx, c.layout, span, params, k.m, st.backward, dcx)
+                           ? eager_dp_exposed(cx, c.layout, span, k.m, st.backward, dcx)
                            : std::max(0.0, sync - st.backward) +
                                  zero3_exposed(cx, c.layout, params, st.compute, k.m);
       exposed_sync = std::max(exposed_sync, exposed);

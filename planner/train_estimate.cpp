@@ -177,7 +177,7 @@ std::variant<PlanEstimate, Rejected> estimate_training(const TrainContext& cx, c
   b.bubble = pipe.total.value - f(m) * (slowest->compute + slowest->tp + slowest->pp);
   b.dp_comm =
       cx.task.framework == devices::Framework::kPytorch
-          ? eager_dp_exposed(cx, l, first, held, m, times.front().backward, dcx)
+          ? eager_dp_exposed(cx, l, first, m, times.front().backward, dcx)
           : tail.total.value - slowest->backward + zero3_exposed(cx, l, held, slowest->compute, m);
   b.optimizer =
       l.offload ? off.cpu_step + off.weights_up : optimizer_time(cx, l, opt_params, dcx.efficiency);

@@ -498,14 +498,16 @@ double grad_sync_time(const TrainContext& cx,
 double eager_dp_exposed(const TrainContext& cx,
                         const Layout& l,
                         const StageSpan& s,
-                        double held,
                         std::int64_t micro_batches,
                         double backward,
                         const DeviceContext& dcx) {
   if (l.dp * l.cp <= 1)
     return 0;
   costmodel::CommGroup g = dp_group(cx, l);
-  double local = held / f(l.tp);  // parameters of this device's tensor-parallel shard
+  // Parameters of this device's tensor-parallel shard (1 / ep of the routed experts).
+  double held = stage_parameters(cx.task.model, s) -
+                stage_routed_parameters(cx.task.model, s) * (1 - 1.0 / f(l.ep));
+  double local = held / f(l.tp);
   auto collective = [&](costmodel::Collective op, double bytes) {
     return costmodel::estimate_collective(g, op, bytes).latency().value;
   };

@@ -75,7 +75,7 @@ StageTimes stage_times(const TrainContext& cx,
 double grad_sync_time(const TrainContext& cx, const Layout& l, double params, double expert_params);
 
 /// Eager PyTorch's data-parallel communication not hidden behind the backward, for a device
-/// of stage `s` holding `held` parameters, `backward` seconds per micro-batch. DDP (ZeRO 0)
+/// of stage `s`, `backward` seconds per micro-batch. DDP (ZeRO 0)
 /// all-reduces 25 MB buckets beside the last micro-batch's backward, the embedding's gradient
 /// (ready last) alone after it, then averages the gradients in place; ZeRO 1 (torch's
 /// ZeroRedundancyOptimizer) adds each rank's broadcast of its updated fp32 shard. FSDP2 (ZeRO
@@ -85,7 +85,6 @@ double grad_sync_time(const TrainContext& cx, const Layout& l, double params, do
 double eager_dp_exposed(const TrainContext& cx,
                         const Layout& l,
                         const StageSpan& s,
-                        double held,
                         std::int64_t micro_batches,
                         double backward,
                         const DeviceContext& dcx);
