@@ -229,7 +229,7 @@ void fit_sustained(const std::vector<std::filesystem::path>& files,
     auto it = fits.find(g.device);
     if (it != fits.end()) {
       g.sustained = it->second;
-      g.efficiency.sustained_matrix = it->second.matrix;
+      g.efficiency.sustained_matrix = it->second.value;
     }
   }
 }
@@ -257,7 +257,7 @@ void fit_on_steps(const std::vector<std::filesystem::path>& step_files,
     cal.add_gpu(g.device, e);
     g.optimizer = planner::fit_optimizer(step_files, g.device, registry, models, cal);
     if (g.optimizer) {
-      g.efficiency.optimizer = e.optimizer = g.optimizer->efficiency;
+      g.efficiency.optimizer = e.optimizer = g.optimizer->value;
       cal.add_gpu(g.device, e);
     }
     g.eager_tp = planner::fit_eager_tp_host(step_files, g.device, registry, models, cal);
@@ -265,7 +265,7 @@ void fit_on_steps(const std::vector<std::filesystem::path>& step_files,
       g.efficiency.eager_tp_host = g.eager_tp->host;
     g.allocator = planner::fit_allocator_cache(step_files, g.device);
     if (g.allocator)
-      g.efficiency.allocator_cache = g.allocator->cache;
+      g.efficiency.allocator_cache = g.allocator->value;
   }
 }
 
@@ -315,7 +315,7 @@ void print_measured_fits(std::ostream& out, const std::vector<costmodel::GpuCali
       out, fits, &Fit::optimizer, "of peak HBM", "at `memory`",
       "The optimizer step (measured optimizer phases: clipping and the fused step): the\n"
       "fraction of peak HBM bandwidth its multi-tensor kernels reach, fitted on half.\n",
-      [&](const costmodel::OptimizerFit& o) { return number(o.efficiency); },
+      [&](const costmodel::OptimizerFit& o) { return number(o.value); },
       [](const costmodel::OptimizerFit& o) { return o.unfitted_mape; });
   print_held_out_fits(
       out, fits, &Fit::eager_tp, "host per operation", "without it",
@@ -327,13 +327,13 @@ void print_measured_fits(std::ostream& out, const std::vector<costmodel::GpuCali
       out, fits, &Fit::allocator, "cache", "without it",
       "The caching allocator (measured steps without FSDP2): what it reserves beyond the\n"
       "allocated peak, as a fraction of it, fitted on half.\n",
-      [&](const costmodel::AllocatorFit& a) { return number(a.cache); },
+      [&](const costmodel::AllocatorFit& a) { return number(a.value); },
       [](const costmodel::AllocatorFit& a) { return a.unfitted_mape; });
   print_held_out_fits(
       out, fits, &Fit::sustained, "sustained", "in bursts",
       "GEMMs back to back (bench/sustained.py): the matrix rate a step sustains over the op\n"
       "model's, fitted on half; steps price GEMMs and attention at it.\n",
-      [&](const costmodel::SustainedFit& f) { return number(f.matrix); },
+      [&](const costmodel::SustainedFit& f) { return number(f.value); },
       [](const costmodel::SustainedFit& f) { return f.unfitted_mape; });
 }
 

@@ -136,6 +136,7 @@ void read_ops(const devices::YamlDoc& doc,
   GpuEfficiency e;
   e.matrix = m.number("matrix", true).value_or(1);
   e.attention = m.number("attention", true).value_or(1);
+  e.attention_causal = m.number("attention_causal", false).value_or(0);
   e.memory = m.number("memory", true).value_or(1);
   e.vector = m.number("vector", true).value_or(1);
   // A non-negative duration, zero where the key is absent (not fitted).
@@ -487,15 +488,15 @@ void write_measured_fits(std::ostream& y, const GpuCalibrationFit& g) {
                  g.overlap->fitted_on, g.overlap->held_out_mape);
   }
   if (g.optimizer) {
-    write_fitted(y, "optimizer", devices::format_number(g.optimizer->efficiency, 3),
+    write_fitted(y, "optimizer", devices::format_number(g.optimizer->value, 3),
                  g.optimizer->fitted_on, g.optimizer->held_out_mape);
   }
   if (g.sustained) {
-    write_fitted(y, "sustained_matrix", devices::format_number(g.sustained->matrix, 3),
+    write_fitted(y, "sustained_matrix", devices::format_number(g.sustained->value, 3),
                  g.sustained->fitted_on, g.sustained->held_out_mape);
   }
   if (g.allocator) {
-    write_fitted(y, "allocator_cache", devices::format_number(g.allocator->cache, 3),
+    write_fitted(y, "allocator_cache", devices::format_number(g.allocator->value, 3),
                  g.allocator->fitted_on, g.allocator->held_out_mape);
   }
   if (g.eager_tp) {
@@ -547,8 +548,10 @@ std::string calibration_yaml(const std::vector<CalibrationFit>& fits,
     const GpuEfficiency& e = g.efficiency;
     y << "ops:\n"
       << "  matrix: " << format_number(e.matrix, 3) << "\n"
-      << "  attention: " << format_number(e.attention, 3) << "\n"
-      << "  memory: " << format_number(e.memory, 3) << "\n"
+      << "  attention: " << format_number(e.attention, 3) << "\n";
+    if (e.attention_causal > 0)
+      y << "  attention_causal: " << format_number(e.attention_causal, 3) << "\n";
+    y << "  memory: " << format_number(e.memory, 3) << "\n"
       << "  vector: " << format_number(e.vector, 3) << "\n"
       << "  launch: " << devices::format(e.launch) << "\n";
     if (g.steps) {

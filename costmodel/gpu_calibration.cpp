@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <vector>
 
 namespace yirage::costmodel {
 
@@ -126,10 +127,16 @@ GpuEfficiency coordinate_descent(const std::vector<Sample>& s,
                                  const devices::DeviceRegistry& r,
                                  const GpuEfficiency& start) {
   GpuEfficiency best = start;
+  // Causal attention over a prompt gets its own fraction where the fit split has such rows.
+  bool causal = std::any_of(
+      s.begin(), s.end(), [](const Sample& x) { return x.fit && x.row->op == "attention_causal"; });
+  if (causal && best.attention_causal == 0)
+    best.attention_causal = best.attention;
   double best_error = evaluate(s, r, best).error;
-  std::array<double GpuEfficiency::*, 4> params = {&GpuEfficiency::matrix,
-                                                   &GpuEfficiency::attention,
-                                                   &GpuEfficiency::memory, &GpuEfficiency::vector};
+  std::vector<double GpuEfficiency::*> params = {&GpuEfficiency::matrix, &GpuEfficiency::attention,
+                                                 &GpuEfficiency::memory, &GpuEfficiency::vector};
+  if (causal)
+    params.push_back(&GpuEfficiency::attention_causal);
   for (int round = 0; round < 3; ++round) {
     for (double GpuEfficiency::*p : params) {
       for (int step = 5; step <= 100; ++step) {

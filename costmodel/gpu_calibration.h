@@ -52,35 +52,24 @@ struct StepFit {
   std::string fitted_on;
 };
 
-/// The fit of `GpuEfficiency::optimizer` on measured optimizer phases (planner/).
-struct OptimizerFit {
-  double efficiency = 0;
+/// One dimensionless constant fitted on half of some measured rows and checked on the rest.
+struct HeldOutFit {
+  double value = 0;
   std::size_t fit_rows = 0;
   std::size_t held_out_rows = 0;
-  double held_out_mape = 0;  // percent, the optimizer phases held out
-  double unfitted_mape = 0;  // percent, the same phases at the `memory` efficiency
+  double held_out_mape = 0;  // percent, the rows held out
+  double unfitted_mape = 0;  // percent, the same rows without the constant
   std::string fitted_on;
 };
 
-/// The fit of `GpuEfficiency::allocator_cache` on measured steps' reserve (planner/).
-struct AllocatorFit {
-  double cache = 0;
-  std::size_t fit_rows = 0;
-  std::size_t held_out_rows = 0;
-  double held_out_mape = 0;  // percent, the reserve of the rows held out, from their allocated peak
-  double unfitted_mape = 0;  // percent, the same rows with the reserve taken as the allocated peak
-  std::string fitted_on;
-};
-
-/// The fit of `GpuEfficiency::sustained_matrix` on GEMMs timed back to back.
-struct SustainedFit {
-  double matrix = 0;
-  std::size_t fit_rows = 0;
-  std::size_t held_out_rows = 0;
-  double held_out_mape = 0;  // percent, the sustained GEMMs held out
-  double unfitted_mape = 0;  // percent, the same GEMMs at the op model's rate
-  std::string fitted_on;
-};
+/// `GpuEfficiency::optimizer` on measured optimizer phases (planner/); unfitted: the phases at
+/// the `memory` efficiency.
+using OptimizerFit = HeldOutFit;
+/// `GpuEfficiency::allocator_cache` on measured steps' reserve (planner/); unfitted: the
+/// reserve taken as the allocated peak.
+using AllocatorFit = HeldOutFit;
+/// `GpuEfficiency::sustained_matrix` on GEMMs timed back to back; unfitted: the op model's rate.
+using SustainedFit = HeldOutFit;
 
 /// The fit of `GpuEfficiency::overlap_wait` on collectives measured beside GEMMs.
 struct OverlapFit {

@@ -155,6 +155,16 @@ KernelEstimate split_k(const devices::DeviceSpec& d,
 
 }  // namespace
 
+GpuEfficiency sustained(const GpuEfficiency& e) {
+  GpuEfficiency out = e;
+  if (e.sustained_matrix > 0) {
+    out.matrix *= e.sustained_matrix;
+    out.attention *= e.sustained_matrix;
+    out.attention_causal *= e.sustained_matrix;
+  }
+  return out;
+}
+
 KernelEstimate gemm_kernel(const devices::DeviceSpec& d,
                            DType dtype,
                            const GpuEfficiency& eff,
@@ -249,7 +259,9 @@ KernelEstimate attention_kernel(const devices::DeviceSpec& d,
   e.tiles = s.q_len > 1 ? s.batch * s.heads * q_tiles : units;  // decode splits the cache
   e.waves = (e.tiles + units - 1) / units;
   e.wave_efficiency = f(e.tiles) / f(e.waves * units);
-  double unit_rate = matrix_peak(d, dtype).value * eff.attention / f(units);
+  bool causal_prompt = s.causal && s.q_len > 1 && eff.attention_causal > 0;
+  double unit_rate = matrix_peak(d, dtype).value *
+                     (causal_prompt ? eff.attention_causal : eff.attention) / f(units);
   double per_tile = flops / f(e.tiles);
   e.compute = Seconds{f(e.waves) * per_tile / unit_rate};
   e.memory = Seconds{e.hbm_bytes / hbm(d, eff)};

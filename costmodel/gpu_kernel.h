@@ -20,8 +20,11 @@ namespace yirage::costmodel {
 struct GpuEfficiency {
   double matrix = 1;     // achieved / peak matrix-unit rate on full tiles
   double attention = 1;  // achieved / peak matrix-unit rate inside fused attention
-  double vector = 1;     // achieved / peak rate of non-matrix arithmetic
-  double memory = 1;     // achieved / peak HBM bandwidth
+  // The same inside fused causal attention over a prompt (masked tiles, the diagonal's wasted
+  // half, tiles of unequal work), fitted on causal rows where there are any; 0: `attention`.
+  double attention_causal = 0;
+  double vector = 1;  // achieved / peak rate of non-matrix arithmetic
+  double memory = 1;  // achieved / peak HBM bandwidth
   // Achieved / peak HBM bandwidth of the optimizer step's multi-tensor kernels (fused Adam,
   // the gradient norm and its scaling), fitted on measured optimizer phases; 0: `memory`.
   double optimizer = 0;
@@ -118,6 +121,10 @@ struct KernelEstimate {
   /// The stall of the steady state: the longer side's excess over the shorter.
   devices::Seconds stall() const { return steady - (compute < memory ? compute : memory); }
 };
+
+/// `e` for kernels that run back to back for seconds (a training step, a serving engine): the
+/// matrix and attention rates scaled by `sustained_matrix` where it was fitted.
+GpuEfficiency sustained(const GpuEfficiency& e);
 
 /// A (batched) GEMM C[MxN] = A[MxK] B[KxN], `batch` times, inputs at `dtype` and the output
 /// at `out_bytes` per element. The thread-block tile is the fastest of the usual CUTLASS

@@ -79,10 +79,10 @@ std::map<std::string, SustainedFit> fit_sustained(
       return 100 * sum / static_cast<double>(rows.held_out.size());
     };
     SustainedFit fit;
-    fit.matrix = s2 / s1;
+    fit.value = s2 / s1;
     fit.fit_rows = rows.fit.size();
     fit.held_out_rows = rows.held_out.size();
-    fit.held_out_mape = mape(fit.matrix);
+    fit.held_out_mape = mape(fit.value);
     fit.unfitted_mape = mape(1);
     fit.fitted_on = rows.names +
                     " (GEMMs back to back, alternating: " + std::to_string(fit.fit_rows) +

@@ -102,7 +102,7 @@ ForwardPass forward_pass(const InferContext& cx,
 DeviceContext infer_device_context(const InferContext& cx, const InferLayout& l) {
   DeviceContext dcx{device(cx), {}, cx.task.precision, std::nullopt};
   if (const costmodel::GpuEfficiency* e = cx.calibrations.find_gpu(device(cx).name))
-    dcx.efficiency = *e;
+    dcx.efficiency = costmodel::sustained(*e);  // an engine runs its steps back to back
   if (l.tp > 1) {
     costmodel::CommGroupResult g = costmodel::make_comm_group(cx.cluster, l.tp, l.tp);
     CHECK(g.group.has_value()) << g.reason;

@@ -192,10 +192,10 @@ std::optional<costmodel::OptimizerFit> fit_optimizer(
     }
   }
   costmodel::OptimizerFit out;
-  out.efficiency = best / 1000.0;
+  out.value = best / 1000.0;
   out.fit_rows = fit.size();
   out.held_out_rows = held_out.size();
-  out.held_out_mape = phase_mape(held_out, out.efficiency);
+  out.held_out_mape = phase_mape(held_out, out.value);
   out.unfitted_mape = phase_mape(held_out, e.memory);
   out.fitted_on = names +
                   " (optimizer phases of rows without tensor or pipeline parallelism "
@@ -241,10 +241,10 @@ std::optional<costmodel::AllocatorFit> fit_allocator_cache(
     return held_out.empty() ? 0 : 100 * sum / static_cast<double>(held_out.size());
   };
   costmodel::AllocatorFit out;
-  out.cache = std::max(0.0, s1 / s2 - 1);
+  out.value = std::max(0.0, s1 / s2 - 1);
   out.fit_rows = fit.size();
   out.held_out_rows = held_out.size();
-  out.held_out_mape = mape(out.cache);
+  out.held_out_mape = mape(out.value);
   out.unfitted_mape = mape(0);
   out.fitted_on = names + " (reserve against allocated peak of rows without FSDP2, alternating: " +
                   std::to_string(fit.size()) + " fitted, " + std::to_string(held_out.size()) +

@@ -352,13 +352,8 @@ MemoryUse stage_memory(const TrainContext& cx,
 DeviceContext device_context(const TrainContext& cx, const Layout& l) {
   const devices::DeviceSpec& d = cx.cluster.device(group(cx));
   DeviceContext dcx{d, {}, cx.task.precision, std::nullopt};
-  if (const costmodel::GpuEfficiency* e = cx.calibrations.find_gpu(d.name)) {
-    dcx.efficiency = *e;
-    if (e->sustained_matrix > 0) {  // a step's GEMMs run back to back, at the power limit
-      dcx.efficiency.matrix *= e->sustained_matrix;
-      dcx.efficiency.attention *= e->sustained_matrix;
-    }
-  }
+  if (const costmodel::GpuEfficiency* e = cx.calibrations.find_gpu(d.name))
+    dcx.efficiency = costmodel::sustained(*e);  // a step's GEMMs run back to back
   dcx.eager = cx.task.framework == devices::Framework::kPytorch;
   dcx.fuse = !dcx.eager;
   if (l.tp > 1)

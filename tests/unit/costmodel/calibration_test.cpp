@@ -1,16 +1,19 @@
 #include "costmodel/calibration.h"
 
 #include "costmodel/collective.h"
+#include "costmodel/gpu_calibration.h"
 #include "costmodel/validation.h"
 #include "devices/registry.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
+#include <vector>
 
 namespace yirage::costmodel {
 namespace {
@@ -145,6 +148,40 @@ TEST(Calibration, ANegativeProgramLaunchIsPinnedToLineAndColumn) {
     EXPECT_EQ(e.items().at(0).message, "'program_launch' must be zero or more, got '-1 us'");
   }
   std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace yirage::costmodel
+
+namespace yirage::costmodel {
+namespace {
+
+// Causal attention over a prompt gets its own fraction of peak: fitted on the causal rows of
+// the fit split, it prices the held-out causal rows closer than the shared one did, and
+// plain attention keeps `attention`.
+TEST(Calibration, CausalAttentionHasItsOwnFraction) {
+  MeasuredFile ops = load_measured(devices::data_dir() / "benchmarks" / "H200" / "ops.csv");
+  std::vector<GpuCalibrationFit> fits = fit_gpu_ops({ops}, registry());
+  ASSERT_EQ(fits.size(), 1u);
+  const GpuEfficiency& e = fits[0].efficiency;
+  ASSERT_GT(e.attention_causal, 0);
+  EXPECT_LT(e.attention_causal, e.attention);
+  GpuEfficiency shared = e;
+  shared.attention_causal = 0;
+  std::vector<bool> split = fit_split(ops, 0);
+  double own = 0;
+  double one = 0;
+  std::string why;
+  for (std::size_t i = 0; i < ops.rows.size(); ++i) {
+    const MeasuredRow& r = ops.rows[i];
+    if (split[i] || r.op != "attention_causal")
+      continue;
+    own += std::fabs(estimate_op_row(r, registry(), e, &why)->time.value - r.time_s) / r.time_s;
+    one +=
+        std::fabs(estimate_op_row(r, registry(), shared, &why)->time.value - r.time_s) / r.time_s;
+  }
+  EXPECT_GT(one, 0);
+  EXPECT_LT(own, one);
 }
 
 }  // namespace

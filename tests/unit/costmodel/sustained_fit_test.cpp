@@ -30,8 +30,8 @@ TEST(SustainedFit, H200sGemmsRunSlowerBackToBackThanTheOpModelSays) {
   auto fits = fit_sustained(files, testing::bundled_registry(), shipped("H200"));
   ASSERT_EQ(fits.count("H200"), 1u);
   const SustainedFit& f = fits.at("H200");
-  EXPECT_GT(f.matrix, 0.85);
-  EXPECT_LT(f.matrix, 0.98);
+  EXPECT_GT(f.value, 0.85);
+  EXPECT_LT(f.value, 0.98);
   EXPECT_EQ(f.fit_rows + f.held_out_rows, 15u);
   EXPECT_LT(f.held_out_mape, f.unfitted_mape / 2);
   // A device without op-level efficiencies here is not fitted.

@@ -150,8 +150,8 @@ TEST(AllocatorCache, FittedOnRowsWithoutFsdp2ItPricesTheHeldOutReserve) {
   std::sort(files.begin(), files.end());
   auto fit = fit_allocator_cache(files, "H200");
   ASSERT_TRUE(fit.has_value());
-  EXPECT_GT(fit->cache, 0.01);
-  EXPECT_LT(fit->cache, 0.3);
+  EXPECT_GT(fit->value, 0.01);
+  EXPECT_LT(fit->value, 0.3);
   EXPECT_LT(fit->held_out_mape, fit->unfitted_mape);
   EXPECT_LE(fit->held_out_rows, fit->fit_rows);
   EXPECT_NE(fit->fitted_on.find("rows without FSDP2"), std::string::npos);
