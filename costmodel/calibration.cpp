@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <utility>
 
 namespace yirage::costmodel {
 
@@ -487,17 +488,13 @@ void write_measured_fits(std::ostream& y, const GpuCalibrationFit& g) {
     write_fitted(y, "overlap_wait", devices::format_number(g.overlap->wait, 3),
                  g.overlap->fitted_on, g.overlap->held_out_mape);
   }
-  if (g.optimizer) {
-    write_fitted(y, "optimizer", devices::format_number(g.optimizer->value, 3),
-                 g.optimizer->fitted_on, g.optimizer->held_out_mape);
-  }
-  if (g.sustained) {
-    write_fitted(y, "sustained_matrix", devices::format_number(g.sustained->value, 3),
-                 g.sustained->fitted_on, g.sustained->held_out_mape);
-  }
-  if (g.allocator) {
-    write_fitted(y, "allocator_cache", devices::format_number(g.allocator->value, 3),
-                 g.allocator->fitted_on, g.allocator->held_out_mape);
+  for (const auto& [key, fit] :
+       {std::pair{"optimizer", &g.optimizer}, std::pair{"sustained_matrix", &g.sustained},
+        std::pair{"allocator_cache", &g.allocator}}) {
+    if (*fit) {
+      write_fitted(y, key, devices::format_number((*fit)->value, 3), (*fit)->fitted_on,
+                   (*fit)->held_out_mape);
+    }
   }
   if (g.eager_tp) {
     write_fitted(y, "eager_tp_host", devices::format(g.eager_tp->host), g.eager_tp->fitted_on,
