@@ -1,15 +1,28 @@
 #!/usr/bin/env python3
 """Measures NCCL collectives between the GPUs of one host with torch.distributed and writes
 yirage's measured-CSV format (data/benchmarks/README.md): all-reduce, all-gather,
-reduce-scatter, broadcast, all-to-all and send/recv (rank 0 to rank 1) from 4 KiB to
---max-size (default 1 GiB), bf16.
+reduce-scatter, broadcast, reduce, all-to-all and send/recv (rank 0 to rank 1), bf16, from
+--min-size (default 8 B) to --max-size (default 4 GiB), doubling.
 
-Method: each collective is checked first on random data against the result computed from
-all ranks' inputs; then 10-50 calls (buffers rotated so that no input stays in L2) are
-captured in a CUDA graph, the graph is replayed 7 times under CUDA events, and the median
-time per call of the slowest rank is recorded. Sizes follow nccl-tests' convention (the buffer per rank; all-gather
-and reduce-scatter: the gathered size). NVLink SHARP stays off (NCCL_NVLS_ENABLE=0), as on
-the lent machines.
+Sizes follow nccl-tests' convention: the buffer per rank, except all-gather and
+reduce-scatter, whose size is the gathered buffer. Every collective is checked first on
+random data against the result computed from all ranks' inputs. Each size is then timed in
+up to three launch styles (column `launch`), because a step, a benchmark and a user's script
+each see a different cost:
+
+- `graph`: 10-50 calls captured in a CUDA graph, the graph replayed 7 times under CUDA
+  events; time per call (what a decode step replaying a graph sees).
+- `eager`: nccl-tests' method. 10-50 calls launched back to back from the host between two
+  CUDA events, 7 times; time per call (what a training step's eager collectives see, and
+  what nccl-tests prints). All-gather and reduce-scatter are also timed in place
+  (column `in_place` = 1: the input is the rank's slice of the output), as nccl-tests does.
+- `synced`: one call at a time, the ranks lined up by a barrier and the host waiting for the
+  GPU after each call, timed on the host, 15 times (what a user's timing loop sees: launch
+  and synchronisation included).
+
+The median of each style's repetitions is taken on every rank and the slowest rank's is
+recorded. Buffers rotate so that no input stays in L2. NVLink SHARP stays off
+(NCCL_NVLS_ENABLE=0), as on the lent machines.
 
     torchrun --nproc-per-node 2 bench/collectives.py --device H200 --out data/benchmarks/H200x2/collectives.csv
 """
@@ -19,11 +32,16 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 
 import torch
 import torch.distributed as dist
 
 DT = torch.bfloat16
+OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all",
+       "send_recv")
+GATHERED = ("all_gather", "reduce_scatter")  # nccl-tests' size is the gathered buffer
+LAUNCHES = ("graph", "eager", "synced")
 
 
 def driver_version():
@@ -57,6 +75,11 @@ def check(op, rank, world):
         x = mine.clone()
         dist.broadcast(x, 0)
         ok = torch.equal(x, inputs[0].to(DT))
+    elif op == "reduce":
+        x = mine.clone()
+        dist.reduce(x, 0)
+        ref = sum(t.to(DT).float() for t in inputs)
+        ok = rank != 0 or torch.allclose(x.float(), ref, rtol=2e-2, atol=2e-2)
     elif op == "all_to_all":
         # rank r sends its j-th chunk to rank j: chunk j of rank r's output is rank j's r-th
         out = torch.empty(n, device="cuda", dtype=DT)
@@ -77,17 +100,49 @@ def check(op, rank, world):
         sys.exit("rank %d: %s gave a wrong result" % (rank, op))
 
 
-def run_op(op, bufs, outs, i, rank):
-    b = bufs[i % len(bufs)]
-    o = outs[i % len(outs)]
+class Buffers:
+    """Rotating buffers for one (op, size): `ins[i]`, `outs[i]`; in place, each input is the
+    rank's slice of its output (all-gather) or each output the rank's slice of its input
+    (reduce-scatter)."""
+
+    def __init__(self, op, size, rank, world, in_place):
+        elems = max(1, size // 2)
+        per_rank = max(1, elems // world) if op in GATHERED else elems
+        full = per_rank * world
+        nbuf = max(2, min(8, (1 << 30) // max(size, 1)))
+        self.ins, self.outs = [], []
+        for _ in range(nbuf):
+            if op == "all_gather":
+                out = torch.empty(full, device="cuda", dtype=DT)
+                mine = out[rank * per_rank:(rank + 1) * per_rank] if in_place else \
+                    torch.empty(per_rank, device="cuda", dtype=DT)
+                mine.normal_()
+                self.ins.append(mine)
+                self.outs.append(out)
+            elif op == "reduce_scatter":
+                inp = torch.randn(full, device="cuda", dtype=DT)
+                self.ins.append(inp)
+                self.outs.append(inp[rank * per_rank:(rank + 1) * per_rank] if in_place else
+                                 torch.empty(per_rank, device="cuda", dtype=DT))
+            else:
+                self.ins.append(torch.randn(per_rank, device="cuda", dtype=DT))
+                self.outs.append(torch.empty(per_rank if op == "all_to_all" else 0,
+                                             device="cuda", dtype=DT))
+
+
+def run_op(op, bufs, i, rank):
+    b = bufs.ins[i % len(bufs.ins)]
+    o = bufs.outs[i % len(bufs.outs)]
     if op == "all_reduce":
         dist.all_reduce(b)
     elif op == "all_gather":
         dist.all_gather_into_tensor(o, b)
     elif op == "reduce_scatter":
-        dist.reduce_scatter_tensor(b, o)
+        dist.reduce_scatter_tensor(o, b)
     elif op == "broadcast":
         dist.broadcast(b, 0)
+    elif op == "reduce":
+        dist.reduce(b, 0)
     elif op == "all_to_all":
         dist.all_to_all_single(o, b)
     elif rank == 0:
@@ -96,89 +151,148 @@ def run_op(op, bufs, outs, i, rank):
         dist.recv(b, 0)
 
 
-def time_op(op, size, rank, world):
-    # `size` is nccl-tests' size: per-rank buffer (all-reduce, broadcast, send/recv,
-    # all-to-all) or the
-    # gathered buffer (all-gather, reduce-scatter). The calls are captured in a CUDA graph
-    # and the graph's replays timed, so that host overhead (large under the lent machines'
-    # gVisor) stays out of the device time, as nccl-tests' averaged loop intends.
-    elems = size // 2
-    per_rank = elems // world if op in ("all_gather", "reduce_scatter") else elems
-    nbuf = max(2, min(8, (1 << 30) // max(size, 1)))
-    bufs = [torch.randn(per_rank, device="cuda", dtype=DT) for _ in range(nbuf)]
-    out_elems = {"all_gather": per_rank * world, "reduce_scatter": per_rank * world,
-                 "all_to_all": per_rank}.get(op, 0)
-    outs = [torch.empty(out_elems, device="cuda", dtype=DT) for _ in range(nbuf)]
-    iters = 10 if size >= (1 << 28) else 50
-    for i in range(5):
-        run_op(op, bufs, outs, i, rank)
-    torch.cuda.synchronize()
-    stream = torch.cuda.Stream()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.stream(stream):
-        with torch.cuda.graph(graph, stream=stream):
-            for i in range(iters):
-                run_op(op, bufs, outs, i, rank)
-    torch.cuda.synchronize()
-    graph.replay()
-    torch.cuda.synchronize()
+def slowest(seconds):
+    t = torch.tensor([seconds], device="cuda", dtype=torch.float64)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    return t.item()
+
+
+def timed_events(launch, iters, reps=7):
+    """The median time per call of `reps` timed launches of `iters` calls each."""
     times = []
-    for _ in range(7):
+    for _ in range(reps):
         dist.barrier()
         torch.cuda.synchronize()
         s = torch.cuda.Event(enable_timing=True)
         e = torch.cuda.Event(enable_timing=True)
         s.record()
-        graph.replay()
+        launch()
         e.record()
         e.synchronize()
         times.append(s.elapsed_time(e) * 1e-3 / iters)
-    med = torch.tensor([statistics.median(times)], device="cuda")
-    dist.all_reduce(med, op=dist.ReduceOp.MAX)
+    return statistics.median(times)
+
+
+def time_graph(op, bufs, rank, iters):
+    stream = torch.cuda.Stream()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.stream(stream):
+        with torch.cuda.graph(graph, stream=stream):
+            for i in range(iters):
+                run_op(op, bufs, i, rank)
+    torch.cuda.synchronize()
+    graph.replay()
+    torch.cuda.synchronize()
+    t = timed_events(graph.replay, iters)
     del graph
-    return med.item()
+    return t
+
+
+def time_eager(op, bufs, rank, iters):
+    def loop():
+        for i in range(iters):
+            run_op(op, bufs, i, rank)
+    return timed_events(loop, iters)
+
+
+def time_synced(op, bufs, rank, reps=15):
+    times = []
+    for i in range(reps):
+        dist.barrier()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        run_op(op, bufs, i, rank)
+        torch.cuda.synchronize()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def time_size(op, size, rank, world, launches):
+    """[(launch, in_place, seconds)] for one (op, size)."""
+    iters = 10 if size >= (1 << 28) else 20 if size >= (1 << 24) else 50
+    rows = []
+    variants = (False, True) if op in GATHERED else (False,)
+    for in_place in variants:
+        bufs = Buffers(op, size, rank, world, in_place)
+        for i in range(5):
+            run_op(op, bufs, i, rank)
+        torch.cuda.synchronize()
+        for launch in launches:
+            if in_place and launch != "eager":
+                continue
+            if launch == "graph":
+                t = time_graph(op, bufs, rank, iters)
+            elif launch == "eager":
+                t = time_eager(op, bufs, rank, iters)
+            else:
+                t = time_synced(op, bufs, rank)
+            rows.append((launch, int(in_place), slowest(t)))
+        del bufs
+    return rows
+
+
+def sizes(lo, hi, world, op):
+    s = lo
+    while s <= hi:
+        # a gathered size must leave every rank at least one element
+        if op not in GATHERED or s >= 2 * world:
+            yield s
+        s *= 2
+
+
+def write(path, a, world, rows):
+    with open(path, "w") as f:
+        f.write("# NCCL collectives between %d %s of one host, measured with "
+                "torch.distributed.\n" % (world, a.device))
+        f.write("# device: %s; NCCL %s; NCCL_NVLS_ENABLE=%s\n" % (
+            torch.cuda.get_device_name(), ".".join(map(str, torch.cuda.nccl.version())),
+            os.environ.get("NCCL_NVLS_ENABLE")))
+        f.write("# software: torch %s, CUDA %s\n" % (torch.__version__, torch.version.cuda))
+        f.write("# driver: %s (nvidia-smi)\n" % driver_version())
+        f.write("# date: %s\n" % datetime.datetime.now(datetime.timezone.utc)
+                .strftime("%Y-%m-%d %H:%M UTC"))
+        f.write("# script: torchrun --nproc-per-node %d bench/collectives.py %s\n"
+                % (world, " ".join(sys.argv[1:])))
+        f.write("# method: checked on random data first; buffers rotated; launch graph: 10-50 "
+                "calls in a CUDA graph, median of 7 timed replays; eager: 10-50 calls back to "
+                "back between CUDA events, median of 7 (nccl-tests); synced: one call between "
+                "a barrier and a device synchronise, host clock, median of 15; slowest rank\n")
+        f.write("kind,op,device,fabric,ranks,ranks_per_node,bytes,dtype,launch,in_place,"
+                "time_s,stat\n")
+        for op, size, launch, in_place, t in rows:
+            f.write("collective,%s,%s,nvswitch,%d,%d,%d,bf16,%s,%d,%.6g,median\n"
+                    % (op, a.device, world, world, size, launch, in_place, t))
 
 
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--device", required=True)
     p.add_argument("--out", required=True)
-    p.add_argument("--max-size", type=int, default=1 << 30, help="largest size in bytes")
-    p.add_argument("--ops", default="all_reduce,all_gather,reduce_scatter,broadcast,all_to_all,"
-                   "send_recv", help="comma-separated collectives to measure")
+    p.add_argument("--min-size", type=int, default=8, help="smallest size in bytes")
+    p.add_argument("--max-size", type=int, default=1 << 32, help="largest size in bytes")
+    p.add_argument("--ops", default=",".join(OPS), help="comma-separated collectives to measure")
+    p.add_argument("--launch", default=",".join(LAUNCHES),
+                   help="comma-separated launch styles: graph, eager, synced")
     a = p.parse_args()
     os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
     dist.init_process_group("nccl")
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.cuda.set_device(rank)
-    ops = a.ops.split(",")
+    launches = [x for x in a.launch.split(",") if x]
+    unknown = set(launches) - set(LAUNCHES)
+    if unknown:
+        sys.exit("unknown launch style %s; expected %s" % (",".join(sorted(unknown)),
+                                                          ",".join(LAUNCHES)))
     rows = []
-    for op in ops:
+    for op in a.ops.split(","):
         check(op, rank, world)
-        size = 4096
-        while size <= a.max_size:
-            t = time_op(op, size, rank, world)
-            rows.append((op, size, t))
-            size *= 2
+        for size in sizes(a.min_size, a.max_size, world, op):
+            for launch, in_place, t in time_size(op, size, rank, world, launches):
+                rows.append((op, size, launch, in_place, t))
+        if rank == 0:
+            print("%s: %d rows" % (op, len(rows)), flush=True)
     if rank == 0:
-        with open(a.out, "w") as f:
-            f.write("# NCCL collectives between %d %s of one host, measured with "
-                    "torch.distributed.\n" % (world, a.device))
-            f.write("# device: %s; NCCL %s; NCCL_NVLS_ENABLE=%s\n" % (
-                torch.cuda.get_device_name(), ".".join(map(str, torch.cuda.nccl.version())),
-                os.environ.get("NCCL_NVLS_ENABLE")))
-            f.write("# software: torch %s, CUDA %s\n" % (torch.__version__, torch.version.cuda))
-            f.write("# driver: %s (nvidia-smi)\n" % driver_version())
-            f.write("# date: %s\n" % datetime.datetime.now(datetime.timezone.utc)
-                    .strftime("%Y-%m-%d %H:%M UTC"))
-            f.write("# script: torchrun --nproc-per-node %d bench/collectives.py %s\n"
-                    % (world, " ".join(sys.argv[1:])))
-            f.write("# method: checked on random data first; 10-50 calls captured in a CUDA graph "
-                    "(buffers rotated), median of 7 timed replays per call, slowest rank\n")
-            f.write("kind,op,device,fabric,ranks,ranks_per_node,bytes,dtype,time_s,stat\n")
-            for op, size, t in rows:
-                f.write("collective,%s,%s,nvswitch,%d,%d,%d,bf16,%.6g,median\n"
-                        % (op, a.device, world, world, size, t))
+        write(a.out, a, world, rows)
         print("wrote %d rows to %s" % (len(rows), a.out))
     dist.destroy_process_group()
 
