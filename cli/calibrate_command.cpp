@@ -31,9 +31,9 @@ namespace {
 struct CalibrateArgs {
   std::vector<std::string> files;
   std::string output;
-  std::string min_size = "1 MiB";
-  std::string steps;         // measured training iterations (vTrain format)
-  std::string steps_device;  // the device they ran on
+  std::string min_size = "0 B";  // every size: the small calls fit the fixed costs
+  std::string steps;             // measured training iterations (vTrain format)
+  std::string steps_device;      // the device they ran on
 };
 
 std::string today() {
@@ -44,29 +44,37 @@ std::string today() {
 }
 
 void print_fits(std::ostream& out, const std::vector<costmodel::CalibrationFit>& fits) {
-  Table t({"device", "fabric", "collective", ">bandwidth scale", ">extra latency", ">fit rows",
-           ">held-out MAPE", ">uncalibrated"});
+  Table t({"device", "fabric", "launch", ">ranks", "collective", ">bandwidth scale",
+           ">extra latency", ">fit rows", ">held-out MAPE", ">uncalibrated"});
   auto pct = [](double v) {
     return devices::format_number(v, 3) + "%";
   };
   for (const costmodel::CalibrationFit& f : fits) {
     const costmodel::CollectiveCalibration& c = f.calibration;
-    t.add_row({c.device, c.fabric, "(shared)", devices::format_number(c.bandwidth_scale, 4),
-               devices::format(c.extra_latency), std::to_string(f.fit_rows),
-               pct(f.shared_held_out_mape), pct(f.uncalibrated_held_out_mape)});
+    std::vector<std::string> key = {c.device, c.fabric, costmodel::launch_name(c.launch),
+                                    std::to_string(c.ranks)};
+    auto row = [&](std::vector<std::string> rest) {
+      std::vector<std::string> cells = key;
+      cells.insert(cells.end(), rest.begin(), rest.end());
+      t.add_row(cells);
+    };
+    row({"(shared)", devices::format_number(c.bandwidth_scale, 4), devices::format(c.extra_latency),
+         std::to_string(f.fit_rows), pct(f.shared_held_out_mape),
+         pct(f.uncalibrated_held_out_mape)});
     for (const auto& [name, fit] : c.per_collective) {
       std::string fill =
           fit.fill_ratio > 0
               ? " (+" + devices::format_number(100 * fit.fill_ratio, 3) + "% on the first " +
                     devices::format_quantity(fit.fill_bytes, devices::Dim::kBytes) + ")"
               : "";
-      t.add_row({c.device, c.fabric, name, devices::format_number(fit.bandwidth_scale, 4) + fill,
-                 devices::format(fit.extra_latency), "",
-                 pct(f.per_collective_held_out_mape.at(name)), ""});
+      if (fit.issue.value > 0)
+        fill += " (at least " + devices::format(fit.issue) + " a call)";
+      row({name, devices::format_number(fit.bandwidth_scale, 4) + fill,
+           devices::format(fit.extra_latency), "", pct(f.per_collective_held_out_mape.at(name)),
+           ""});
     }
-    if (!c.per_collective.empty()) {
-      t.add_row({c.device, c.fabric, "(combined)", "", "", "", pct(f.held_out_mape), ""});
-    }
+    if (!c.per_collective.empty())
+      row({"(combined)", "", "", "", pct(f.held_out_mape), ""});
   }
   t.print(out);
 }

@@ -17,12 +17,6 @@ namespace yirage::cli {
 // The report library prints what the CLI shows (report/).
 using namespace report;
 
-namespace {
-
-using costmodel::KernelEstimate;
-using costmodel::OpEstimate;
-using devices::format;
-
 std::optional<devices::DType> parse_dtype(const std::string& s) {
   for (devices::DType t : devices::kAllDTypes) {
     if (devices::dtype_name(t) == s)
@@ -30,6 +24,12 @@ std::optional<devices::DType> parse_dtype(const std::string& s) {
   }
   return std::nullopt;
 }
+
+namespace {
+
+using costmodel::KernelEstimate;
+using costmodel::OpEstimate;
+using devices::format;
 
 void print_kernels(std::ostream& out, const OpEstimate& o) {
   Table t({"  kernel", "tile", ">tiles", ">waves", ">launch", ">ramp-up", ">steady", ">stall",

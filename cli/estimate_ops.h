@@ -3,7 +3,9 @@
 #pragma once
 
 #include "cli/context.h"
+#include "devices/device_spec.h"
 
+#include <optional>
 #include <string>
 
 namespace yirage::cli {
@@ -19,6 +21,8 @@ struct OpArgs {
 };
 
 void add_op_options(CLI::App& cmd, OpArgs& a);
+/// The element type named `s` ("bf16", ...), or nullopt.
+std::optional<devices::DType> parse_dtype(const std::string& s);
 /// The help text listing every operation and its shape format.
 std::string op_help();
 int estimate_op(Context& cx, const OpArgs& a);

@@ -111,7 +111,7 @@ planner::StepTrust trust(const Context& cx, const planner::TrainContext& tc) {
                              devices::ModelRegistry::load_bundled(), tc.calibrations);
 }
 
-nlohmann::ordered_json trust_json(const planner::StepTrust& t) {
+nlohmann::ordered_json trust_json(const planner::StepTrust& t, bool tensor_parallel) {
   nlohmann::ordered_json j;
   j["device"] = t.device;
   j["framework"] = planner::framework_name(t.framework);
@@ -121,7 +121,14 @@ nlohmann::ordered_json trust_json(const planner::StepTrust& t) {
   j["by_gpus"] = nlohmann::ordered_json::array();
   for (const planner::StepStats& s : t.by_gpus)
     j["by_gpus"].push_back({{"group", s.group}, {"rows", s.rows}, {"mape_percent", s.mape}});
-  j["text"] = planner::step_trust_text(t);
+  for (const auto& [key, s] : {std::pair{"with_tensor_parallelism", &t.with_tp},
+                               std::pair{"without_tensor_parallelism", &t.without_tp}}) {
+    j[key] = s->rows > 0 ? nlohmann::ordered_json{{"rows", s->rows},
+                                                  {"mape_percent", s->mape},
+                                                  {"bias_percent", s->bias}}
+                         : nlohmann::ordered_json(nullptr);
+  }
+  j["text"] = planner::step_trust_text(t, tensor_parallel);
   return j;
 }
 
@@ -136,10 +143,11 @@ int evaluate_layout(Context& cx,
   planner::StepTrust t = trust(cx, tc);
   if (cx.json || cx.yaml) {
     nlohmann::ordered_json j = plan_json(p);
-    j["step_trust"] = trust_json(t);
+    j["step_trust"] = trust_json(t, p.layout.tp > 1);
     write_structured(cx.out, cx.yaml, j);
   } else {
-    print_plan_detail(cx.out, p, tc.task, note + "\n  step model: " + planner::step_trust_text(t));
+    print_plan_detail(cx.out, p, tc.task,
+                      note + "\n  step model: " + planner::step_trust_text(t, p.layout.tp > 1));
   }
   return emit(save_plan(cx, a, tc.cluster, tc.task, p.layout.str(), plan_json(p)), cx, a,
               p.layout.str(), tc.cluster, tc.calibrations, one_site(tc.cluster, p.compounds));
@@ -436,7 +444,7 @@ int plan(Context& cx, const PlanArgs& given) {
     j["task"] = task.name;
     j["candidates"] = r.candidates;
     j["feasible"] = r.plans.size();
-    j["step_trust"] = trust_json(trust(cx, tc));
+    j["step_trust"] = trust_json(trust(cx, tc), r.plans.front().layout.tp > 1);
     for (std::size_t i = 0; i < r.plans.size() && i < a.top; ++i) {
       j["plans"].push_back(plan_json(r.plans[i]));
     }
@@ -453,7 +461,8 @@ int plan(Context& cx, const PlanArgs& given) {
          << " fit in memory and were costed\n";
   print_plan_table(cx.out, r.plans, a.top);
   print_plan_detail(cx.out, r.plans.front(), task,
-                    note + "\n  step model: " + planner::step_trust_text(trust(cx, tc)));
+                    note + "\n  step model: " +
+                        planner::step_trust_text(trust(cx, tc), r.plans.front().layout.tp > 1));
   if (a.simulate_top > 0) {
     std::vector<SimulatedPlan> sims = rerank_by_simulation(tc, r.plans, a.simulate_top);
     cx.out << "the best " << sims.size() << " re-ranked by SimGrid simulation of their step:\n";

@@ -13,6 +13,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <map>
+
 namespace yirage::cli {
 
 // The report library prints what the CLI shows (report/).
@@ -23,20 +25,22 @@ namespace {
 struct ValidateArgs {
   std::vector<std::string> files;
   double max_mape = 15;
+  double max_small_mape = -1;  // collectives below --min-size; negative: not gated
+  bool per_kind = false;       // collectives: the bars hold for every (collective, ranks, launch)
   std::string min_size = "1 MiB";
   bool verbose = false;
   bool uncalibrated = false;
   bool held_out = false;
 };
 
-// Keeps the rows of the held-out split (costmodel::fit_split) alone.
-costmodel::MeasuredFile held_out_rows(const costmodel::MeasuredFile& file, double min_bytes) {
-  std::vector<bool> fit = costmodel::fit_split(file, min_bytes);
+// Keeps the rows of the held-out split (costmodel::fit_split over every size, as `calibrate`
+// fits) alone.
+costmodel::MeasuredFile held_out_rows(const costmodel::MeasuredFile& file) {
+  std::vector<bool> fit = costmodel::fit_split(file, 0);
   costmodel::MeasuredFile out = file;
   out.rows.clear();
   for (std::size_t i = 0; i < file.rows.size(); ++i) {
-    bool below = file.rows[i].kind == "collective" && file.rows[i].bytes < min_bytes;
-    if (!fit[i] && !below)
+    if (!fit[i])
       out.rows.push_back(file.rows[i]);
   }
   return out;
@@ -84,11 +88,60 @@ void print_points(std::ostream& out, const std::vector<costmodel::ValidationPoin
   t.print(out);
 }
 
+// "all_gather x4 eager": the group of a collective row for --per-kind.
+std::string kind_group(const costmodel::MeasuredRow& r) {
+  return r.op + " x" + std::to_string(r.ranks) + " " + r.launch;
+}
+
+// Per (collective, ranks, launch): the error of the rows of at least `min_bytes` and of those
+// below, each against its bar (a negative bar: not gated). False when a bar is missed.
+bool report_kinds(Context& cx,
+                  const ValidateArgs& a,
+                  double min_bytes,
+                  const costmodel::Validation& v) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<costmodel::ValidationPoint>> by;
+  for (const costmodel::ValidationPoint& p : v.points) {
+    std::string g = kind_group(p.row);
+    if (by.count(g) == 0)
+      order.push_back(g);
+    by[g].push_back(p);
+  }
+  Table t({"  collective, ranks, launch", ">rows", ">MAPE", ">bias", ">rows < " + a.min_size,
+           ">MAPE", ">bias", "result"});
+  bool ok = true;
+  for (const std::string& g : order) {
+    costmodel::BandStats big = costmodel::overall(by[g], min_bytes);
+    costmodel::BandStats small = costmodel::overall_below(by[g], min_bytes);
+    bool pass = (big.rows == 0 || big.mape <= a.max_mape) &&
+                (small.rows == 0 || a.max_small_mape < 0 || small.mape <= a.max_small_mape);
+    ok = ok && pass;
+    auto cells = [](const costmodel::BandStats& b) {
+      return b.rows == 0
+                 ? std::vector<std::string>{"0", "-", "-"}
+                 : std::vector<std::string>{std::to_string(b.rows), pct(b.mape), pct(b.bias)};
+    };
+    std::vector<std::string> row = {"  " + g};
+    for (const auto& c : {cells(big), cells(small)})
+      row.insert(row.end(), c.begin(), c.end());
+    row.push_back(pass ? "pass" : "FAIL");
+    t.add_row(row);
+  }
+  t.print(cx.out);
+  cx.out << "  collectives, every collective, GPU count and launch style: MAPE at " << a.min_size
+         << " and more at most " << pct(a.max_mape);
+  if (a.max_small_mape >= 0)
+    cx.out << ", below it at most " << pct(a.max_small_mape);
+  cx.out << ": " << (ok ? "pass" : "FAIL") << "\n";
+  return ok;
+}
+
 bool report_collectives(Context& cx,
                         const ValidateArgs& a,
                         double min_bytes,
                         const costmodel::Validation& v) {
   costmodel::BandStats all = costmodel::overall(v.points, min_bytes);
+  costmodel::BandStats small = costmodel::overall_below(v.points, min_bytes);
   bool ok = all.rows > 0 && all.mape <= a.max_mape;
   print_bands(cx.out, v.points);
   if (a.verbose) {
@@ -97,6 +150,15 @@ bool report_collectives(Context& cx,
   cx.out << "  collectives, MAPE at " << a.min_size << " and more: " << pct(all.mape) << " over "
          << all.rows << " rows (threshold " << pct(a.max_mape) << "): " << (ok ? "pass" : "FAIL")
          << "\n";
+  if (a.max_small_mape >= 0 && small.rows > 0) {
+    bool small_ok = small.mape <= a.max_small_mape;
+    cx.out << "  collectives, MAPE below " << a.min_size << ": " << pct(small.mape) << " over "
+           << small.rows << " rows (threshold " << pct(a.max_small_mape)
+           << "): " << (small_ok ? "pass" : "FAIL") << "\n";
+    ok = ok && small_ok;
+  }
+  if (a.per_kind)
+    ok = report_kinds(cx, a, min_bytes, v) && ok;
   for (std::size_t i = 0; i < v.skipped.size() && i < 3; ++i) {
     cx.out << "  skipped " << v.skipped[i] << "\n";
   }
@@ -201,7 +263,7 @@ int validate(Context& cx, const ValidateArgs& a) {
   for (costmodel::MeasuredFile& file : files) {
     const std::string& path = file.path;
     if (a.held_out)
-      file = held_out_rows(file, min.value);
+      file = held_out_rows(file);
     costmodel::Validation c = costmodel::validate_collectives(file, registry, &calibrations);
     costmodel::Validation o = costmodel::validate_ops(file, registry, &calibrations);
     costmodel::Validation l = planner::validate_layers(file, registry, models, &calibrations);
@@ -238,6 +300,11 @@ void add_validate_command(CLI::App& app, Context& cx) {
       ->capture_default_str();
   cmd->add_option("--min-size", a->min_size, "Only rows of at least this size count to the MAPE")
       ->capture_default_str();
+  cmd->add_option("--max-small-mape", a->max_small_mape,
+                  "Collectives: fail (exit 1) when the rows below --min-size miss this MAPE, in %");
+  cmd->add_flag("--per-kind", a->per_kind,
+                "Collectives: hold the bars on every collective, GPU count and launch style, "
+                "each in a table row");
   cmd->add_flag("--verbose", a->verbose, "Print every row: measured, estimate, error, model");
   cmd->add_flag("--held-out", a->held_out,
                 "Only the rows that `calibrate` holds out (every other row of each op, by "

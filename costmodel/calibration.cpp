@@ -6,14 +6,27 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <sstream>
+#include <tuple>
 #include <utility>
 
 namespace yirage::costmodel {
 
 void CalibrationSet::add(CollectiveCalibration c) {
-  auto key = std::make_pair(c.device, c.fabric);
-  entries_[key] = std::move(c);
+  auto& list = entries_[std::make_pair(c.device, c.fabric)];
+  auto same = std::find_if(list.begin(), list.end(), [&](const CollectiveCalibration& e) {
+    return e.launch == c.launch && e.ranks == c.ranks;
+  });
+  if (same != list.end()) {
+    *same = std::move(c);
+  } else {
+    list.push_back(std::move(c));
+  }
+}
+
+bool CalibrationSet::has_collectives(const std::string& device, const std::string& fabric) const {
+  return entries_.count({device, fabric}) > 0;
 }
 
 void CalibrationSet::add_gpu(const std::string& device, GpuEfficiency e) {
@@ -26,9 +39,26 @@ const GpuEfficiency* CalibrationSet::find_gpu(const std::string& device) const {
 }
 
 const CollectiveCalibration* CalibrationSet::find(const std::string& device,
-                                                  const std::string& fabric) const {
+                                                  const std::string& fabric,
+                                                  std::int64_t ranks,
+                                                  Launch launch) const {
   auto it = entries_.find({device, fabric});
-  return it == entries_.end() ? nullptr : &it->second;
+  if (it == entries_.end())
+    return nullptr;
+  // Lower is better: the launch style, then the ranks (exact, largest below, smallest
+  // above, any), then the distance in ranks.
+  auto rank_of = [&](const CollectiveCalibration& e) {
+    int style = e.launch == launch ? 0 : e.launch == Launch::kGraph ? 1 : 2;
+    int fit = e.ranks == ranks ? 0 : e.ranks == 0 ? 3 : e.ranks < ranks ? 1 : 2;
+    std::int64_t distance = e.ranks == 0 ? 0 : e.ranks > ranks ? e.ranks - ranks : ranks - e.ranks;
+    return std::make_tuple(style, fit, distance);
+  };
+  const CollectiveCalibration* best = nullptr;
+  for (const CollectiveCalibration& e : it->second) {
+    if (best == nullptr || rank_of(e) < rank_of(*best))
+      best = &e;
+  }
+  return best;
 }
 
 std::string display_path(const std::string& path) {
@@ -69,6 +99,8 @@ void read_per_collective(const devices::YamlDoc& doc,
     p.fill_bytes = m.quantity<devices::Dim::kBytes>("fill", false, devices::Sign::kNonNegative)
                        .value_or(devices::Bytes{})
                        .value;
+    p.issue = m.quantity<devices::Dim::kSeconds>("issue", false, devices::Sign::kNonNegative)
+                  .value_or(devices::Seconds{});
     m.finish();
     c.per_collective[name] = p;
   }
@@ -91,6 +123,9 @@ void read_collectives(const devices::YamlDoc& doc,
     c.loc = doc.loc(n);
     c.loc.file = display_path(c.loc.file);
     c.fabric = m.string("fabric", true).value_or("");
+    if (std::optional<std::string> launch = m.choice("launch", launch_names()))
+      c.launch = parse_launch(*launch).value_or(Launch::kGraph);
+    c.ranks = m.integer("ranks").value_or(0);
     c.bandwidth_scale = m.number("bandwidth_scale", true).value_or(1);
     c.extra_latency =
         m.quantity<devices::Dim::kSeconds>("extra_latency", true, devices::Sign::kNonNegative)
@@ -313,7 +348,8 @@ double model_time(const Sample& s, const CollectiveCalibration::PerCollective& p
   auto i = static_cast<std::size_t>(s.op);
   g.op_fill_ratio[i] = p.fill_ratio;
   g.op_fill_bytes[i] = p.fill_bytes;
-  return estimate_collective(g, s.op, s.bytes).latency().value + p.extra_latency.value;
+  double t = estimate_collective(g, s.op, s.bytes).latency().value + p.extra_latency.value;
+  return std::max(t, p.issue.value);
 }
 
 // A collective's own fit: scale, extra latency and pipeline fill. With the candidate NCCL's
@@ -370,7 +406,7 @@ CollectiveCalibration::PerCollective fit_own(const std::vector<Sample>& mine) {
       }
       if (err < best_err) {
         best_err = err;
-        best = {1 / u, devices::Seconds{a}, r, r > 0 ? cap : 0};
+        best = {1 / u, devices::Seconds{a}, r, r > 0 ? cap : 0, {}};
       }
       if (rs == 0)
         break;  // no fill: the cap does not matter
@@ -401,8 +437,8 @@ void fit_per_collective(const std::vector<Sample>& samples, CalibrationFit& f) {
     }
     if (mine.empty())
       continue;
-    CollectiveCalibration::PerCollective p{f.calibration.bandwidth_scale,
-                                           f.calibration.extra_latency, 0, 0};
+    CollectiveCalibration::PerCollective p{
+        f.calibration.bandwidth_scale, f.calibration.extra_latency, 0, 0, {}};
     bool own = fit_rows >= 4 && mine.size() - fit_rows >= 4;
     if (own) {
       p = fit_own(mine);
@@ -425,13 +461,109 @@ void fit_per_collective(const std::vector<Sample>& samples, CalibrationFit& f) {
   f.held_out_mape = n > 0 ? 100 * sum / static_cast<double>(n) : 0;
 }
 
+// The host's cost on top of a graph replay's kernels, fitted on the fit split of `mine`
+// (one collective, or all for the shared pair) with the graph fit `p` held: eager launches
+// take at least the host's interval between back-to-back calls (searched from 0 to 300 us
+// by 0.1 us); a synchronised call adds the launch and the wait to every call (weighted
+// least squares, as the shared extra latency).
+CollectiveCalibration::PerCollective host_cost(const std::vector<Sample>& mine,
+                                               CollectiveCalibration::PerCollective p,
+                                               Launch launch) {
+  std::vector<double> times;
+  for (const Sample& s : mine)
+    times.push_back(model_time(s, p));
+  if (launch == Launch::kSynced) {
+    p.extra_latency += devices::Seconds{best_extra(mine, times)};
+    return p;
+  }
+  double best = 0;
+  double best_err = 1e300;
+  for (int step = 0; step <= 3000; ++step) {
+    double issue = step * 1e-7;
+    double err = 0;
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+      if (!mine[i].fit)
+        continue;
+      double r = (std::max(issue, times[i]) - mine[i].measured) / mine[i].measured;
+      err += r * r;
+    }
+    if (err < best_err) {
+      best_err = err;
+      best = issue;
+    }
+  }
+  p.issue = devices::Seconds{best};
+  return p;
+}
+
+// Held-out MAPE of `mine` under `p`, as (sum of relative errors, rows).
+std::pair<double, std::size_t> held_out_error(const std::vector<Sample>& mine,
+                                              const CollectiveCalibration::PerCollective& p) {
+  double sum = 0;
+  std::size_t n = 0;
+  for (const Sample& s : mine) {
+    if (s.fit)
+      continue;
+    sum += std::fabs(model_time(s, p) - s.measured) / s.measured;
+    ++n;
+  }
+  return {sum, n};
+}
+
+// Eager and synchronised launches run the kernels a graph replay runs: their fit is the
+// graph fit of the same device, fabric and ranks (`graph`), each collective's with the
+// host's cost fitted on top (host_cost).
+CalibrationFit fit_on_graph(const std::vector<Sample>& samples,
+                            const CalibrationFit& graph,
+                            Launch launch) {
+  CalibrationFit f;
+  const CollectiveCalibration& g = graph.calibration;
+  CollectiveCalibration::PerCollective shared{g.bandwidth_scale, g.extra_latency, 0, 0, {}};
+  shared = host_cost(samples, shared, launch);
+  f.calibration.bandwidth_scale = shared.bandwidth_scale;
+  f.calibration.extra_latency = shared.extra_latency;
+  auto [shared_sum, shared_n] = held_out_error(samples, shared);
+  f.shared_held_out_mape = shared_n > 0 ? 100 * shared_sum / static_cast<double>(shared_n) : 0;
+  double sum = 0;
+  std::size_t n = 0;
+  for (Collective op : all_collectives()) {
+    std::vector<Sample> mine;
+    std::copy_if(samples.begin(), samples.end(), std::back_inserter(mine),
+                 [&](const Sample& s) { return s.op == op; });
+    if (mine.empty())
+      continue;
+    auto own = g.per_collective.find(collective_name(op));
+    CollectiveCalibration::PerCollective base =
+        own != g.per_collective.end()
+            ? own->second
+            : CollectiveCalibration::PerCollective{g.bandwidth_scale, g.extra_latency, 0, 0, {}};
+    CollectiveCalibration::PerCollective p = host_cost(mine, base, launch);
+    f.calibration.per_collective[collective_name(op)] = p;
+    auto [op_sum, op_n] = held_out_error(mine, p);
+    if (op_n > 0)
+      f.per_collective_held_out_mape[collective_name(op)] =
+          100 * op_sum / static_cast<double>(op_n);
+    sum += op_sum;
+    n += op_n;
+  }
+  f.held_out_mape = n > 0 ? 100 * sum / static_cast<double>(n) : 0;
+  CalibrationFit uncal = fit_one(samples);  // for its row counts and uncalibrated error
+  f.fit_rows = uncal.fit_rows;
+  f.held_out_rows = uncal.held_out_rows;
+  f.uncalibrated_held_out_mape = uncal.uncalibrated_held_out_mape;
+  f.fit_mape = 0;
+  return f;
+}
+
 }  // namespace
 
 std::vector<CalibrationFit> fit_collectives(const std::vector<MeasuredFile>& files,
                                             const devices::DeviceRegistry& registry,
                                             double min_bytes) {
-  std::map<std::pair<std::string, std::string>, std::vector<Sample>> by_key;
-  std::map<std::pair<std::string, std::string>, std::vector<std::string>> sources;
+  // (device, fabric, launch style, ranks)
+  using Key = std::tuple<std::string, std::string, Launch, std::int64_t>;
+  std::map<Key, std::vector<Sample>> by_key;
+  std::map<Key, std::vector<std::string>> sources;
   for (const MeasuredFile& file : files) {
     std::vector<bool> split = fit_split(file, min_bytes);
     for (std::size_t i = 0; i < file.rows.size(); ++i) {
@@ -444,7 +576,8 @@ std::vector<CalibrationFit> fit_collectives(const std::vector<MeasuredFile>& fil
       CommGroupResult g = row_group(row, registry);
       if (op == all_collectives().end() || !g.group)
         continue;
-      auto key = std::make_pair(g.group->device, devices::fabric_name(g.group->fabric));
+      Key key{g.group->device, devices::fabric_name(g.group->fabric),
+              parse_launch(row.launch).value_or(Launch::kGraph), row.ranks};
       by_key[key].push_back(Sample{*g.group, *op, row.bytes, row.time_s, split[i]});
       auto& src = sources[key];
       if (std::find(src.begin(), src.end(), file.path) == src.end())
@@ -452,15 +585,28 @@ std::vector<CalibrationFit> fit_collectives(const std::vector<MeasuredFile>& fil
     }
   }
   std::vector<CalibrationFit> fits;
-  for (const auto& [key, samples] : by_key) {
-    CalibrationFit f = fit_one(samples);
-    fit_per_collective(samples, f);
-    f.calibration.device = key.first;
-    f.calibration.fabric = key.second;
+  std::map<Key, CalibrationFit> graph_fits;    // keyed with Launch::kGraph
+  for (const auto& [key, samples] : by_key) {  // graph keys first: Launch::kGraph is the least
+    Key as_graph = key;
+    std::get<2>(as_graph) = Launch::kGraph;
+    auto graph = graph_fits.find(as_graph);
+    CalibrationFit f;
+    if (std::get<2>(key) != Launch::kGraph && graph != graph_fits.end()) {
+      f = fit_on_graph(samples, graph->second, std::get<2>(key));
+    } else {
+      f = fit_one(samples);
+      fit_per_collective(samples, f);
+    }
+    if (std::get<2>(key) == Launch::kGraph)
+      graph_fits[key] = f;
+    std::tie(f.calibration.device, f.calibration.fabric, f.calibration.launch,
+             f.calibration.ranks) = key;
     std::string files_text;
     for (const std::string& s : sources[key])
       files_text += (files_text.empty() ? "" : ", ") + s;
-    f.calibration.fitted_on = files_text + " (rows alternating by size, of " +
+    f.calibration.fitted_on = files_text + " (" + launch_name(f.calibration.launch) + " rows of " +
+                              std::to_string(f.calibration.ranks) +
+                              " ranks alternating by size, of " +
                               devices::format_quantity(min_bytes, devices::Dim::kBytes) +
                               " and more: " + std::to_string(f.fit_rows) + " fitted, " +
                               std::to_string(f.held_out_rows) + " held out)";
@@ -521,6 +667,8 @@ std::string calibration_yaml(const std::vector<CalibrationFit>& fits,
       y << "collectives:\n";
     any = true;
     y << "  - fabric: " << f.calibration.fabric << "\n"
+      << "    launch: " << launch_name(f.calibration.launch) << "\n"
+      << "    ranks: " << f.calibration.ranks << "\n"
       << "    bandwidth_scale: " << format_number(f.calibration.bandwidth_scale, 4) << "\n"
       << "    extra_latency: " << devices::format(f.calibration.extra_latency) << "\n";
     if (!f.calibration.per_collective.empty())
@@ -532,6 +680,8 @@ std::string calibration_yaml(const std::vector<CalibrationFit>& fits,
         y << ", fill_ratio: " << format_number(fit.fill_ratio, 3)
           << ", fill: " << devices::format_quantity(fit.fill_bytes, devices::Dim::kBytes);
       }
+      if (fit.issue.value > 0)
+        y << ", issue: " << devices::format(fit.issue);
       y << "}\n";
     }
     y << "    fitted_on: \"" << f.calibration.fitted_on << "\"\n"

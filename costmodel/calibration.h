@@ -1,10 +1,11 @@
-// Calibration of the collective model for one device type and fabric: a bandwidth scale
-// (the achievable fraction of the fabric that the measurements show, relative to NCCL's
-// constants) and an extra fixed latency per call (launch and synchronisation that NCCL's
-// model leaves out). Fitted from measured rows by `yirage-plan calibrate`, stored in
-// data/calibration/<device>.yaml, applied by every estimate.
+// Calibration of the collective model for one device type and fabric, per launch style and
+// number of ranks in a node: a bandwidth scale (the achievable fraction of the fabric that
+// the measurements show, relative to NCCL's constants) and an extra fixed latency per call
+// (launch and synchronisation that NCCL's model leaves out). Fitted from measured rows by
+// `yirage-plan calibrate`, stored in data/calibration/<device>.yaml, applied by every estimate.
 #pragma once
 
+#include "costmodel/collective.h"
 #include "costmodel/gpu_calibration.h"
 #include "costmodel/gpu_kernel.h"
 #include "costmodel/measured.h"
@@ -22,6 +23,8 @@ namespace yirage::costmodel {
 struct CollectiveCalibration {
   std::string device;
   std::string fabric;
+  Launch launch = Launch::kGraph;  // the launch style of the rows it was fitted on
+  std::int64_t ranks = 0;          // the ranks (all in one node) it was fitted on; 0: any
   double bandwidth_scale = 1;
   devices::Seconds extra_latency;
 
@@ -34,6 +37,9 @@ struct CollectiveCalibration {
     // messages run below the asymptotic bandwidth).
     double fill_ratio = 0;
     double fill_bytes = 0;
+    // Eager launches: the host's interval between back-to-back calls, the least a call
+    // takes (0: none).
+    devices::Seconds issue;
   };
 
   std::map<std::string, PerCollective> per_collective;
@@ -41,14 +47,25 @@ struct CollectiveCalibration {
   devices::SourceLoc loc;
 };
 
-/// The calibrations known to a run, keyed by (device, fabric).
+/// The calibrations known to a run, keyed by (device, fabric), each with its entries per
+/// (launch style, ranks).
 class CalibrationSet {
  public:
   /// Loads every `*.yaml` of `dir` (a missing directory is an empty set). Throws
   /// devices::InputError on malformed files.
   static CalibrationSet load_dir(const std::filesystem::path& dir);
+  /// Adds `c`, replacing an entry of the same device, fabric, launch style and ranks.
   void add(CollectiveCalibration c);
-  const CollectiveCalibration* find(const std::string& device, const std::string& fabric) const;
+  /// Whether any collective calibration exists for the device and fabric.
+  bool has_collectives(const std::string& device, const std::string& fabric) const;
+  /// The entry for collectives over `ranks` ranks of a node launched as `launch`: the launch
+  /// style itself, else the CUDA-graph fit; among those, the fit on exactly `ranks` ranks,
+  /// else the largest count below it, else the smallest above, else one fitted on any count.
+  /// nullptr when the device and fabric have none.
+  const CollectiveCalibration* find(const std::string& device,
+                                    const std::string& fabric,
+                                    std::int64_t ranks,
+                                    Launch launch) const;
   void add_gpu(const std::string& device, GpuEfficiency e);
   /// The fitted efficiencies of a device's operations, or nullptr (then: peak rates).
   const GpuEfficiency* find_gpu(const std::string& device) const;
@@ -56,7 +73,7 @@ class CalibrationSet {
   bool empty() const { return entries_.empty() && gpu_.empty(); }
 
  private:
-  std::map<std::pair<std::string, std::string>, CollectiveCalibration> entries_;
+  std::map<std::pair<std::string, std::string>, std::vector<CollectiveCalibration>> entries_;
   std::map<std::string, GpuEfficiency> gpu_;
 };
 
@@ -77,7 +94,8 @@ struct CalibrationFit {
   std::map<std::string, double> per_collective_held_out_mape;
 };
 
-/// Fits every (device, fabric) of the collective rows of at least `min_bytes` on the fit
+/// Fits every (device, fabric, launch style, ranks) of the collective rows of at least
+/// `min_bytes` (in-place rows beside the others) on the fit
 /// split of measured.h's `fit_split`, the others held out. The bandwidth scale is
 /// searched over [0.2, 2] in steps of 0.001; for each, the extra latency that minimises the
 /// squared relative error has a closed form (weighted least squares), clamped at zero.

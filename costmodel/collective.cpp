@@ -30,6 +30,31 @@ std::string collective_name(Collective c) {
   return "?";
 }
 
+std::string launch_name(Launch l) {
+  switch (l) {
+    case Launch::kGraph:
+      return "graph";
+    case Launch::kEager:
+      return "eager";
+    case Launch::kSynced:
+      return "synced";
+  }
+  return "?";
+}
+
+std::optional<Launch> parse_launch(std::string_view name) {
+  for (Launch l : {Launch::kGraph, Launch::kEager, Launch::kSynced}) {
+    if (launch_name(l) == name)
+      return l;
+  }
+  return std::nullopt;
+}
+
+const std::vector<std::string>& launch_names() {
+  static const std::vector<std::string> names = {"graph", "eager", "synced"};
+  return names;
+}
+
 std::string algorithm_name(Algorithm a) {
   switch (a) {
     case Algorithm::kRing:
@@ -334,9 +359,12 @@ CollectiveEstimate estimate_collective(const CommGroup& group, Collective op, do
   double extra = group.op_extra_latency_s[index];
   double fill = group.op_fill_ratio[index] * std::min(bytes, group.op_fill_bytes[index]) /
                 std::max(bytes, 1.0);
+  double issue = group.op_issue_s[index];
   for (CollectiveCandidate& c : e.candidates) {
     c.latency_term += extra >= 0 ? devices::Seconds{extra} : group.extra_latency;
     c.bandwidth_term = c.bandwidth_term * (1 + fill);  // calibrated pipeline fill
+    if (c.time().value < issue)  // the host issues no faster: the shortfall is fixed cost
+      c.latency_term += devices::Seconds{issue - c.time().value};
   }
   e.best = e.candidates.front();
   double t = e.best.time().value;

@@ -7,7 +7,9 @@
 #include "costmodel/comm_group.h"
 #include "devices/support/units.h"
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace yirage::costmodel {
@@ -21,6 +23,16 @@ enum class Collective {
   kAllToAll,
   kSendRecv,
 };
+
+/// How a collective's calls are launched, which sets what each call costs beyond its data:
+/// replayed from a CUDA graph (decode steps), launched back to back from the host (training
+/// and prefill steps, nccl-tests), or one call at a time with the host waiting for each (a
+/// user's timing loop). Calibrations are fitted per launch style.
+enum class Launch { kGraph, kEager, kSynced };
+
+std::string launch_name(Launch l);  // "graph", "eager", "synced"
+std::optional<Launch> parse_launch(std::string_view name);
+const std::vector<std::string>& launch_names();
 
 enum class Algorithm { kRing, kTree, kNvls, kHierarchical, kDirect };
 

@@ -1,5 +1,7 @@
 #include "costmodel/measured.h"
 
+#include "costmodel/collective.h"
+#include "costmodel/nccl_tests.h"
 #include "devices/support/text.h"
 #include "devices/support/yaml_reader.h"
 
@@ -16,8 +18,8 @@ using devices::Diagnostics;
 using devices::SourceLoc;
 
 const std::vector<std::string> kColumns = {
-    "kind",  "op",    "device", "fabric", "ranks", "ranks_per_node",
-    "bytes", "shape", "dtype",  "time_s", "stat"};
+    "kind",  "op",    "device", "fabric", "ranks",  "ranks_per_node", "bytes",
+    "shape", "dtype", "time_s", "stat",   "launch", "in_place"};
 const std::vector<std::string> kRequired = {"kind", "op", "device", "time_s"};
 
 using Cell = CsvCell;
@@ -85,6 +87,23 @@ std::map<std::string, std::size_t> read_header(const std::string& path,
   return index;
 }
 
+// The optional launch columns of a collective row (absent: a CUDA-graph replay, out of place).
+void read_launch(RowReader& r, const Cell& launch, const Cell& in_place, MeasuredRow& row) {
+  if (!launch.text.empty()) {
+    if (!parse_launch(launch.text)) {
+      r.error(launch.col, "unknown launch '" + launch.text + "'; expected " +
+                              devices::join_choices(launch_names()) +
+                              devices::did_you_mean(launch.text, launch_names()));
+    }
+    row.launch = launch.text;
+  }
+  if (!in_place.text.empty()) {
+    if (in_place.text != "0" && in_place.text != "1")
+      r.error(in_place.col, "'in_place' must be 0 or 1, got '" + in_place.text + "'");
+    row.in_place = in_place.text == "1";
+  }
+}
+
 MeasuredRow read_row(RowReader& r,
                      const std::vector<Cell>& cells,
                      const std::map<std::string, std::size_t>& index) {
@@ -105,6 +124,7 @@ MeasuredRow read_row(RowReader& r,
     row.ranks = r.count(cell("ranks"), "ranks");
     row.ranks_per_node = r.count(cell("ranks_per_node"), "ranks_per_node");
     row.bytes = r.number(cell("bytes"), "bytes", true);
+    read_launch(r, cell("launch"), cell("in_place"), row);
   } else if (row.kind == "op" || row.kind == "layer" || row.kind == "program") {
     if (row.shape.empty())
       r.error(1, "an " + row.kind + " row needs a 'shape'");
@@ -190,6 +210,8 @@ MeasuredFile load_measured(const std::filesystem::path& path) {
   Diagnostics diag;
   std::optional<std::string> text = devices::read_file_text(path, diag);
   diag.throw_if_errors();
+  if (is_nccl_tests_output(*text))
+    return parse_nccl_tests(path.string(), *text);
   return parse_measured(path.string(), *text);
 }
 
@@ -234,9 +256,12 @@ std::vector<bool> fit_split(const MeasuredFile& file, double min_bytes) {
     std::string model = row.shape.substr(0, row.shape.find(':'));
     if (model == row.shape)
       model.clear();
-    groups[row.kind + "|" + row.op + "|" + row.device + "|" + std::to_string(row.ranks) + "|" +
-           model]
-        .push_back(i);
+    // collectives alternate within each launch style and placement
+    std::string key = row.kind + "|" + row.op + "|" + row.device + "|";
+    key += std::to_string(row.ranks) + "|" + model + "|";
+    if (row.kind == "collective")
+      key += row.launch + (row.in_place ? "+in" : "");
+    groups[key].push_back(i);
   }
   for (auto& [key, rows] : groups) {
     std::stable_sort(rows.begin(), rows.end(), [&](std::size_t a, std::size_t b) {

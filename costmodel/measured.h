@@ -24,6 +24,11 @@ struct MeasuredRow {
   std::string dtype;
   double time_s = 0;
   std::string stat;
+  // Collectives: how the calls were launched ("graph": replayed from a CUDA graph; "eager":
+  // launched back to back, as nccl-tests times them; "synced": one call at a time, waited
+  // for on the host), and whether the output overlays the input (nccl-tests' in-place).
+  std::string launch = "graph";
+  bool in_place = false;
   devices::SourceLoc loc;
 };
 
@@ -33,8 +38,9 @@ struct MeasuredFile {
   std::vector<MeasuredRow> rows;
 };
 
-/// Reads a measured CSV file. Every problem is reported as `file:line:col` (throws
-/// devices::InputError); a file without provenance comments is refused.
+/// Reads a measured CSV file, or the text output of nccl-tests (costmodel/nccl_tests.h).
+/// Every problem is reported as `file:line:col` (throws devices::InputError); a file
+/// without provenance comments is refused.
 MeasuredFile load_measured(const std::filesystem::path& path);
 
 /// The calibration split: for each row, whether `calibrate` fits on it. Within each (kind,

@@ -23,9 +23,16 @@ std::optional<Collective> collective_from(const std::string& op) {
 // The one-node cluster a row describes, built through the cluster loader so that the
 // fabric's bandwidth and latency default from the device exactly as in a cluster file.
 CommGroupResult row_group(const MeasuredRow& row, const devices::DeviceRegistry& registry) {
+  std::string fabric = row.fabric;
+  if (fabric.empty()) {  // nccl-tests output: NVLink devices sit on an NVSwitch, others on PCIe
+    const devices::DeviceSpec* d = registry.find(row.device);
+    bool nvlink = d != nullptr && std::any_of(d->links.begin(), d->links.end(),
+                                              [](const auto& l) { return l.kind == "nvlink"; });
+    fabric = nvlink ? "nvswitch" : "pcie";
+  }
   std::string yaml = "name: measured\nnode_groups:\n  - device: \"" + row.device +
                      "\"\n    nodes: 1\n    devices_per_node: " + std::to_string(row.ranks) + "\n" +
-                     (row.ranks > 1 ? "    fabric: {kind: " + row.fabric + "}\n" : "");
+                     (row.ranks > 1 ? "    fabric: {kind: " + fabric + "}\n" : "");
   try {
     devices::ClusterSpec c = devices::parse_cluster(row.loc.str(), yaml, registry);
     return make_comm_group(c, row.ranks);
@@ -34,8 +41,9 @@ CommGroupResult row_group(const MeasuredRow& row, const devices::DeviceRegistry&
   }
 }
 
-void apply_calibration(CommGroup& group, const CalibrationSet& set) {
-  const CollectiveCalibration* c = set.find(group.device, devices::fabric_name(group.fabric));
+void apply_calibration(CommGroup& group, const CalibrationSet& set, Launch launch) {
+  const CollectiveCalibration* c =
+      set.find(group.device, devices::fabric_name(group.fabric), group.ranks_per_node, launch);
   if (c == nullptr)
     return;
   group.intra_bw = group.intra_bw * c->bandwidth_scale;
@@ -49,6 +57,7 @@ void apply_calibration(CommGroup& group, const CalibrationSet& set) {
     group.op_extra_latency_s[i] = it->second.extra_latency.value;
     group.op_fill_ratio[i] = it->second.fill_ratio;
     group.op_fill_bytes[i] = it->second.fill_bytes;
+    group.op_issue_s[i] = it->second.issue.value;
   }
   group.calibration = c->loc.file;
 }
@@ -74,7 +83,7 @@ Validation validate_collectives(const MeasuredFile& file,
       continue;
     }
     if (calibrations != nullptr)
-      apply_calibration(*g.group, *calibrations);
+      apply_calibration(*g.group, *calibrations, parse_launch(row.launch).value_or(Launch::kGraph));
     CollectiveEstimate e = estimate_collective(*g.group, *op, row.bytes);
     ValidationPoint p;
     p.row = row;
@@ -121,6 +130,10 @@ std::vector<BandStats> band_stats(const std::vector<ValidationPoint>& points) {
 
 BandStats overall(const std::vector<ValidationPoint>& points, double min_bytes) {
   return stats("all", min_bytes, 1e300, points);
+}
+
+BandStats overall_below(const std::vector<ValidationPoint>& points, double min_bytes) {
+  return stats("below", 0, min_bytes, points);
 }
 
 Validation validate_ops(const MeasuredFile& file,

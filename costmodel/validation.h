@@ -27,7 +27,8 @@ struct Validation {
 
 /// Prices every collective row of `file` on one node of `ranks_per_node` devices of the
 /// row's type and fabric (multi-node rows are skipped: their network is not in the file),
-/// calibrated by `calibrations` where they have an entry for the row's device and fabric.
+/// calibrated by `calibrations` where they have an entry for the row's device and fabric
+/// (the entry for the row's ranks and launch style).
 Validation validate_collectives(const MeasuredFile& file,
                                 const devices::DeviceRegistry& registry,
                                 const CalibrationSet* calibrations = nullptr);
@@ -35,8 +36,9 @@ Validation validate_collectives(const MeasuredFile& file,
 /// The one-node group a measured collective row describes, uncalibrated.
 CommGroupResult row_group(const MeasuredRow& row, const devices::DeviceRegistry& registry);
 
-/// Applies the calibration of the group's device and fabric, if `set` has one.
-void apply_calibration(CommGroup& group, const CalibrationSet& set);
+/// Applies the calibration of the group's device and fabric for its ranks per node and the
+/// launch style of its calls (CalibrationSet::find), if `set` has one.
+void apply_calibration(CommGroup& group, const CalibrationSet& set, Launch launch);
 
 struct BandStats {
   std::string band;  // "1 MiB - 8 MiB"
@@ -53,6 +55,8 @@ std::vector<BandStats> band_stats(const std::vector<ValidationPoint>& points);
 
 /// Statistics over the points of at least `min_bytes`.
 BandStats overall(const std::vector<ValidationPoint>& points, double min_bytes);
+/// Statistics over the points below `min_bytes`.
+BandStats overall_below(const std::vector<ValidationPoint>& points, double min_bytes);
 
 /// Prices every op row of `file` on its device, with the device's calibration from
 /// `calibrations` when it has one (else at peak rates).

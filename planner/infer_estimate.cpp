@@ -48,6 +48,19 @@ std::int64_t stage_layers(const ModelSpec& m, std::int64_t pp, std::int64_t stag
   return m.layers / pp + (stage < m.layers % pp ? 1 : 0);
 }
 
+// The tensor-parallel group of a replica, calibrated for calls launched as `launch`; none
+// without tensor parallelism.
+std::optional<costmodel::CommGroup> tp_group(const InferContext& cx,
+                                             const InferLayout& l,
+                                             costmodel::Launch launch) {
+  if (l.tp < 2)
+    return std::nullopt;
+  costmodel::CommGroupResult g = costmodel::make_comm_group(cx.cluster, l.tp, l.tp);
+  CHECK(g.group.has_value()) << g.reason;
+  costmodel::apply_calibration(*g.group, cx.calibrations, launch);
+  return g.group;
+}
+
 // One forward pass through every stage of one replica in turn (no micro-batching: latency).
 ForwardPass forward_pass(const InferContext& cx,
                          const InferLayout& l,
@@ -60,16 +73,18 @@ ForwardPass forward_pass(const InferContext& cx,
   // each kernel pays the graph's launch gap, not a lone launch (data/calibration/).
   DeviceContext step = dcx;
   step.efficiency.in_graph = q == 1;
+  if (q == 1)
+    step.tp_group = tp_group(cx, l, costmodel::Launch::kGraph);  // its all-reduces too
   ForwardPass p;
   p.dense_layers = m.moe ? std::min<std::int64_t>(m.moe->dense_layers, m.layers) : m.layers;
   double b = devices::dtype_bytes(cx.task.precision);
   p.tp_bytes = l.tp > 1 ? f(batch * q * m.hidden) * b : 0;
-  if (p.tp_bytes > 0 && dcx.tp_group) {
+  if (p.tp_bytes > 0 && step.tp_group) {
     costmodel::CollectiveEstimate e = costmodel::estimate_collective(
-        *dcx.tp_group, costmodel::Collective::kAllReduce, p.tp_bytes);
+        *step.tp_group, costmodel::Collective::kAllReduce, p.tp_bytes);
     p.tp_algorithm = e.best.algorithm;
     p.tp_protocol = e.best.protocol;
-    p.tp_calibration = dcx.tp_group->calibration;
+    p.tp_calibration = step.tp_group->calibration;
   }
   for (int kind = 0; kind < 2; ++kind) {
     std::int64_t count = kind == 0 ? p.dense_layers : m.layers - p.dense_layers;
@@ -103,12 +118,7 @@ DeviceContext infer_device_context(const InferContext& cx, const InferLayout& l)
   DeviceContext dcx{device(cx), {}, cx.task.precision, std::nullopt};
   if (const costmodel::GpuEfficiency* e = cx.calibrations.find_gpu(device(cx).name))
     dcx.efficiency = costmodel::sustained(*e);  // an engine runs its steps back to back
-  if (l.tp > 1) {
-    costmodel::CommGroupResult g = costmodel::make_comm_group(cx.cluster, l.tp, l.tp);
-    CHECK(g.group.has_value()) << g.reason;
-    costmodel::apply_calibration(*g.group, cx.calibrations);
-    dcx.tp_group = *g.group;
-  }
+  dcx.tp_group = tp_group(cx, l, costmodel::Launch::kEager);
   return dcx;
 }
 

@@ -89,7 +89,8 @@ std::optional<Priced> price_row(const costmodel::MeasuredRow& row,
       return std::nullopt;
     }
     if (calibrations != nullptr)
-      costmodel::apply_calibration(*g.group, *calibrations);
+      costmodel::apply_calibration(*g.group, *calibrations,
+                                   costmodel::Launch::kGraph);  // the device time of its calls
     cx.tp_group = *g.group;
   }
   LayerShape s{l.batch, l.seq, row.ranks, false, false, l.keys, forward_only};

@@ -3,6 +3,8 @@
 #include "devices/support/units.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <iterator>
 
 namespace yirage::planner {
 namespace {
@@ -37,6 +39,24 @@ std::vector<std::filesystem::path> step_files(const std::filesystem::path& dir) 
   }
   std::sort(files.begin(), files.end());
   return files;
+}
+
+// The tensor-parallel degree of a layout string ("tp=2,pp=1,..."; 1 when absent).
+std::int64_t tp_of(const std::string& layout) {
+  std::size_t at = layout.find("tp=");
+  return at == std::string::npos ? 1 : std::atoll(layout.c_str() + at + 3);
+}
+
+// Statistics over the points whose layouts have (or have not) tensor parallelism.
+StepStats tp_stats(const std::vector<StepPoint>& points, bool tensor_parallel) {
+  std::vector<StepPoint> mine;
+  std::copy_if(points.begin(), points.end(), std::back_inserter(mine),
+               [&](const StepPoint& p) { return (tp_of(p.row.layout) > 1) == tensor_parallel; });
+  for (const StepStats& s : step_stats(mine)) {
+    if (s.group == "all")
+      return s;
+  }
+  return {};
 }
 
 }  // namespace
@@ -78,10 +98,12 @@ StepTrust step_trust(const std::filesystem::path& benchmarks,
       t.by_gpus.push_back(s);
     }
   }
+  t.with_tp = tp_stats(points, true);
+  t.without_tp = tp_stats(points, false);
   return t;
 }
 
-std::string step_trust_text(const StepTrust& t) {
+std::string step_trust_text(const StepTrust& t, bool tensor_parallel) {
   if (t.rows == 0) {
     return "not validated: no measured " + framework_label(t.framework) + " steps on " + t.device +
            " (data/benchmarks/" + t.device + "/train_steps*.csv)";
@@ -106,6 +128,12 @@ std::string step_trust_text(const StepTrust& t) {
       text += std::string(i == 0 ? " " : ", ") + pct(s.mape) + " on " + s.group + " (" +
               std::to_string(s.rows) + ")";
     }
+  }
+  const StepStats& like = tensor_parallel ? t.with_tp : t.without_tp;
+  if (t.with_tp.rows > 0 && t.without_tp.rows > 0) {
+    text += std::string("; ") + (tensor_parallel ? "with" : "without") +
+            " tensor parallelism, as this layout: ±" + pct(like.mape) + " (" +
+            std::to_string(like.rows) + ")";
   }
   return text + "; none on more than " + std::to_string(most) + (most == 1 ? " GPU" : " GPUs");
 }

@@ -23,6 +23,10 @@ struct StepTrust {
   double mape = 0;                 // percent, over those rows
   double bias = 0;                 // mean signed error, percent (negative: the model is optimistic)
   std::vector<StepStats> by_gpus;  // "1 GPU", "2 GPUs", ...
+  // The same over the layouts with tensor parallelism and over those without: eager
+  // tensor parallelism runs at the pace of the host's Python dispatch, so its error is its own.
+  StepStats with_tp;
+  StepStats without_tp;
 };
 
 /// The model's error on the steps measured on `device` under `framework` in
@@ -35,8 +39,10 @@ StepTrust step_trust(const std::filesystem::path& benchmarks,
                      const costmodel::CalibrationSet& calibrations);
 
 /// One line for a plan: "±2.9% MAPE (bias +2.7%) over 46 measured eager-PyTorch steps on
-/// H100-SXM: 2.9% on 1 GPU (46)", or "not validated: no measured Megatron-LM steps on H100-SXM".
-std::string step_trust_text(const StepTrust& t);
+/// H100-SXM: 2.9% on 1 GPU (46)", then, where both kinds were measured, the error over the
+/// layouts like the plan's ("; with tensor parallelism, as this layout: ±9.1% (127)"), or
+/// "not validated: no measured Megatron-LM steps on H100-SXM".
+std::string step_trust_text(const StepTrust& t, bool tensor_parallel);
 
 /// The framework's name in task files ("megatron", "pytorch").
 std::string framework_name(devices::Framework f);

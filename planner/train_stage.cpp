@@ -79,7 +79,8 @@ double layer_activations(const ModelSpec& m,
 costmodel::CommGroup comm_group(const TrainContext& cx, std::int64_t ranks, std::int64_t per_node) {
   costmodel::CommGroupResult r = costmodel::make_comm_group(cx.cluster, ranks, per_node);
   CHECK(r.group.has_value()) << r.reason;
-  costmodel::apply_calibration(*r.group, cx.calibrations);
+  // The collectives' device time: the step's host timeline prices their issue.
+  costmodel::apply_calibration(*r.group, cx.calibrations, costmodel::Launch::kGraph);
   return *r.group;
 }
 

@@ -233,7 +233,7 @@ std::string model_note(const devices::ClusterSpec& c,
     std::string& list = calibrations.find_gpu(g.device) ? calibrated : peak;
     if (list.find(g.device) == std::string::npos)
       list += (list.empty() ? "" : ", ") + g.device;
-    if (!calibrations.find(g.device, devices::fabric_name(g.fabric.kind)) &&
+    if (!calibrations.has_collectives(g.device, devices::fabric_name(g.fabric.kind)) &&
         nccl.find(g.device) == std::string::npos) {
       nccl += (nccl.empty() ? "" : ", ") + g.device;
     }

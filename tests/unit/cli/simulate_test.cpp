@@ -84,12 +84,13 @@ TEST(Simulate, SaysWhatItCannotReplay) {
 }
 
 // Inference replays one forward pass of every replica: a prefill (compute-bound, large
-// all-reduces) agrees with its TTFT within 1%; a decode step's small all-reduces run on the
-// protocol the estimate picked (LL on one node, not Simple's 4-14 us per hop), within 15%
-// of the TPOT (the estimate's collectives are calibrated, the replay's are not: see notes).
+// all-reduces) agrees with its TTFT within 2% (the estimate's all-reduces are calibrated); a decode
+// step's small all-reduces run on the protocol the estimate picked (LL on one node, not Simple's
+// 4-14 us per hop), within 15% of the TPOT (the estimate's collectives are calibrated, the replay's
+// are not: see notes).
 TEST(Simulate, ReplaysInferenceSteps) {
   for (const auto& [task, tolerance] : std::vector<std::pair<std::string, double>>{
-           {"llama3-70b-prefill", 0.01}, {"llama3-70b-decode", 0.15}}) {
+           {"llama3-70b-prefill", 0.02}, {"llama3-70b-decode", 0.15}}) {
     std::ostringstream out;
     std::ostringstream err;
     int code = run({"--json", "simulate", example("clusters", "dgx-h100"), example("tasks", task),

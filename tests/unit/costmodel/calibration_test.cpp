@@ -24,7 +24,7 @@ const devices::DeviceRegistry& registry() {
 }
 
 // Measurements made by the model itself with a known bandwidth scale and extra latency: the
-// fit must find them again.
+// fit of each GPU count must find them again.
 TEST(Calibration, RecoversAKnownScaleAndLatency) {
   std::ostringstream csv;
   csv << "# synthetic: the model at bandwidth x 0.7 plus 20 us\n"
@@ -46,11 +46,13 @@ TEST(Calibration, RecoversAKnownScaleAndLatency) {
   }
   MeasuredFile file = parse_measured("synthetic.csv", csv.str());
   std::vector<CalibrationFit> fits = fit_collectives({file}, registry(), 1 << 20);
-  ASSERT_EQ(fits.size(), 1u);
-  EXPECT_NEAR(fits[0].calibration.bandwidth_scale, 0.7, 0.002);
-  EXPECT_NEAR(fits[0].calibration.extra_latency.value, 20e-6, 0.5e-6);
-  EXPECT_LT(fits[0].held_out_mape, 0.5);
-  EXPECT_GT(fits[0].uncalibrated_held_out_mape, 5);
+  ASSERT_EQ(fits.size(), 3u);  // one per GPU count
+  for (const CalibrationFit& f : fits) {
+    EXPECT_NEAR(f.calibration.bandwidth_scale, 0.7, 0.002) << f.calibration.ranks;
+    EXPECT_NEAR(f.calibration.extra_latency.value, 20e-6, 0.5e-6) << f.calibration.ranks;
+    EXPECT_LT(f.held_out_mape, 0.5);
+    EXPECT_GT(f.uncalibrated_held_out_mape, 5);
+  }
 }
 
 // Two collectives measured by the model with a pipeline fill on all-gather (its first 16 MiB

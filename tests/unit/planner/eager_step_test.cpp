@@ -83,7 +83,7 @@ TEST(StepTrust, SaysWhatWasMeasuredAndWhatWasNot) {
       step_trust(devices::data_dir() / "benchmarks", "H100-SXM", devices::Framework::kMegatron,
                  testing::bundled_registry(), models, cal);
   EXPECT_EQ(none.rows, 0u);
-  EXPECT_EQ(step_trust_text(none),
+  EXPECT_EQ(step_trust_text(none, false),
             "not validated: no measured Megatron-LM steps on H100-SXM "
             "(data/benchmarks/H100-SXM/train_steps*.csv)");
   StepTrust h100 =
@@ -93,13 +93,35 @@ TEST(StepTrust, SaysWhatWasMeasuredAndWhatWasNot) {
   EXPECT_LT(h100.mape, 5);
   ASSERT_FALSE(h100.by_gpus.empty());
   EXPECT_EQ(h100.by_gpus.front().group, "1 GPU");
-  std::string text = step_trust_text(h100);
+  std::string text = step_trust_text(h100, false);
   EXPECT_EQ(text.rfind("±", 0), 0u) << text;
   EXPECT_NE(text.find("eager-PyTorch steps on H100-SXM: "), std::string::npos) << text;
   StepTrust unknown =
       step_trust(devices::data_dir() / "benchmarks", "MI300X", devices::Framework::kPytorch,
                  testing::bundled_registry(), models, cal);
   EXPECT_EQ(unknown.rows, 0u);
+}
+
+// The H200 steps hold layouts with and without tensor parallelism: the two errors split the
+// whole, and a plan's line names the one like its own layout.
+TEST(StepTrust, SaysHowCloseLayoutsLikeThePlansAre) {
+  static const devices::ModelRegistry models = devices::ModelRegistry::load_bundled();
+  costmodel::CalibrationSet cal =
+      costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
+  StepTrust h200 =
+      step_trust(devices::data_dir() / "benchmarks", "H200", devices::Framework::kPytorch,
+                 testing::bundled_registry(), models, cal);
+  ASSERT_GT(h200.with_tp.rows, 0u);
+  ASSERT_GT(h200.without_tp.rows, 0u);
+  EXPECT_EQ(h200.with_tp.rows + h200.without_tp.rows, h200.rows);
+  double whole = (h200.with_tp.mape * static_cast<double>(h200.with_tp.rows) +
+                  h200.without_tp.mape * static_cast<double>(h200.without_tp.rows)) /
+                 static_cast<double>(h200.rows);
+  EXPECT_NEAR(whole, h200.mape, 1e-9);
+  EXPECT_NE(step_trust_text(h200, true).find("; with tensor parallelism, as this layout: ±"),
+            std::string::npos);
+  EXPECT_NE(step_trust_text(h200, false).find("; without tensor parallelism, as this layout: ±"),
+            std::string::npos);
 }
 
 }  // namespace
