@@ -95,7 +95,9 @@ KernelEstimate gemm_with_tile(const devices::DeviceSpec& d,
     unit_rate = std::min(unit_rate, smem_rate);
   }
   double tile_flops = 2.0 * static_cast<double>(tile.m * tile.n * k);
-  e.compute = Seconds{static_cast<double>(e.waves * per_unit) * tile_flops / unit_rate};
+  // The blocks resident on a unit time-share it rather than run in lock-step waves: the
+  // busiest unit runs ceil(tiles / units) tiles at the unit's rate.
+  e.compute = Seconds{static_cast<double>(ceil_div(e.tiles, units)) * tile_flops / unit_rate};
   // HBM traffic: the concurrent tiles of a wave form a sqrt(w) x sqrt(w) block that shares
   // its rows of A and columns of B through L2; an operand that fits half of L2 is read once.
   double w = std::sqrt(static_cast<double>(std::min(e.tiles, slots)));
