@@ -302,6 +302,7 @@ double mape(const std::vector<Sample>& samples, double scale, double extra, bool
 // Squared relative error on the fit split at (scale, the best extra latency for it).
 std::pair<double, double> objective(const std::vector<Sample>& samples, double scale) {
   std::vector<double> times;
+  times.reserve(samples.size());
   for (const Sample& s : samples)
     times.push_back(s.fit ? model_time(s, scale, 0) : 0);
   double extra = best_extra(samples, times);
@@ -415,6 +416,20 @@ CollectiveCalibration::PerCollective fit_own(const std::vector<Sample>& mine) {
   return best;
 }
 
+// Held-out MAPE of `mine` under `p`, as (sum of relative errors, rows).
+std::pair<double, std::size_t> held_out_error(const std::vector<Sample>& mine,
+                                              const CollectiveCalibration::PerCollective& p) {
+  double sum = 0;
+  std::size_t n = 0;
+  for (const Sample& s : mine) {
+    if (s.fit)
+      continue;
+    sum += std::fabs(model_time(s, p) - s.measured) / s.measured;
+    ++n;
+  }
+  return {sum, n};
+}
+
 // Each collective with enough rows of its own (at least 4 in each split) gets its own scale,
 // extra latency and pipeline fill: NCCL's per-collective behaviour (channels, chunking, copy
 // paths) that one shared pair cannot follow. The held-out error is then that of the
@@ -444,14 +459,7 @@ void fit_per_collective(const std::vector<Sample>& samples, CalibrationFit& f) {
       p = fit_own(mine);
       f.calibration.per_collective[collective_name(op)] = p;
     }
-    double op_sum = 0;
-    std::size_t op_n = 0;
-    for (const Sample& s : mine) {
-      if (s.fit)
-        continue;
-      op_sum += std::fabs(model_time(s, p) - s.measured) / s.measured;
-      ++op_n;
-    }
+    auto [op_sum, op_n] = held_out_error(mine, p);
     if (own)
       f.per_collective_held_out_mape[collective_name(op)] =
           100 * op_sum / static_cast<double>(op_n);
@@ -470,6 +478,7 @@ CollectiveCalibration::PerCollective host_cost(const std::vector<Sample>& mine,
                                                CollectiveCalibration::PerCollective p,
                                                Launch launch) {
   std::vector<double> times;
+  times.reserve(mine.size());
   for (const Sample& s : mine)
     times.push_back(model_time(s, p));
   if (launch == Launch::kSynced) {
@@ -496,23 +505,9 @@ CollectiveCalibration::PerCollective host_cost(const std::vector<Sample>& mine,
   return p;
 }
 
-// Held-out MAPE of `mine` under `p`, as (sum of relative errors, rows).
-std::pair<double, std::size_t> held_out_error(const std::vector<Sample>& mine,
-                                              const CollectiveCalibration::PerCollective& p) {
-  double sum = 0;
-  std::size_t n = 0;
-  for (const Sample& s : mine) {
-    if (s.fit)
-      continue;
-    sum += std::fabs(model_time(s, p) - s.measured) / s.measured;
-    ++n;
-  }
-  return {sum, n};
-}
-
 // Eager and synchronised launches run the kernels a graph replay runs: their fit is the
-// graph fit of the same device, fabric and ranks (`graph`), each collective's with the
-// host's cost fitted on top (host_cost).
+// graph fit of the same device, fabric and ranks measured in the same files (`graph`),
+// each collective's with the host's cost fitted on top (host_cost).
 CalibrationFit fit_on_graph(const std::vector<Sample>& samples,
                             const CalibrationFit& graph,
                             Launch launch) {
@@ -590,8 +585,16 @@ std::vector<CalibrationFit> fit_collectives(const std::vector<MeasuredFile>& fil
     Key as_graph = key;
     std::get<2>(as_graph) = Launch::kGraph;
     auto graph = graph_fits.find(as_graph);
+    // Derived from the graph fit only where the same files measured both (one host, one
+    // campaign): rows of another source are fitted on their own.
+    const std::vector<std::string>& mine = sources[key];
+    bool same_source = graph != graph_fits.end() &&
+                       std::any_of(mine.begin(), mine.end(), [&](const std::string& s) {
+                         const std::vector<std::string>& g = sources[as_graph];
+                         return std::find(g.begin(), g.end(), s) != g.end();
+                       });
     CalibrationFit f;
-    if (std::get<2>(key) != Launch::kGraph && graph != graph_fits.end()) {
+    if (std::get<2>(key) != Launch::kGraph && same_source) {
       f = fit_on_graph(samples, graph->second, std::get<2>(key));
     } else {
       f = fit_one(samples);

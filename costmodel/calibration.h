@@ -95,7 +95,8 @@ struct CalibrationFit {
 };
 
 /// Fits every (device, fabric, launch style, ranks) of the collective rows of at least
-/// `min_bytes` (in-place rows beside the others) on the fit
+/// `min_bytes` (in-place rows beside the others; eager and synced rows measured in the same
+/// files as graph rows take the graph fit with the host's cost on top) on the fit
 /// split of measured.h's `fit_split`, the others held out. The bandwidth scale is
 /// searched over [0.2, 2] in steps of 0.001; for each, the extra latency that minimises the
 /// squared relative error has a closed form (weighted least squares), clamped at zero.

@@ -69,7 +69,8 @@ double cross_group_sync(const ClusterSpec& c,
       costmodel::make_comm_group(c, static_cast<std::int64_t>(groups), 1);
   if (!g.group)
     return 0;
-  costmodel::apply_calibration(*g.group, cal, costmodel::Launch::kGraph);  // device time
+  costmodel::apply_calibration(*g.group, cal, costmodel::Launch::kEager);
+  g.group->op_issue_s.fill(0);  // eager calls' device time: the step prices their issue
   // Each group's gradient is spread over its devices; matching shards of the groups are
   // all-reduced over as many rings in parallel as the smallest group has devices (one NIC
   // each). Fully exposed: it starts when the slowest group has finished.

@@ -79,8 +79,9 @@ double layer_activations(const ModelSpec& m,
 costmodel::CommGroup comm_group(const TrainContext& cx, std::int64_t ranks, std::int64_t per_node) {
   costmodel::CommGroupResult r = costmodel::make_comm_group(cx.cluster, ranks, per_node);
   CHECK(r.group.has_value()) << r.reason;
-  // The collectives' device time: the step's host timeline prices their issue.
-  costmodel::apply_calibration(*r.group, cx.calibrations, costmodel::Launch::kGraph);
+  // Eager calls' device time: the step's host timeline prices their issue.
+  costmodel::apply_calibration(*r.group, cx.calibrations, costmodel::Launch::kEager);
+  r.group->op_issue_s.fill(0);
   return *r.group;
 }
 
