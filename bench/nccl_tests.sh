@@ -32,35 +32,36 @@ if [ -z "$mpi_home" ] && command -v mpicc > /dev/null && command -v mpirun > /de
   [ -n "$inc" ] && [ -e "$inc/mpi.h" ] && mpi_home=$(dirname "$inc")
   [ -z "$mpi_home" ] && mpi_home=$(dirname "$(dirname "$(command -v mpicc)")")
 fi
+# Every collective on 2 and 4 GPUs, eager and from CUDA graphs: run_all BINDIR SUFFIX MODE
+# (MODE mpi: one process a GPU through mpirun; else one process driving the N GPUs).
+run_all() {
+  for n in 2 4; do
+    [ "$n" -le "$gpus" ] || continue
+    for t in all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv; do
+      for g in 0 1; do
+        name="${t}_perf$2"
+        [ "$g" = 1 ] && name="${name}_graph"
+        if [ "$3" = mpi ]; then
+          cmd=(mpirun --allow-run-as-root --oversubscribe -np "$n" -x NCCL_NVLS_ENABLE
+            -x LD_LIBRARY_PATH "$1/${t}_perf" -g 1)
+        else
+          cmd=("$1/${t}_perf" -g "$n")
+        fi
+        timeout 120 "${cmd[@]}" -b 8 -e 4G -f 2 -d bfloat16 -G "$g" > "$out/x${n}_${name}.txt" \
+          2>&1 || echo "x$n $t$2 graph=$g: rc $?" >> "$out/failures.txt"
+      done
+    done
+  done
+}
+
 if [ -n "$mpi_home" ] && [ -e "$mpi_home/include/mpi.h" ]; then
   echo "MPI: $mpi_home ($(mpirun --version 2>&1 | head -1))" > "$out/mpi.txt"
   make -C "$src" -j16 MPI=1 MPI_HOME="$mpi_home" NCCL_HOME="$home" CUDA_HOME="$cuda" \
     BUILDDIR=/tmp/nccl-tests-mpi NVCC_GENCODE="$gencode" > "$out/build_mpi.log" 2>&1
-  for n in 2 4; do
-    [ "$n" -le "$gpus" ] || continue
-    for t in all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv; do
-      for g in 0 1; do
-        name="${t}_perf_mpi"
-        [ "$g" = 1 ] && name="${t}_perf_mpi_graph"
-        timeout 120 mpirun --allow-run-as-root --oversubscribe -np "$n" -x NCCL_NVLS_ENABLE \
-          -x LD_LIBRARY_PATH /tmp/nccl-tests-mpi/${t}_perf -b 8 -e 4G -f 2 -g 1 -d bfloat16 \
-          -G "$g" > "$out/x${n}_${name}.txt" 2>&1 || echo "x$n $t mpi graph=$g: rc $?" >> "$out/failures.txt"
-      done
-    done
-  done
+  run_all /tmp/nccl-tests-mpi _mpi mpi
 else
   echo "no MPI (mpicc, mpirun and mpi.h): one process drives the GPUs" > "$out/mpi.txt"
   make -C "$src" -j16 NCCL_HOME="$home" CUDA_HOME="$cuda" BUILDDIR=/tmp/nccl-tests \
     NVCC_GENCODE="$gencode" > "$out/build.log" 2>&1
-  for n in 2 4; do
-    [ "$n" -le "$gpus" ] || continue
-    for t in all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv; do
-      for g in 0 1; do
-        name="${t}_perf"
-        [ "$g" = 1 ] && name="${t}_perf_graph"
-        timeout 120 /tmp/nccl-tests/${t}_perf -b 8 -e 4G -f 2 -g "$n" -d bfloat16 -G "$g" \
-          > "$out/x${n}_${name}.txt" 2>&1 || echo "x$n $t graph=$g: rc $?" >> "$out/failures.txt"
-      done
-    done
-  done
+  run_all /tmp/nccl-tests "" single
 fi

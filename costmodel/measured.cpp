@@ -140,6 +140,19 @@ MeasuredRow read_row(RowReader& r,
 
 }  // namespace
 
+std::vector<std::pair<int, std::string>> text_lines(const std::string& text) {
+  std::vector<std::pair<int, std::string>> out;
+  std::istringstream in(text);
+  std::string line;
+  for (int line_no = 1; std::getline(in, line); ++line_no) {
+    if (!line.empty() && line.back() == '\r')
+      line.pop_back();
+    if (!line.empty())
+      out.emplace_back(line_no, std::move(line));
+  }
+  return out;
+}
+
 std::vector<CsvCell> split_csv_line(const std::string& line) {
   std::vector<CsvCell> cells;
   std::size_t start = 0;
@@ -165,15 +178,9 @@ MeasuredFile parse_measured(const std::string& path, const std::string& text) {
   Diagnostics diag;
   MeasuredFile file;
   file.path = path;
-  std::istringstream in(text);
-  std::string line;
   std::map<std::string, std::size_t> index;
   bool header = false;
-  for (int line_no = 1; std::getline(in, line); ++line_no) {
-    if (!line.empty() && line.back() == '\r')
-      line.pop_back();
-    if (line.empty())
-      continue;
+  for (const auto& [line_no, line] : text_lines(text)) {
     if (line.front() == '#') {
       if (!header)
         file.provenance.push_back(line.substr(line.size() > 1 ? 2 : 1));

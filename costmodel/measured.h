@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace yirage::costmodel {
@@ -74,6 +75,9 @@ struct CsvCell {
   std::string text;
   int col = 1;
 };
+
+/// The non-empty lines of `text` with their 1-based numbers, carriage returns dropped.
+std::vector<std::pair<int, std::string>> text_lines(const std::string& text);
 
 /// `line` split at every comma (no quoting): the cells of bench CSV files.
 std::vector<CsvCell> split_csv_line(const std::string& line);

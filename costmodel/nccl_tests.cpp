@@ -199,15 +199,9 @@ MeasuredFile parse_nccl_tests(const std::string& path, const std::string& text) 
   MeasuredFile file;
   file.path = path;
   Header h;
-  std::istringstream in(text);
-  std::string line;
   bool data = false;
   std::vector<std::pair<int, std::string>> rows;  // (line number, text)
-  for (int line_no = 1; std::getline(in, line); ++line_no) {
-    if (!line.empty() && line.back() == '\r')
-      line.pop_back();
-    if (line.empty())
-      continue;
+  for (const auto& [line_no, line] : text_lines(text)) {
     if (line.front() == '#') {
       if (!data) {
         read_header_line(line, h);
