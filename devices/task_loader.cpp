@@ -95,12 +95,25 @@ void check_mode_keys(MapReader& m, const TaskSpec& t) {
 
 void check_lengths(MapReader& m, const TaskSpec& t) {
   const ModelSpec& model = t.model;
-  if (model.position == PositionKind::kLearned && model.max_positions > 0 &&
-      t.sequence_length > model.max_positions) {
-    m.doc().error(m.get("sequence_length"),
-                  "'sequence_length' " + std::to_string(t.sequence_length) + " exceeds the " +
-                      std::to_string(model.max_positions) + " learned positions of model '" +
-                      model.name + "'");
+  if (model.max_positions <= 0)
+    return;
+  bool learned = model.position == PositionKind::kLearned;
+  std::string positions = std::to_string(model.max_positions) +
+                          (learned ? " learned positions" : " positions (max_positions)") +
+                          " of model '" + model.name + "'";
+  std::string extend =
+      learned ? "" : "; a model whose context was extended says so in its max_positions";
+  if (t.sequence_length > model.max_positions) {
+    m.doc().error(m.get("sequence_length"), "'sequence_length' " +
+                                                std::to_string(t.sequence_length) +
+                                                " exceeds the " + positions + extend);
+  }
+  if (t.serve && t.serve->prompt_length + t.serve->output_length > model.max_positions) {
+    YAML::Node serve = m.get("serve");
+    m.doc().error(serve["prompt_length"] ? serve["prompt_length"] : serve,
+                  "a request's prompt and output (" +
+                      std::to_string(t.serve->prompt_length + t.serve->output_length) +
+                      " tokens) exceed the " + positions + extend);
   }
 }
 

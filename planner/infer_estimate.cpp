@@ -240,6 +240,7 @@ std::variant<InferEstimate, InferRejected> estimate_inference(const InferContext
   DeviceContext dcx = infer_device_context(cx, l);
   InferEstimate e;
   e.layout = l;
+  e.mode = cx.task.mode;
   e.weights = mem.weights;
   e.kv_cache = mem.kv;
   e.workspace = mem.workspace;

@@ -28,6 +28,7 @@ struct InferLayout {
 
 struct InferEstimate {
   InferLayout layout;
+  devices::Mode mode = devices::Mode::kDecode;  // the task's: which of TTFT and TPOT exist
   double ttft = 0;              // seconds: prefill of one batch (serve: one prompt, plus queueing)
   double tpot = 0;              // seconds per output token (decode, serve)
   double tokens_per_s = 0;      // prefill: prompt tokens; decode and serve: output tokens

@@ -176,9 +176,14 @@ void print_infer_table(std::ostream& out,
 nlohmann::ordered_json infer_json(const planner::InferEstimate& p) {
   nlohmann::ordered_json j;
   j["layout"] = p.layout.str();
-  j["ttft_s"] = p.ttft;
-  j["tpot_s"] = p.tpot;
+  // A decode step has no first token and a prefill no output tokens: null, not 0.
+  j["ttft_s"] = p.mode == devices::Mode::kDecode ? nlohmann::ordered_json(nullptr)
+                                                 : nlohmann::ordered_json(p.ttft);
+  j["tpot_s"] = p.mode == devices::Mode::kPrefill ? nlohmann::ordered_json(nullptr)
+                                                  : nlohmann::ordered_json(p.tpot);
   j["tokens_per_s"] = p.tokens_per_s;
+  if (p.mode == devices::Mode::kServe)
+    j["prefill_share"] = p.prefill_share;
   j["memory_bytes"] = {{"weights", p.weights},
                        {"kv_cache", p.kv_cache},
                        {"workspace", p.workspace},
