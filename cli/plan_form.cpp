@@ -228,7 +228,7 @@ int plan_inference(Context& cx,
          << cluster.total_devices() << " x " << cluster.groups.front().device
          << "): " << r.candidates << " layouts, " << r.plans.size() << " can run\n";
   print_infer_table(cx.out, task, r.plans, a.top);
-  cx.out << "  model: " << model_note(cluster, calibrations) << "\n";
+  cx.out << "  model: " << model_note(cluster, calibrations, task.mode) << "\n";
   return emit(
       save_plan(cx, a, cluster, task, r.plans.front().layout.str(), infer_json(r.plans.front())),
       cx, a, r.plans.front().layout.str(), cluster, calibrations,
@@ -250,7 +250,7 @@ int evaluate_hetero_layout(Context& cx,
     write_structured(cx.out, cx.yaml, hetero_pipeline_json(plan));
   } else {
     print_hetero_pipeline(cx.out, plan);
-    cx.out << "  model: " << model_note(cluster, calibrations) << "\n";
+    cx.out << "  model: " << model_note(cluster, calibrations, devices::Mode::kTrain) << "\n";
   }
   return emit(save_plan(cx, a, cluster, task, plan.str(), hetero_pipeline_json(plan)), cx, a,
               plan.str(), cluster, calibrations, pipeline_sites(plan));
@@ -286,7 +286,7 @@ int plan_hetero(Context& cx,
     cx.out << task.name << " on " << cluster.name << " (" << cluster.total_devices()
            << " devices in " << cluster.groups.size() << " node groups)\n";
     print_hetero_training(cx.out, r);
-    cx.out << "  model: " << model_note(cluster, calibrations) << "\n";
+    cx.out << "  model: " << model_note(cluster, calibrations, devices::Mode::kTrain) << "\n";
   }
   if (!pipeline_is_best(r)) {
     std::vector<KernelSite> sites;
@@ -339,7 +339,7 @@ int plan_hetero_inference(Context& cx,
   cx.out << task.name << " (" << devices::mode_name(task.mode) << ") on " << cluster.name << " ("
          << cluster.total_devices() << " devices in " << cluster.groups.size() << " node groups)\n";
   print_hetero_infer(cx.out, task, h);
-  cx.out << "  model: " << model_note(cluster, calibrations) << "\n";
+  cx.out << "  model: " << model_note(cluster, calibrations, task.mode) << "\n";
   return emit(kExitOk, cx, a, layouts, cluster, calibrations, sites);
 }
 
@@ -432,7 +432,7 @@ int plan(Context& cx, const PlanArgs& given) {
   if (task.mode != devices::Mode::kTrain)
     return plan_inference(cx, cluster, task, calibrations, a);
   planner::TrainContext tc{cluster, task, calibrations};
-  std::string note = model_note(cluster, calibrations);
+  std::string note = model_note(cluster, calibrations, devices::Mode::kTrain);
   if (!a.layout.empty())
     return evaluate_layout(cx, tc, a, note);
   planner::SearchResult r = planner::search_training(tc);

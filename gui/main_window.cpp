@@ -497,7 +497,7 @@ void MainWindow::show_selected() {
     charts_->show(r.train[i], device);
     std::ostringstream detail;
     report::print_plan_detail(detail, r.train[i], r.task,
-                              report::model_note(r.cluster, calibrations_));
+                              report::model_note(r.cluster, calibrations_, devices::Mode::kTrain));
     report_->setPlainText(QString::fromStdString(detail.str()));
   } else if (i < r.infer.size()) {
     ops.shape = planner::inference_layer_shape(r.task, r.infer[i].layout);

@@ -105,7 +105,7 @@ ScenarioResult evaluate(devices::ClusterSpec cluster,
         r.error = "no layout fits: `yirage-plan CLUSTER TASK` lists why";
       else
         report::print_plan_detail(text, r.train.front(), task,
-                                  report::model_note(cluster, calibrations));
+                                  report::model_note(cluster, calibrations, devices::Mode::kTrain));
     } else if (mixed) {
       planner::HeteroInferResult h = planner::search_hetero_inference(cluster, task, calibrations);
       if (!h.plan) {

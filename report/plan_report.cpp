@@ -223,7 +223,8 @@ void print_hetero_infer(std::ostream& out,
 // What the estimates rest on, per device type: calibrated or peak rates, calibrated or NCCL
 // collectives.
 std::string model_note(const devices::ClusterSpec& c,
-                       const costmodel::CalibrationSet& calibrations) {
+                       const costmodel::CalibrationSet& calibrations,
+                       devices::Mode mode) {
   std::string calibrated;
   std::string peak;
   std::string nccl;
@@ -252,9 +253,11 @@ std::string model_note(const devices::ClusterSpec& c,
   }
   note += nccl.empty() ? "; collectives calibrated"
                        : "; collectives from NCCL's constants (uncalibrated) for " + nccl;
-  return note +
-         " (data/calibration/); `yirage-plan validate-training` measures the step "
-         "model against recorded runs";
+  return note + " (data/calibration/); " +
+         (mode == devices::Mode::kTrain
+              ? "`yirage-plan validate-training` measures the step model against recorded runs"
+              : "`yirage-plan validate data/benchmarks/*/infer_steps*.csv` measures the "
+                "inference model against recorded steps");
 }
 
 }  // namespace yirage::report

@@ -33,9 +33,11 @@ void print_hetero_infer(std::ostream& out,
                         const planner::HeteroInferPlan& h);
 
 /// What the estimates rest on: which device types run at calibrated rates and which
-/// collectives are calibrated (data/calibration/).
+/// collectives are calibrated (data/calibration/), and which command checks the model of
+/// `mode` (training steps or inference) against measurements.
 std::string model_note(const devices::ClusterSpec& c,
-                       const costmodel::CalibrationSet& calibrations);
+                       const costmodel::CalibrationSet& calibrations,
+                       devices::Mode mode);
 
 /// One sentence on what limits the step; `inner` names the parallelism whose collectives
 /// run inside the layers ("tensor", "TP and EP", ...).
