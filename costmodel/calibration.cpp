@@ -542,11 +542,9 @@ CalibrationFit fit_on_graph(const std::vector<Sample>& samples,
     n += op_n;
   }
   f.held_out_mape = n > 0 ? 100 * sum / static_cast<double>(n) : 0;
-  CalibrationFit uncal = fit_one(samples);  // for its row counts and uncalibrated error
-  f.fit_rows = uncal.fit_rows;
-  f.held_out_rows = uncal.held_out_rows;
-  f.uncalibrated_held_out_mape = uncal.uncalibrated_held_out_mape;
-  f.fit_mape = 0;
+  f.uncalibrated_held_out_mape = mape(samples, 1, 0, false);
+  for (const Sample& s : samples)
+    (s.fit ? f.fit_rows : f.held_out_rows)++;
   return f;
 }
 

@@ -1,5 +1,7 @@
 // Collectives by launch style: the measured rows' launch columns, calibrations fitted and
 // looked up per (launch style, ranks), and nccl-tests' own output read as measured rows.
+#include "tests/unit/test_data.h"
+
 #include "costmodel/calibration.h"
 #include "costmodel/collective.h"
 #include "costmodel/measured.h"
@@ -16,10 +18,7 @@
 namespace yirage::costmodel {
 namespace {
 
-const devices::DeviceRegistry& registry() {
-  static const devices::DeviceRegistry r = devices::DeviceRegistry::load_bundled();
-  return r;
-}
+using testing::bundled_registry;
 
 TEST(CollectiveLaunch, NamesRoundTrip) {
   for (Launch l : {Launch::kGraph, Launch::kEager, Launch::kSynced})
@@ -65,7 +64,7 @@ TEST(CollectiveLaunch, FitsAndFindsOneEntryPerLaunchAndRanks) {
         row.fabric = "nvswitch";
         row.ranks = row.ranks_per_node = ranks;
         row.loc = {"synthetic", 1, 1};
-        CommGroup g = *row_group(row, registry()).group;
+        CommGroup g = *row_group(row, bundled_registry()).group;
         double t =
             estimate_collective(g, Collective::kAllReduce, bytes).latency().value + 4e-6 * ranks;
         if (launch == "eager")
@@ -78,7 +77,7 @@ TEST(CollectiveLaunch, FitsAndFindsOneEntryPerLaunchAndRanks) {
     }
   }
   std::vector<CalibrationFit> fits =
-      fit_collectives({parse_measured("s.csv", csv.str())}, registry(), 0);
+      fit_collectives({parse_measured("s.csv", csv.str())}, bundled_registry(), 0);
   ASSERT_EQ(fits.size(), 6u);
   CalibrationSet set;
   for (const CalibrationFit& f : fits) {
@@ -158,7 +157,7 @@ TEST(NcclTests, ReadsBothPlacementsOfEverySize) {
   EXPECT_NEAR(r.time_s, 24.90e-6, 1e-12);
   EXPECT_FALSE(f.provenance.empty());
   // the rows price like any other: one node of four H200s
-  Validation v = validate_collectives(f, registry());
+  Validation v = validate_collectives(f, bundled_registry());
   EXPECT_EQ(v.points.size(), 6u);
   EXPECT_TRUE(v.skipped.empty());
 }
