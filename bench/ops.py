@@ -22,6 +22,7 @@ import triton
 import triton.testing
 
 BF16 = torch.bfloat16
+FP8 = torch.float8_e4m3fn
 
 
 def rel_err(out, ref):
@@ -60,6 +61,37 @@ def run_gemm(rows, device):
             check("gemm", a @ b, a.double() @ b.double(), 1e-2)
         t = bench(lambda: a @ b)
         rows.append(["op", "gemm", device, "%dx%dx%d" % (m, n, k), "bf16", t])
+
+
+def to_fp8(x, rowwise):
+    """x quantised to float8_e4m3fn with one scale for the tensor or one per row (dim 0)."""
+    amax = x.abs().amax(dim=-1, keepdim=True) if rowwise else x.abs().amax()
+    scale = (amax.float() / torch.finfo(FP8).max).clamp_min(1e-12)
+    return (x.float() / scale).to(FP8), scale
+
+
+def run_gemm_fp8(rows, device, rowwise):
+    """FP8 GEMMs as torch._scaled_mm runs them (cuBLASLt, bf16 out): A (m x k) row-major and
+    B (k x n) column-major in e4m3, with per-tensor scales or, with `rowwise`, one scale per
+    row of A and per column of B (what serving engines use for dynamic activation scaling).
+    A shape cuBLASLt refuses is reported and left out."""
+    for m, n, k in gemm_cases():
+        a = torch.randn(m, k, device="cuda", dtype=BF16)
+        w = torch.randn(n, k, device="cuda", dtype=BF16)
+        qa, sa = to_fp8(a, rowwise)
+        qw, sw = to_fp8(w, rowwise)
+        sb = sw.t() if rowwise else sw
+        f = lambda: torch._scaled_mm(qa, qw.t(), scale_a=sa, scale_b=sb, out_dtype=BF16)
+        try:
+            out = f()
+        except RuntimeError as e:
+            print("gemm fp8 %dx%dx%d left out: %s" % (m, n, k, str(e).splitlines()[0]))
+            continue
+        if m <= 2048:
+            ref = (qa.double() * sa.double()) @ (qw.double() * sw.double()).t()
+            check("gemm fp8", out, ref, 1e-2)
+        rows.append(["op", "gemm", device, "%dx%dx%d" % (m, n, k), "fp8", bench(f)])
+        del a, w, qa, qw
 
 
 def rms_norm(x, w):
@@ -189,11 +221,57 @@ def run_attention(rows, device):
         torch.cuda.empty_cache()
 
 
+def kernel_names(fn):
+    """The CUDA kernels one call of fn launches, as the profiler names them."""
+    from torch.profiler import profile, ProfilerActivity
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return sorted({e.key for e in prof.key_averages() if e.device_type.name == "CUDA"})
+
+
+def run_decode_attention(rows, device):
+    """Decode attention (one new token per sequence against a KV cache) in the two ways a
+    PyTorch decode step calls F.scaled_dot_product_attention:
+    - one query per head, K/V shared by GQA (enable_gqa): shape b x heads x kv x 1 x ctx;
+    - the group's query heads as one block of queries against their KV head (no GQA
+      expansion, what bench/run_infer.py does): shape b x kv x kv x group x ctx.
+    Batch 1-256, contexts 1K-128K, GQA groups 1-16, 8, 4 and 2 KV heads (one, two and four
+    tensor-parallel ranks of an 8-KV-head model); caches above 8 GB are left out."""
+    shown = set()
+    for h, kv in [(8, 8), (32, 8), (64, 8), (128, 8), (16, 4), (8, 2)]:
+        g = h // kv
+        for b in [1, 4, 16, 64, 256]:
+            for ctx in [1024, 4096, 16384, 65536, 131072]:
+                if b * ctx * kv * 128 * 2 * 2 > 8e9:
+                    continue
+                k = torch.randn(b, kv, ctx, 128, device="cuda", dtype=BF16)
+                v = torch.randn(b, kv, ctx, 128, device="cuda", dtype=BF16)
+                q = torch.randn(b, h, 1, 128, device="cuda", dtype=BF16)
+                styles = [("gqa", q, "%dx%dx%dx1x%dx128" % (b, h, kv, ctx), True)]
+                if g > 1:
+                    styles.append(("grouped", q.view(b, kv, g, 128),
+                                   "%dx%dx%dx%dx%dx128" % (b, kv, kv, g, ctx), False))
+                for style, qq, shape, gqa in styles:
+                    f = lambda: F.scaled_dot_product_attention(qq, k, v, enable_gqa=gqa)
+                    if b * h * ctx <= 2 ** 21:  # the float64 reference holds K and V per head
+                        ref = attention_ref(q, k, v, False).view(qq.shape)
+                        check("decode attention " + style, f(), ref, 2e-2)
+                    if style not in shown or (b, ctx) in [(1, 131072), (256, 1024)]:
+                        shown.add(style)
+                        print("decode attention %s %s kernels: %s"
+                              % (style, shape, "; ".join(kernel_names(f))))
+                    rows.append(["op", "attention", device, shape, "bf16", bench(f)])
+                del q, k, v
+                torch.cuda.empty_cache()
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--device", required=True, help="yirage registry name of the GPU")
     p.add_argument("--out", required=True)
-    p.add_argument("--only", choices=["compound"], help="measure only this group")
+    p.add_argument("--only", choices=["compound", "fp8", "fp8_rowwise", "decode_attention"],
+                   help="measure only this group")
     a = p.parse_args()
     torch.manual_seed(0)
     rows = []
@@ -201,7 +279,12 @@ def main():
         run_gemm(rows, a.device)
         run_rows(rows, a.device)
         run_attention(rows, a.device)
-    run_compound(rows, a.device)
+    if a.only in (None, "compound"):
+        run_compound(rows, a.device)
+    if a.only in ("fp8", "fp8_rowwise"):
+        run_gemm_fp8(rows, a.device, a.only == "fp8_rowwise")
+    if a.only == "decode_attention":
+        run_decode_attention(rows, a.device)
     smi = subprocess.run(["nvidia-smi", "-i", str(torch.cuda.current_device()),
                           "--query-gpu=name,driver_version,clocks.max.sm",
                           "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
@@ -209,9 +292,9 @@ def main():
         f.write("# Single operations on one %s, measured with PyTorch.\n" % a.device)
         f.write("# device: %s (nvidia-smi: name, driver, max SM clock: %s)\n"
                 % (torch.cuda.get_device_name(), smi))
-        f.write("# software: torch %s, CUDA %s, triton %s, cuBLAS via torch.matmul, "
-                "F.scaled_dot_product_attention\n" % (torch.__version__, torch.version.cuda,
-                                                       triton.__version__))
+        f.write("# software: torch %s, CUDA %s, triton %s, cuBLAS via torch.matmul "
+                "(fp8: torch._scaled_mm), F.scaled_dot_product_attention\n"
+                % (torch.__version__, torch.version.cuda, triton.__version__))
         f.write("# date: %s\n" % datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
         f.write("# script: bench/ops.py %s\n" % " ".join(sys.argv[1:]))
         f.write("# method: checked against float64 on random data first; median of "

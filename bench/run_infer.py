@@ -57,10 +57,54 @@ def parse_args(argv):
     return p.parse_args(argv)
 
 
+def weights_precision(task):
+    """The precision of the GEMMs' weights: `precision` or its `weights` key."""
+    p = task.get("precision", "bf16")
+    return p.get("weights", "bf16") if isinstance(p, dict) else p
+
+
+_QUANT = None
+
+
+def quant_rows_kernel():
+    """A Triton kernel quantising each row of a bf16 matrix to float8_e4m3fn with one float32
+    scale per row (amax / 448), one read and one write, as serving engines' dynamic
+    per-token quantisation does."""
+    global _QUANT
+    if _QUANT is None:
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def quant(x_ptr, q_ptr, s_ptr, n, stride, BLOCK: tl.constexpr):
+            row = tl.program_id(0)
+            cols = tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + row * stride + cols, mask=cols < n, other=0.0).to(tl.float32)
+            scale = tl.maximum(tl.max(tl.abs(x), axis=0) / 448.0, 1e-12)
+            tl.store(q_ptr + row * n + cols, (x / scale).to(tl.float8e4nv), mask=cols < n)
+            tl.store(s_ptr + row, scale)
+
+        _QUANT = (quant, triton.next_power_of_2)
+    return _QUANT
+
+
+def quant_rows(x):
+    """x (rows, n) bf16 -> (float8_e4m3fn (rows, n), float32 scales (rows, 1))."""
+    import torch
+    kernel, p2 = quant_rows_kernel()
+    rows, n = x.shape
+    q = torch.empty((rows, n), device=x.device, dtype=torch.float8_e4m3fn)
+    s = torch.empty((rows, 1), device=x.device, dtype=torch.float32)
+    block = p2(n)
+    kernel[(rows,)](x, q, s, n, x.stride(0), BLOCK=block, num_warps=min(16, max(4, block // 1024)))
+    return q, s
+
+
 class Model:
-    def __init__(self, m, tp, rank, gqa_mode):
+    def __init__(self, m, tp, rank, gqa_mode, fp8=False, decode_gqa=False):
         import torch
         self.m, self.tp, self.rank, self.gqa_mode = m, tp, rank, gqa_mode
+        self.fp8, self.decode_gqa = fp8, decode_gqa
         h, hd = m["hidden"], m["head_dim"]
         self.hd = hd
         self.heads, self.kvh = m["heads"] // tp, m["kv_heads"] // tp
@@ -79,8 +123,39 @@ class Model:
                 "gu": w(2 * self.ffn, h), "down": w(h, self.ffn)})
         self.norm = torch.ones(h, **bf)
         self.head = w(self.vocab, h)
+        if fp8:  # W8A8: e4m3 weights, one scale per output row; the LM head stays bf16
+            for L in self.layers:
+                for name in ("qkv", "o", "gu", "down"):
+                    L[name + "_q"], L[name + "_s"] = quant_rows(L[name])
+                    L[name] = None
+            self.check_fp8()
         theta = float(m["rope_theta"])
         self.inv = 1.0 / (theta ** (torch.arange(0, hd, 2, device="cuda", dtype=torch.float32) / hd))
+
+    def linear(self, x, L, name):
+        """x @ W^T for one of a layer's weights; under fp8 the activation rows are quantised
+        per token and the product runs in torch._scaled_mm with row-wise scales."""
+        import torch
+        import torch.nn.functional as F
+        if not self.fp8:
+            return F.linear(x, L[name])
+        q, s = quant_rows(x.reshape(-1, x.shape[-1]))
+        w, ws = L[name + "_q"], L[name + "_s"]
+        out = torch._scaled_mm(q, w.t(), scale_a=s, scale_b=ws.t(), out_dtype=torch.bfloat16)
+        return out.view(*x.shape[:-1], w.shape[0])
+
+    def check_fp8(self):
+        """The fp8 linear against float64 on its own dequantised operands (METHOD.md)."""
+        import torch
+        L = self.layers[0]
+        x = torch.randn(64, L["qkv_q"].shape[1], device="cuda", dtype=torch.bfloat16)
+        q, s = quant_rows(x)
+        ref = (q.double() * s.double()) @ (L["qkv_q"].double() * L["qkv_s"].double()).t()
+        out = self.linear(x, L, "qkv").double()
+        err = ((out - ref).norm() / ref.norm()).item()
+        qerr = ((q.double() * s.double() - x.double()).norm() / x.double().norm()).item()
+        if not (err < 1e-2 and qerr < 0.05):
+            raise SystemExit(f"fp8 linear check failed: error {err:.3g}, quantisation {qerr:.3g}")
 
     def rope(self, positions):
         import torch
@@ -109,15 +184,18 @@ class Model:
         eps = 1e-5
         for i, L in enumerate(self.layers):
             y = F.rms_norm(x, (x.shape[-1],), L["n1"], eps)
-            qkv = F.linear(y, L["qkv"]).view(b, t, self.heads + 2 * self.kvh, self.hd)
+            qkv = self.linear(y, L, "qkv").view(b, t, self.heads + 2 * self.kvh, self.hd)
             q, k, v = qkv.split([self.heads, self.kvh, self.kvh], dim=2)
             q, k = self.rotate(q, cos, sin), self.rotate(k, cos, sin)
             cache[i, 0, :, :, start:start + t] = k.transpose(1, 2)
             cache[i, 1, :, :, start:start + t] = v.transpose(1, 2)
             if decode:
                 kc, vc = cache[i, 0, :, :, :start + t], cache[i, 1, :, :, :start + t]
-                qg = q.reshape(b, self.kvh, (self.heads // self.kvh) * t, self.hd)
-                o = F.scaled_dot_product_attention(qg, kc, vc)
+                if self.decode_gqa:
+                    o = F.scaled_dot_product_attention(q.transpose(1, 2), kc, vc, enable_gqa=True)
+                else:
+                    qg = q.reshape(b, self.kvh, (self.heads // self.kvh) * t, self.hd)
+                    o = F.scaled_dot_product_attention(qg, kc, vc)
                 o = o.reshape(b, self.heads * t, self.hd)
             else:
                 qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
@@ -128,10 +206,10 @@ class Model:
                     o = F.scaled_dot_product_attention(qt, kt.repeat_interleave(g, 1),
                                                        vt.repeat_interleave(g, 1), is_causal=True)
                 o = o.transpose(1, 2)
-            x = x + self.all_reduce(F.linear(o.reshape(b, t, -1), L["o"]))
+            x = x + self.all_reduce(self.linear(o.reshape(b, t, -1), L, "o"))
             y = F.rms_norm(x, (x.shape[-1],), L["n2"], eps)
-            gate, up = F.linear(y, L["gu"]).chunk(2, dim=-1)
-            x = x + self.all_reduce(F.linear(F.silu(gate) * up, L["down"]))
+            gate, up = self.linear(y, L, "gu").chunk(2, dim=-1)
+            x = x + self.all_reduce(self.linear(F.silu(gate) * up, L, "down"))
         x = F.rms_norm(x[:, -1:], (x.shape[-1],), self.norm, eps)
         logits = F.linear(x, self.head)
         if self.tp > 1:
@@ -227,7 +305,8 @@ def main(argv):
     prov[0] = "measured by bench/run_infer.py (issue 27): prefill and decode steps, TP over one host"
     prov[-1] = "command: " + " ".join(["bench/run_infer.py"] + argv)
     torch.manual_seed(args.seed)
-    model = Model(m, world, rank, probe_gqa_mode())
+    model = Model(m, world, rank, probe_gqa_mode(), fp8=weights_precision(task) == "fp8",
+                  decode_gqa=task.get("decode_attention", "split") == "split")
     base = {"cluster": cluster["name"], "task": task["name"], "tp": world, "gpus": world,
             "gpus_per_node": cluster["devices_per_node"], "device": cluster["device"],
             "framework": f"torch-{torch.__version__.split('+')[0]}", "layers": m["layers"]}
