@@ -173,6 +173,10 @@ void read_ops(const devices::YamlDoc& doc,
   e.matrix = m.number("matrix", true).value_or(1);
   e.attention = m.number("attention", true).value_or(1);
   e.attention_causal = m.number("attention_causal", false).value_or(0);
+  e.matrix_8bit = m.number("matrix_8bit", false).value_or(0);
+  m.string("matrix_8bit_fitted_on");
+  m.number("matrix_8bit_held_out_mape", false, devices::Sign::kNonNegative);
+  m.number("matrix_8bit_unfitted_held_out_mape", false, devices::Sign::kNonNegative);
   e.memory = m.number("memory", true).value_or(1);
   e.vector = m.number("vector", true).value_or(1);
   // A non-negative duration, zero where the key is absent (not fitted).
@@ -699,6 +703,13 @@ std::string calibration_yaml(const std::vector<CalibrationFit>& fits,
       << "  attention: " << format_number(e.attention, 3) << "\n";
     if (e.attention_causal > 0)
       y << "  attention_causal: " << format_number(e.attention_causal, 3) << "\n";
+    if (g.matrix_8bit) {
+      y << "  matrix_8bit: " << format_number(e.matrix_8bit, 3) << "\n"
+        << "  matrix_8bit_fitted_on: \"" << g.matrix_8bit->fitted_on << "\"\n"
+        << "  matrix_8bit_held_out_mape: " << format_number(g.matrix_8bit->held_out_mape, 3) << "\n"
+        << "  matrix_8bit_unfitted_held_out_mape: "
+        << format_number(g.matrix_8bit->unfitted_held_out_mape, 3) << "\n";
+    }
     y << "  memory: " << format_number(e.memory, 3) << "\n"
       << "  vector: " << format_number(e.vector, 3) << "\n"
       << "  launch: " << devices::format(e.launch) << "\n";

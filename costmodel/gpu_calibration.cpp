@@ -225,12 +225,49 @@ void fit_stream(const std::vector<Sample>& s,
   }
 }
 
+bool narrow_gemm(const MeasuredRow& row) {
+  return row.op == "gemm" && (row.dtype == "fp8" || row.dtype == "int8");
+}
+
+// GpuEfficiency::matrix_8bit over [0.05, 1] by 0.01 on the fit split of the 8-bit GEMM rows,
+// everything else as fitted on the 16-bit rows (which the 8-bit rows do not move).
+std::optional<Matrix8bitFit> fit_matrix_8bit(const std::vector<Sample>& narrow,
+                                             const std::vector<std::string>& files,
+                                             const devices::DeviceRegistry& r,
+                                             GpuEfficiency& eff) {
+  std::size_t fit = static_cast<std::size_t>(
+      std::count_if(narrow.begin(), narrow.end(), [](const Sample& x) { return x.fit; }));
+  if (fit < 4 || narrow.size() - fit < 4)
+    return std::nullopt;
+  Matrix8bitFit out;
+  GpuEfficiency trial = eff;
+  trial.matrix_8bit = 0;
+  out.unfitted_held_out_mape = mape(narrow, r, trial, false);
+  double best = 1e300;
+  for (int step = 5; step <= 100; ++step) {
+    trial.matrix_8bit = step / 100.0;
+    double err = mape(narrow, r, trial, true);
+    if (err < best) {
+      best = err;
+      eff.matrix_8bit = trial.matrix_8bit;
+    }
+  }
+  out.held_out_mape = mape(narrow, r, eff, false);
+  for (const std::string& f : files)
+    out.fitted_on += (out.fitted_on.empty() ? "" : ", ") + f;
+  out.fitted_on += " (8-bit GEMM rows alternating by size: " + std::to_string(fit) + " fitted, " +
+                   std::to_string(narrow.size() - fit) + " held out)";
+  return out;
+}
+
 }  // namespace
 
 std::vector<GpuCalibrationFit> fit_gpu_ops(const std::vector<MeasuredFile>& files,
                                            const devices::DeviceRegistry& registry) {
   std::map<std::string, std::vector<Sample>> by_device;
+  std::map<std::string, std::vector<Sample>> narrow_by_device;  // 8-bit GEMMs, fitted apart
   std::map<std::string, std::vector<std::string>> sources;
+  std::map<std::string, std::vector<std::string>> narrow_sources;
   for (const MeasuredFile& file : files) {
     std::vector<bool> split = fit_split(file, 0);
     for (std::size_t i = 0; i < file.rows.size(); ++i) {
@@ -240,8 +277,9 @@ std::vector<GpuCalibrationFit> fit_gpu_ops(const std::vector<MeasuredFile>& file
       const devices::DeviceSpec* d = registry.find(row.device);
       if (d == nullptr)
         continue;
-      by_device[d->name].push_back({&row, split[i]});
-      auto& src = sources[d->name];
+      bool narrow = narrow_gemm(row);
+      (narrow ? narrow_by_device : by_device)[d->name].push_back({&row, split[i]});
+      auto& src = (narrow ? narrow_sources : sources)[d->name];
       if (std::find(src.begin(), src.end(), file.path) == src.end())
         src.push_back(file.path);
     }
@@ -268,6 +306,8 @@ std::vector<GpuCalibrationFit> fit_gpu_ops(const std::vector<MeasuredFile>& file
     }
     f.fitted_on += " (rows alternating by size within each op: " + std::to_string(f.fit_rows) +
                    " fitted, " + std::to_string(f.held_out_rows) + " held out)";
+    f.matrix_8bit =
+        fit_matrix_8bit(narrow_by_device[device], narrow_sources[device], registry, f.efficiency);
     fits.push_back(std::move(f));
   }
   return fits;

@@ -91,8 +91,17 @@ struct EagerTpHostFit {
   std::string fitted_on;
 };
 
+/// GpuEfficiency::matrix_8bit, fitted alone on the 8-bit GEMM rows with everything else
+/// held at the 16-bit fit.
+struct Matrix8bitFit {
+  std::string fitted_on;  // files and rows
+  double held_out_mape = 0;
+  double unfitted_held_out_mape = 0;  // at `matrix` (the 16-bit fraction at the 8-bit peak)
+};
+
 struct GpuCalibrationFit {
   std::string device;
+  std::optional<Matrix8bitFit> matrix_8bit;
   GpuEfficiency efficiency;
   std::optional<StepFit> steps;
   std::optional<EagerTpHostFit> eager_tp;

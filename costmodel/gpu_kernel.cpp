@@ -84,7 +84,9 @@ KernelEstimate gemm_with_tile(const devices::DeviceSpec& d,
   e.flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
             static_cast<double>(batch);
   // Each wave runs full tiles (tile and wave quantization): per_unit blocks share a unit.
-  double unit_rate = matrix_peak(d, dtype).value * eff.matrix / static_cast<double>(units);
+  bool narrow = dtype == DType::kFp8 || dtype == DType::kInt8;
+  double fraction = narrow && eff.matrix_8bit > 0 ? eff.matrix_8bit : eff.matrix;
+  double unit_rate = matrix_peak(d, dtype).value * fraction / static_cast<double>(units);
   // The matrix units read their operands from shared memory: 32 banks of 4 bytes per clock
   // (CUDA C++ Programming Guide, "Shared Memory"), and with a 2 x 2 grid of warps each
   // operand element is read twice per k-step. A small tile cannot feed the units.
@@ -163,6 +165,7 @@ GpuEfficiency sustained(const GpuEfficiency& e) {
     out.matrix *= e.sustained_matrix;
     out.attention *= e.sustained_matrix;
     out.attention_causal *= e.sustained_matrix;
+    out.matrix_8bit *= e.sustained_matrix;
   }
   return out;
 }
@@ -264,7 +267,9 @@ KernelEstimate attention_kernel(const devices::DeviceSpec& d,
   bool causal_prompt = s.causal && s.q_len > 1 && eff.attention_causal > 0;
   double unit_rate = matrix_peak(d, dtype).value *
                      (causal_prompt ? eff.attention_causal : eff.attention) / f(units);
-  double per_tile = flops / f(e.tiles);
+  // A prompt's tile computes 128 query rows however many are real: a short block of queries
+  // (a decode step's GQA group run as one) costs the whole tile.
+  double per_tile = s.q_len > 1 ? 4.0 * 128 * keys * f(s.head_dim) : flops / f(e.tiles);
   e.compute = Seconds{f(e.waves) * per_tile / unit_rate};
   e.memory = Seconds{e.hbm_bytes / hbm(d, eff)};
   e.steady = std::max(e.compute, e.memory);

@@ -23,6 +23,9 @@ struct GpuEfficiency {
   // The same inside fused causal attention over a prompt (masked tiles, the diagonal's wasted
   // half, tiles of unequal work), fitted on causal rows where there are any; 0: `attention`.
   double attention_causal = 0;
+  // The same for 8-bit GEMMs (fp8 through torch._scaled_mm / cuBLASLt, int8), fitted on
+  // such rows where there are any; 0: `matrix` (the 16-bit fit at the 8-bit peak).
+  double matrix_8bit = 0;
   double vector = 1;  // achieved / peak rate of non-matrix arithmetic
   double memory = 1;  // achieved / peak HBM bandwidth
   // Achieved / peak HBM bandwidth of the optimizer step's multi-tensor kernels (fused Adam,
@@ -160,7 +163,8 @@ struct AttentionShape {
   bool causal = false;
 };
 
-/// Fused (flash) attention: prefill when q_len > 1 (tiles of 128 queries per head),
+/// Fused (flash) attention: prefill when q_len > 1 (tiles of 128 queries per head, a tile
+/// of fewer queries computing all 128 rows),
 /// decode when q_len == 1 (the KV cache split over the compute units and streamed).
 KernelEstimate attention_kernel(const devices::DeviceSpec& d,
                                 devices::DType dtype,

@@ -17,6 +17,10 @@ const std::vector<GpuOpInfo>& gpu_ops() {
       {GpuOp::kLayerNorm, "layernorm", "RxC", "LayerNorm of R rows of C", false},
       {GpuOp::kSoftmax, "softmax", "RxC", "softmax of R rows of C", false},
       {GpuOp::kElementwise, "elementwise", "N", "a binary elementwise op on N elements", false},
+      {GpuOp::kCopy, "copy", "N",
+       "a unary op or copy of N elements (SiLU, negation, a cache write)", false},
+      {GpuOp::kQuantize, "quantize", "RxC",
+       "R rows of C quantised to 8 bits with one fp32 scale per row (W8A8's activations)", false},
       {GpuOp::kRmsNormLinear, "rmsnorm_linear", "MxKxN", "RMSNorm of [MxK], then x [KxN]", true},
       {GpuOp::kGatedMlp, "gated_mlp", "MxHxF",
        "SiLU(x W_gate) * (x W_up), then x W_down: hidden H, FFN width F", true},
@@ -136,6 +140,15 @@ std::vector<KernelEstimate> single(const Ctx& c, GpuOp op, const OpShape& s) {
       return {rows(c, "layernorm", x[0], x[1], 2, 8)};
     case GpuOp::kSoftmax:
       return {rows(c, "softmax", x[0], x[1], 0, 5)};
+    case GpuOp::kCopy:
+      return {stream_kernel(c.d, c.eff, "elementwise", "copy " + std::to_string(x[0]),
+                            f(x[0]) * c.b, f(x[0]) * c.b, f(x[0]))};
+    case GpuOp::kQuantize:
+      // Reads the rows at the activations' width, writes one byte an element and a scale.
+      return {stream_kernel(c.d, c.eff, "elementwise",
+                            "quantize " + std::to_string(x[0]) + "x" + std::to_string(x[1]),
+                            f(x[0] * x[1]) * c.b, f(x[0] * x[1]) + 4 * f(x[0]),
+                            3 * f(x[0] * x[1]))};
     default:
       return {stream_kernel(c.d, c.eff, "elementwise", "elementwise " + std::to_string(x[0]),
                             2 * f(x[0]) * c.b, f(x[0]) * c.b, f(x[0]))};

@@ -19,6 +19,8 @@ enum class GpuOp {
   kLayerNorm,
   kSoftmax,
   kElementwise,
+  kCopy,
+  kQuantize,
   kRmsNormLinear,
   kGatedMlp,
   kGemmSoftmax,

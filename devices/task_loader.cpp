@@ -117,15 +117,44 @@ void check_lengths(MapReader& m, const TaskSpec& t) {
   }
 }
 
+// `precision: bf16` sets every tensor kind; a mapping sets them one by one (`weights`
+// required, the others defaulting to it).
+void read_precision(const YamlDoc& doc, MapReader& top, TaskSpec& t) {
+  const std::vector<std::string> names = {"fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8"};
+  YAML::Node n = top.get("precision");
+  t.precision_loc = n ? doc.loc(n) : t.loc;
+  if (n && n.IsMap()) {
+    MapReader p(doc, n, "precision");
+    t.precision = pick<DType>(p.choice("weights", kPrecisions, true), names).value_or(DType::kBf16);
+    auto kind = [&](std::string_view key) {
+      return pick<DType>(p.choice(key, kPrecisions), names).value_or(t.precision);
+    };
+    t.activation_precision = kind("activations");
+    t.kv_cache_precision = kind("kv_cache");
+    t.communication_precision = kind("communication");
+    p.finish();
+    bool uniform = t.activation_precision == t.precision && t.kv_cache_precision == t.precision &&
+                   t.communication_precision == t.precision;
+    if (t.mode == Mode::kTrain && !uniform)
+      doc.error(n,
+                "training runs at one precision: give 'precision' one value (precision per "
+                "tensor kind is modelled for prefill, decode and serve)");
+    return;
+  }
+  t.precision = pick<DType>(top.choice("precision", kPrecisions), names).value_or(DType::kBf16);
+  t.activation_precision = t.kv_cache_precision = t.communication_precision = t.precision;
+}
+
 void read_body(const YamlDoc& doc, MapReader& top, TaskSpec& t) {
   t.mode = pick<Mode>(top.choice("mode", kModes, true), kModes).value_or(Mode::kTrain);
-  std::optional<DType> p = pick<DType>(top.choice("precision", kPrecisions),
-                                       {"fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8"});
-  t.precision = p.value_or(DType::kBf16);
-  t.precision_loc = top.has("precision") ? doc.loc(top.get("precision")) : t.loc;
+  read_precision(doc, top, t);
   t.attention = top.choice("attention", {"flash", "unfused"}).value_or("flash") == "unfused"
                     ? AttentionKernel::kUnfused
                     : AttentionKernel::kFlash;
+  t.decode_attention =
+      top.choice("decode_attention", {"split", "grouped"}).value_or("split") == "grouped"
+          ? DecodeAttention::kGrouped
+          : DecodeAttention::kSplit;
   t.framework = top.choice("framework", {"megatron", "pytorch"}).value_or("megatron") == "pytorch"
                     ? Framework::kPytorch
                     : Framework::kMegatron;

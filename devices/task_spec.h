@@ -20,6 +20,11 @@ enum class Minimize { kTime, kCost, kEnergy };
 /// How the framework runs attention: one fused kernel (FlashAttention), or as separate
 /// kernels with the s x s scores in memory (QK^T, softmax, dropout, PV), as older stacks do.
 enum class AttentionKernel { kFlash, kUnfused };
+/// How decode attention reads the KV cache: split over every compute unit and the partial
+/// results combined (flash-decoding: FlashAttention's split-KV path, FlashInfer, vLLM), or
+/// one thread block per sequence and KV head with that head's group of queries as rows (a
+/// plain SDPA call per KV head, as bench/run_infer.py's grouped decode does).
+enum class DecodeAttention { kSplit, kGrouped };
 /// What runs a training step: Megatron-LM's fused kernels (bf16 weights, fp32 gradients
 /// accumulated by the weight-gradient GEMM, fused norms, RoPE and SwiGLU where they pay), or
 /// eager PyTorch under autocast over fp32 weights (torchtitan without torch.compile, and
@@ -58,11 +63,17 @@ struct TaskSpec {
   ModelSpec model;
   std::string model_preset;  // the preset's name, or empty for an inline architecture
   Mode mode = Mode::kTrain;
+  // `precision`: the weights and the GEMMs' inputs. Below 16 bits (fp8, int8) with wider
+  // activations, each GEMM's input is quantised per token on entry (W8A8), as engines run it.
   DType precision = DType::kBf16;
-  std::int64_t sequence_length = 0;  // tokens per sequence; the context for decode
-  std::int64_t global_batch = 0;     // sequences per step (train) or in flight (inference)
+  DType activation_precision = DType::kBf16;     // between GEMMs: norms, residuals, attention
+  DType kv_cache_precision = DType::kBf16;       // the KV cache's keys and values
+  DType communication_precision = DType::kBf16;  // tensor-parallel and pipeline traffic
+  std::int64_t sequence_length = 0;              // tokens per sequence; the context for decode
+  std::int64_t global_batch = 0;  // sequences per step (train) or in flight (inference)
   Optimizer optimizer = Optimizer::kAdam;
   AttentionKernel attention = AttentionKernel::kFlash;
+  DecodeAttention decode_attention = DecodeAttention::kSplit;
   Framework framework = Framework::kMegatron;
   std::optional<double> training_tokens;  // tokens of the whole run (train)
   std::optional<ServeSpec> serve;

@@ -4,6 +4,7 @@
 #include "costmodel/validation.h"
 #include "devices/support/check.h"
 #include "planner/plan.h"
+#include "planner/workload/infer_layer.h"
 #include "planner/workload/layer_cost.h"
 #include "planner/workload/model_size.h"
 
@@ -77,7 +78,7 @@ ForwardPass forward_pass(const InferContext& cx,
     step.tp_group = tp_group(cx, l, costmodel::Launch::kGraph);  // its all-reduces too
   ForwardPass p;
   p.dense_layers = m.moe ? std::min<std::int64_t>(m.moe->dense_layers, m.layers) : m.layers;
-  double b = devices::dtype_bytes(cx.task.precision);
+  double b = devices::dtype_bytes(cx.task.communication_precision);
   p.tp_bytes = l.tp > 1 ? f(batch * q * m.hidden) * b : 0;
   if (p.tp_bytes > 0 && step.tp_group) {
     costmodel::CollectiveEstimate e = costmodel::estimate_collective(
@@ -93,12 +94,19 @@ ForwardPass forward_pass(const InferContext& cx,
     LayerShape s{
         batch, q,   l.tp, kind == 1, cx.task.attention == devices::AttentionKernel::kUnfused,
         keys,  true};
+    s.grouped_decode = cx.task.decode_attention == devices::DecodeAttention::kGrouped;
     LayerCost c = layer_cost(m, s, step);
     (kind == 0 ? p.dense : p.moe) = c;
     p.total += f(count) * (c.forward + c.tp_comm);
   }
   // Logits of the last position of each sequence only.
-  p.head = head_cost(m, LayerShape{batch, 1, l.tp, false, false, 0, true}, step).forward;
+  if (step.eager) {
+    LayerCost ends =
+        eager_inference_ends(m, LayerShape{batch, q, l.tp, false, false, 0, true}, step);
+    p.head = ends.forward + ends.tp_comm;
+  } else {
+    p.head = head_cost(m, LayerShape{batch, 1, l.tp, false, false, 0, true}, step).forward;
+  }
   p.total += p.head;
   if (l.pp > 1) {
     bool same_node = l.tp * l.pp <= group(cx).devices_per_node;
@@ -115,7 +123,14 @@ ForwardPass forward_pass(const InferContext& cx,
 }
 
 DeviceContext infer_device_context(const InferContext& cx, const InferLayout& l) {
-  DeviceContext dcx{device(cx), {}, cx.task.precision, std::nullopt};
+  const devices::TaskSpec& t = cx.task;
+  DeviceContext dcx{device(cx), {}, t.activation_precision, std::nullopt};
+  dcx.gemm_dtype = t.precision;
+  dcx.kv_dtype = t.kv_cache_precision;
+  dcx.comm_dtype = t.communication_precision;
+  // Plain PyTorch runs every operation as a kernel of its own (bench/run_infer.py).
+  dcx.eager = t.framework == devices::Framework::kPytorch;
+  dcx.fuse = !dcx.eager;
   if (const costmodel::GpuEfficiency* e = cx.calibrations.find_gpu(device(cx).name))
     dcx.efficiency = costmodel::sustained(*e);  // an engine runs its steps back to back
   dcx.tp_group = tp_group(cx, l, costmodel::Launch::kEager);
@@ -155,6 +170,8 @@ struct Memory {
 Memory inference_memory(const InferContext& cx, const InferLayout& l) {
   const ModelSpec& m = cx.task.model;
   double b = devices::dtype_bytes(cx.task.precision);
+  double kv_b = devices::dtype_bytes(cx.task.kv_cache_precision);
+  double act_b = devices::dtype_bytes(cx.task.activation_precision);
   ParameterCount p = count_parameters(m);
   double layer = (p.total - p.embedding - p.head) / f(m.layers);
   double head = m.tied_embeddings ? p.embedding : p.head;
@@ -165,14 +182,14 @@ Memory inference_memory(const InferContext& cx, const InferLayout& l) {
     mem.weights = std::max(mem.weights, params / f(l.tp) * b);
   }
   mem.kv = f(l.batch * context(cx.task) * stage_layers(m, l.pp, 0)) *
-           kv_bytes_per_token_layer(m, l.tp, b);
+           kv_bytes_per_token_layer(m, l.tp, kv_b);
   // The activations of one prefill in flight: the layer's input and its widest output.
   std::int64_t tokens = cx.task.mode == devices::Mode::kServe ? cx.task.serve->prompt_length
                         : cx.task.mode == devices::Mode::kDecode
                             ? l.batch
                             : l.batch * cx.task.sequence_length;
   std::int64_t ffn = m.moe ? m.moe->expert_ffn * (m.moe->top_k + m.moe->shared_experts) : m.ffn;
-  mem.workspace = f(tokens) * (2 * f(m.hidden) + 2 * f(ffn) / f(l.tp)) * b;
+  mem.workspace = f(tokens) * (2 * f(m.hidden) + 2 * f(ffn) / f(l.tp)) * act_b;
   return mem;
 }
 

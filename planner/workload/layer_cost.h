@@ -30,6 +30,9 @@ struct LayerShape {
   // Sequence parallelism (training with tp > 1): norms and residual adds on 1 / tp of the
   // tokens, all-gathers and reduce-scatters in place of the all-reduces.
   bool sp = true;
+  // Decode (seq 1) attention as one thread block per sequence and KV head with the group's
+  // queries as rows (DecodeAttention::kGrouped), not split over the compute units.
+  bool grouped_decode = false;
 };
 
 /// The rows a rank normalises and adds residuals on: with sequence parallelism 1 / tp of the
@@ -50,12 +53,16 @@ struct LayerCost {
 struct DeviceContext {
   const devices::DeviceSpec& device;
   costmodel::GpuEfficiency efficiency;
-  devices::DType dtype = devices::DType::kBf16;
+  devices::DType dtype = devices::DType::kBf16;  // activations: norms, residuals, copies
   std::optional<costmodel::CommGroup> tp_group;  // the ranks of one tensor-parallel group
   bool fuse = true;  // false: compound operations run unfused, as eager PyTorch runs them
   // Training under eager PyTorch (Framework::kPytorch): separate GEMMs for Q, K, V, gate and
   // up, and the memory traffic of eager_traffic.h around them (implies fuse = false).
   bool eager = false;
+  // Inference at a precision per tensor kind (TaskSpec): `dtype` is the activations'.
+  std::optional<devices::DType> gemm_dtype = std::nullopt;  // weights, GEMM inputs (none: dtype)
+  std::optional<devices::DType> kv_dtype = std::nullopt;    // the KV cache (none: dtype)
+  std::optional<devices::DType> comm_dtype = std::nullopt;  // TP traffic (none: dtype)
 };
 
 LayerCost layer_cost(const devices::ModelSpec& m, const LayerShape& s, const DeviceContext& cx);

@@ -49,10 +49,12 @@ OpShape random_shape(std::mt19937_64& rng, const GpuOpInfo& info) {
       break;
     }
     case GpuOp::kElementwise:
+    case GpuOp::kCopy:
       dims = {dim(rng, 26)};
       break;
     case GpuOp::kRmsNorm:
     case GpuOp::kLayerNorm:
+    case GpuOp::kQuantize:
     case GpuOp::kSoftmax:
       dims = {dim(rng), dim(rng)};
       break;

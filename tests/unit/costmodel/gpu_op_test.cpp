@@ -98,11 +98,18 @@ TEST(GpuOp, SoftmaxOverRowsTooLongForChipDoesNotFuse) {
 
 TEST(GpuOp, EveryOpOnEveryDeviceIsPositiveAndFinite) {
   const std::vector<std::pair<std::string, std::string>> shapes = {
-      {"gemm", "2x512x1024x2048"},        {"attention", "4x32x8x2048x2048x128"},
-      {"rmsnorm", "4096x8192"},           {"layernorm", "4096x8192"},
-      {"softmax", "4096x8192"},           {"elementwise", "16777216"},
-      {"rmsnorm_linear", "64x4096x4096"}, {"gated_mlp", "64x4096x14336"},
-      {"gemm_softmax", "256x256x128"},    {"gemm_layernorm", "256x1024x256"},
+      {"gemm", "2x512x1024x2048"},
+      {"attention", "4x32x8x2048x2048x128"},
+      {"rmsnorm", "4096x8192"},
+      {"layernorm", "4096x8192"},
+      {"softmax", "4096x8192"},
+      {"elementwise", "16777216"},
+      {"copy", "16777216"},
+      {"quantize", "4096x8192"},
+      {"rmsnorm_linear", "64x4096x4096"},
+      {"gated_mlp", "64x4096x14336"},
+      {"gemm_softmax", "256x256x128"},
+      {"gemm_layernorm", "256x1024x256"},
       {"lora_linear", "64x4096x4096x8"}};
   ASSERT_EQ(shapes.size(), gpu_ops().size());
   for (const devices::DeviceSpec& d : registry().devices()) {

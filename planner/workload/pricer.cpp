@@ -1,0 +1,132 @@
+#include "planner/workload/pricer.h"
+
+#include "costmodel/collective.h"
+#include "costmodel/overlap_fit.h"
+#include "devices/support/check.h"
+
+#include <algorithm>
+
+namespace yirage::planner {
+
+using costmodel::OpEstimate;
+
+devices::DType op_dtype(const DeviceContext& cx, const std::string& name) {
+  if (name == "attention")
+    return cx.kv_dtype.value_or(cx.dtype);
+  if (name == "elementwise" || name == "copy" || name == "quantize" || name == "rmsnorm" ||
+      name == "layernorm" || name == "softmax")
+    return cx.dtype;
+  return cx.gemm_dtype.value_or(cx.dtype);  // GEMMs and the compounds around them
+}
+
+// Backward over forward for the memory-bound kernels, by the bytes each moves per element:
+// a softmax's backward reads its output and the gradient and writes one (6 B against the
+// forward's 4 B); an elementwise op's (dropout, bias, GeLU, residual) reads the gradient and
+// a mask or input and writes one, as its forward does; a norm's reads the input and the
+// gradient, writes one and reduces the weight gradients (twice the forward's traffic).
+double backward_ratio(const std::string& op) {
+  if (op == "softmax")
+    return 1.5;
+  if (op == "elementwise")
+    return 1.0;
+  if (op == "attention")
+    return kBackwardAttention;
+  return kBackwardGemm;  // GEMMs, norms and the compound operations around GEMMs
+}
+
+OpEstimate price(const DeviceContext& cx,
+                 const std::string& name,
+                 std::vector<std::int64_t> dims,
+                 bool fused,
+                 bool causal) {
+  const costmodel::GpuOpInfo* info = costmodel::find_gpu_op(name);
+  CHECK(info != nullptr) << name;
+  costmodel::OpShape shape{std::move(dims), causal};
+  std::string why;
+  auto e = costmodel::estimate_gpu_op(cx.device, op_dtype(cx, name), cx.efficiency, *info, shape,
+                                      fused, &why);
+  CHECK(e.has_value()) << name << ": " << why;
+  return *e;
+}
+
+// An eager framework's host issues every kernel of a pass (`kernels` in forward, twice as
+// many in backward: each forward op has two backward products or their like) at
+// GpuEfficiency::host each; a pass takes the longer of its GPU time with its collectives and
+// that issue time. The forward and backward compute grow by what the host adds. Of
+// `c.tp_comm`, `backward_wait` is the backward's alone (backward_wait below).
+void with_host_issue(devices::Seconds per_kernel,
+                     std::int64_t kernels,
+                     LayerCost& c,
+                     double backward_wait) {
+  double issue = per_kernel.value * static_cast<double>(kernels);
+  if (issue <= 0)
+    return;
+  double comm = (c.tp_comm - backward_wait) / 2;
+  c.forward = std::max(c.forward, issue - comm);
+  c.backward = std::max(c.backward, 2 * issue - comm - backward_wait);
+}
+
+// In backward each tensor-parallel collective is launched beside a weight-gradient GEMM that
+// does not need it, and starts when that GEMM ends on every rank (costmodel/overlap_fit.h):
+// the collectives' total wait, for GEMMs of `mean_gemm` seconds.
+double backward_wait(const DeviceContext& cx, const TpCollectives& tp, double mean_gemm) {
+  if (!cx.tp_group || tp.calls == 0)
+    return 0;
+  return static_cast<double>(tp.calls) *
+         costmodel::overlap_delay(cx.efficiency.overlap_wait, cx.tp_group->ranks, mean_gemm);
+}
+
+TpCollectives tp_collectives(const DeviceContext& cx, double bytes, const LayerShape& s) {
+  if (!cx.tp_group || cx.tp_group->ranks <= 1) {
+    return {};
+  }
+  auto latency = [&](costmodel::Collective c) {
+    return costmodel::estimate_collective(*cx.tp_group, c, bytes).latency().value;
+  };
+  if (s.inference || !s.sp) {
+    // Megatron tensor parallelism without sequence parallelism: two all-reduces per layer
+    // in forward (and two in backward).
+    return {2 * latency(costmodel::Collective::kAllReduce), 2};
+  }
+  // Sequence parallelism (Korthikanti et al. 2022, §4.2.2): per layer, forward runs two
+  // all-gathers and two reduce-scatters of the layer's activations; backward the same.
+  return {2 * latency(costmodel::Collective::kAllGather) +
+              2 * latency(costmodel::Collective::kReduceScatter),
+          4};
+}
+
+// Attention as the framework runs it: one fused kernel, or (older stacks) a batched QK^T,
+// the softmax over s x s scores, dropout on them and a batched PV, all through memory.
+double attention_time(Pricer& p,
+                      const LayerShape& s,
+                      std::int64_t heads,
+                      std::int64_t kv,
+                      std::int64_t head_dim,
+                      double* flops) {
+  if (!s.unfused_attention && s.cp > 1) {
+    OpEstimate a = p.op("attention", {s.micro_batch, heads, kv, s.seq, s.seq * s.cp / 2, head_dim});
+    *flops = a.flops;
+    return a.time.value;
+  }
+  if (!s.unfused_attention && s.grouped_decode && s.seq == 1) {
+    // One block per sequence and KV head, its group of query heads as the block's rows.
+    OpEstimate a = p.op("attention", {s.micro_batch, kv, kv, heads / kv, s.kv_len, head_dim});
+    *flops = a.flops;
+    return a.time.value;
+  }
+  if (!s.unfused_attention) {
+    std::int64_t keys = s.kv_len > 0 ? s.kv_len : s.seq;
+    OpEstimate a = p.op("attention", {s.micro_batch, heads, kv, s.seq, keys, head_dim}, true);
+    *flops = a.flops;
+    return a.time.value;
+  }
+  std::int64_t batch = s.micro_batch * heads;
+  OpEstimate qk = p.op("gemm", {batch, s.seq, s.seq, head_dim});
+  OpEstimate soft = p.op("softmax", {batch * s.seq, s.seq});
+  OpEstimate drop = p.op("elementwise", {batch * s.seq * s.seq});
+  OpEstimate pv = p.op("gemm", {batch, s.seq, head_dim, s.seq});
+  *flops = qk.flops + pv.flops;
+  return qk.time.value + soft.time.value + drop.time.value + pv.time.value;
+}
+
+}  // namespace yirage::planner

@@ -1,0 +1,146 @@
+// Pricing a layer's operations on one device: costmodel's GPU operations at the dtype each
+// operation runs in, the kernels they launch, the host's issue time, and the tensor-parallel
+// collectives between them. Shared by the layer models of layer_cost.cpp and infer_layer.cpp.
+#pragma once
+
+#include "costmodel/gpu_op.h"
+#include "planner/workload/layer_cost.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace yirage::planner {
+
+// Backward over forward: a GEMM's backward computes two products of the forward's size
+// (input and weight gradients); FlashAttention-2's backward does 5 matrix products to the
+// forward's 2 (Dao 2023, §3.1), 2.5x.
+constexpr double kBackwardGemm = 2.0;
+constexpr double kBackwardAttention = 2.5;
+
+/// Backward over forward seconds of operation `op` (see the definition).
+double backward_ratio(const std::string& op);
+
+/// The dtype operation `name` runs in: GEMMs (and the compounds around them) in the
+/// context's gemm_dtype, attention in its kv_dtype, the rest in dtype.
+devices::DType op_dtype(const DeviceContext& cx, const std::string& name);
+
+costmodel::OpEstimate price(const DeviceContext& cx,
+                            const std::string& name,
+                            std::vector<std::int64_t> dims,
+                            bool fused,
+                            bool causal = false);
+
+// Prices a layer's operations on one device and counts the kernels they launch. Each kernel
+// is priced at the GPU's time alone: the host's issue time (GpuEfficiency::host) is charged
+// per pass by with_host_issue, since the host runs ahead of long kernels and the GPU waits
+// only when the pass as a whole issues slower than it runs.
+class Pricer {
+ public:
+  explicit Pricer(const DeviceContext& cx) : cx_(cx) { cx_.efficiency.host = {}; }
+
+  const DeviceContext& context() const { return cx_; }
+
+  std::int64_t kernels() const { return kernels_; }
+
+  // The backward of every operation priced so far (backward_ratio of each).
+  double backward() const { return backward_; }
+
+  // The mean time of the GEMMs priced so far (0 if none): what a collective launched beside
+  // a weight-gradient GEMM of the same shape waits behind.
+  double mean_gemm() const { return gemms_ > 0 ? gemm_time_ / static_cast<double>(gemms_) : 0; }
+
+  costmodel::OpEstimate op(const std::string& name,
+                           std::vector<std::int64_t> dims,
+                           bool causal = false) {
+    costmodel::OpEstimate e = price(cx_, name, std::move(dims), false, causal);
+    count(name, e);
+    return e;
+  }
+
+  // A compound operation, fused when that is possible and faster on this device.
+  costmodel::OpEstimate compound(const std::string& name,
+                                 const std::vector<std::int64_t>& dims,
+                                 LayerCost& c) {
+    const costmodel::GpuOpInfo* info = costmodel::find_gpu_op(name);
+    costmodel::OpShape shape{dims, false};
+    std::string why;
+    auto fused = costmodel::estimate_gpu_op(cx_.device, op_dtype(cx_, name), cx_.efficiency, *info,
+                                            shape, true, &why);
+    costmodel::OpEstimate unfused = price(cx_, name, dims, false);
+    c.compounds.push_back(
+        {name, dims, false, fused ? fused->time.value : 0, unfused.time.value, fused ? "" : why});
+    costmodel::OpEstimate chosen = unfused;
+    if (cx_.fuse && fused && fused->time < unfused.time) {
+      c.compounds.back().fused = true;
+      c.fusions.push_back(name + ": fused (" +
+                          devices::format_number(unfused.time.value / fused->time.value, 3) + "x)");
+      chosen = *fused;
+    } else {
+      c.fusions.push_back(name + ": unfused" + (fused ? "" : " (" + why + ")"));
+    }
+    count(name, chosen);
+    return chosen;
+  }
+
+ private:
+  void count(const std::string& name, const costmodel::OpEstimate& e) {
+    kernels_ += static_cast<std::int64_t>(e.kernels.size());
+    backward_ += backward_ratio(name) * e.time.value;
+    if (name == "gemm") {
+      gemm_time_ += e.time.value;
+      ++gemms_;
+    }
+  }
+
+  DeviceContext cx_;
+  std::int64_t kernels_ = 0;
+  double backward_ = 0;
+  double gemm_time_ = 0;
+  std::int64_t gemms_ = 0;
+};
+
+/// The attention heads and KV heads on one rank of a tensor-parallel group of `t`, and the
+/// head dimension attention runs at (MLA: its no-RoPE and RoPE parts together).
+struct LocalHeads {
+  std::int64_t heads;
+  std::int64_t kv;
+  std::int64_t head_dim;
+};
+
+inline LocalHeads local_heads(const devices::ModelSpec& m, std::int64_t t) {
+  return {std::max<std::int64_t>(1, m.heads / t), std::max<std::int64_t>(1, m.kv_heads / t),
+          m.mla ? m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim : m.head_dim};
+}
+
+/// Attention's forward seconds as the framework runs it (fused, grouped decode, or unfused
+/// QK^T, softmax, dropout and PV); its matrix FLOPs in `flops`.
+double attention_time(Pricer& p,
+                      const LayerShape& s,
+                      std::int64_t heads,
+                      std::int64_t kv,
+                      std::int64_t head_dim,
+                      double* flops);
+
+/// An eager framework's host issues every kernel of a pass at `per_kernel` each (see the
+/// definition); the pass takes the longer of its GPU time and that issue time.
+void with_host_issue(devices::Seconds per_kernel,
+                     std::int64_t kernels,
+                     LayerCost& c,
+                     double backward_wait = 0);
+
+/// The tensor-parallel collectives of one layer's forward: their seconds and how many calls.
+struct TpCollectives {
+  double time = 0;
+  std::int64_t calls = 0;
+};
+
+/// The backward's wait for collectives launched beside weight-gradient GEMMs.
+double backward_wait(const DeviceContext& cx, const TpCollectives& tp, double mean_gemm);
+
+/// Forward tensor-parallel collectives of `bytes` each: two all-reduces (inference, or no
+/// sequence parallelism), else two all-gathers and two reduce-scatters.
+TpCollectives tp_collectives(const DeviceContext& cx, double bytes, const LayerShape& s);
+
+}  // namespace yirage::planner
