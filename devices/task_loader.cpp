@@ -8,7 +8,7 @@
 namespace yirage::devices {
 namespace {
 
-const std::vector<std::string> kModes = {"train", "prefill", "decode", "serve"};
+const std::vector<std::string> kModes = {"train", "prefill", "decode", "serve", "generate"};
 const std::vector<std::string> kPrecisions = {"fp32", "tf32", "bf16", "fp16", "fp8", "int8"};
 
 template <class Enum>
@@ -91,6 +91,8 @@ void check_mode_keys(MapReader& m, const TaskSpec& t) {
   }
   if (t.mode != Mode::kServe)
     refuse("serve", "serve");
+  if (t.mode != Mode::kGenerate)
+    refuse("output_length", "generate");
 }
 
 void check_lengths(MapReader& m, const TaskSpec& t) {
@@ -107,6 +109,11 @@ void check_lengths(MapReader& m, const TaskSpec& t) {
     m.doc().error(m.get("sequence_length"), "'sequence_length' " +
                                                 std::to_string(t.sequence_length) +
                                                 " exceeds the " + positions + extend);
+  } else if (t.mode == Mode::kGenerate &&
+             t.sequence_length + t.output_length > model.max_positions) {
+    m.doc().error(m.get("output_length"), "a sequence's prompt and output (" +
+                                              std::to_string(t.sequence_length + t.output_length) +
+                                              " tokens) exceed the " + positions + extend);
   }
   if (t.serve && t.serve->prompt_length + t.serve->output_length > model.max_positions) {
     YAML::Node serve = m.get("serve");
@@ -161,6 +168,10 @@ void read_body(const YamlDoc& doc, MapReader& top, TaskSpec& t) {
   bool needs_shape = t.mode != Mode::kServe;
   t.sequence_length = top.integer("sequence_length", needs_shape).value_or(0);
   t.global_batch = top.integer("global_batch", needs_shape).value_or(0);
+  if (t.mode == Mode::kGenerate)
+    t.output_length = top.integer("output_length", true).value_or(0);
+  else
+    top.get("output_length");  // seen: check_mode_keys says which mode it belongs to
   t.optimizer = pick<Optimizer>(top.choice("optimizer", {"adam", "sgd"}), {"adam", "sgd"})
                     .value_or(Optimizer::kAdam);
   t.training_tokens = top.number("training_tokens");

@@ -12,8 +12,19 @@ std::string mode_name(Mode m) {
       return "decode";
     case Mode::kServe:
       return "serve";
+    case Mode::kGenerate:
+      return "generate";
   }
   return "?";
+}
+
+std::string precision_text(const TaskSpec& t) {
+  if (t.activation_precision == t.precision && t.kv_cache_precision == t.precision &&
+      t.communication_precision == t.precision)
+    return dtype_name(t.precision);
+  return "weights " + dtype_name(t.precision) + ", activations " +
+         dtype_name(t.activation_precision) + ", KV cache " + dtype_name(t.kv_cache_precision) +
+         ", communication " + dtype_name(t.communication_precision);
 }
 
 std::string optimizer_name(Optimizer o) {

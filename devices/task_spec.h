@@ -14,7 +14,9 @@
 
 namespace yirage::devices {
 
-enum class Mode { kTrain, kPrefill, kDecode, kServe };
+/// generate: a static batch, each sequence's prompt prefilled together and then its output
+/// decoded token by token (the end-to-end latency and tokens/s that published tables give).
+enum class Mode { kTrain, kPrefill, kDecode, kServe, kGenerate };
 enum class Optimizer { kAdam, kSgd };
 enum class Minimize { kTime, kCost, kEnergy };
 /// How the framework runs attention: one fused kernel (FlashAttention), or as separate
@@ -70,7 +72,8 @@ struct TaskSpec {
   DType kv_cache_precision = DType::kBf16;       // the KV cache's keys and values
   DType communication_precision = DType::kBf16;  // tensor-parallel and pipeline traffic
   std::int64_t sequence_length = 0;              // tokens per sequence; the context for decode
-  std::int64_t global_batch = 0;  // sequences per step (train) or in flight (inference)
+  std::int64_t global_batch = 0;   // sequences per step (train) or in flight (inference)
+  std::int64_t output_length = 0;  // generate: tokens each sequence decodes after its prompt
   Optimizer optimizer = Optimizer::kAdam;
   AttentionKernel attention = AttentionKernel::kFlash;
   DecodeAttention decode_attention = DecodeAttention::kSplit;
@@ -84,5 +87,9 @@ struct TaskSpec {
 
   bool operator==(const TaskSpec&) const = default;
 };
+
+/// "bf16", or per tensor kind where they differ: "weights fp8, activations bf16, KV cache
+/// bf16, communication bf16".
+std::string precision_text(const TaskSpec& t);
 
 }  // namespace yirage::devices

@@ -211,7 +211,7 @@ QWidget* MainWindow::files_tab() {
   for (const std::string& name : devices::ModelRegistry::load_bundled().names())
     models << QString::fromStdString(name);
   task_form_->set_choices("model", models);
-  task_form_->set_choices("mode", {"train", "prefill", "decode", "serve"});
+  task_form_->set_choices("mode", {"train", "prefill", "decode", "serve", "generate"});
   QStringList precisions;
   for (devices::DType t : devices::kAllDTypes)
     precisions << QString::fromStdString(devices::dtype_name(t));

@@ -242,6 +242,11 @@ std::optional<HeteroInferPlan> infer_round(const ClusterSpec& cluster,
 HeteroInferResult search_hetero_inference(const ClusterSpec& cluster,
                                           const devices::TaskSpec& task,
                                           const costmodel::CalibrationSet& cal) {
+  if (task.mode == devices::Mode::kGenerate) {
+    return {std::nullopt,
+            "mode generate is planned on clusters of one device type; mixed clusters plan "
+            "prefill, decode and serve"};
+  }
   std::vector<const NodeGroup*> groups = canonical_groups(cluster);
   bool serving = task.mode == devices::Mode::kServe;
   bool prefill = task.mode == devices::Mode::kPrefill;

@@ -153,6 +153,8 @@ std::string check_shape(const InferContext& cx, const InferLayout& l) {
 
 // Context per sequence that the KV cache must hold.
 std::int64_t context(const devices::TaskSpec& t) {
+  if (t.mode == devices::Mode::kGenerate)
+    return t.sequence_length + t.output_length;
   return t.mode == devices::Mode::kServe ? t.serve->prompt_length + t.serve->output_length
                                          : t.sequence_length;
 }
@@ -237,6 +239,34 @@ void serve(const InferContext& cx,
   e.tokens_per_s = s.request_rate.value * f(s.output_length);
 }
 
+// A static batch: the prompts prefilled together (the first output token), then each further
+// token decoded by a step over a context one longer than the last. The steps' sum by
+// Simpson's rule over their contexts (a step's time is close to affine in its context).
+void generate(const InferContext& cx,
+              const InferLayout& l,
+              const DeviceContext& dcx,
+              InferEstimate& e) {
+  const devices::TaskSpec& t = cx.task;
+  ForwardPass prompt = forward_pass(cx, l, l.batch, t.sequence_length, t.sequence_length, dcx);
+  add_compounds(prompt, e.compounds);
+  e.ttft = prompt.total;
+  std::int64_t steps = t.output_length - 1;
+  double decode = 0;
+  if (steps > 0) {
+    auto step = [&](std::int64_t keys) {
+      ForwardPass p = forward_pass(cx, l, l.batch, 1, keys, dcx);
+      add_compounds(p, e.compounds);
+      return p.total;
+    };
+    std::int64_t first = t.sequence_length + 1;
+    std::int64_t last = t.sequence_length + steps;
+    decode = f(steps) * (step(first) + 4 * step((first + last) / 2) + step(last)) / 6;
+    e.tpot = decode / f(steps);
+  }
+  e.latency = e.ttft + decode;
+  e.tokens_per_s = f(std::min(l.replicas * l.batch, t.global_batch) * t.output_length) / e.latency;
+}
+
 }  // namespace
 
 std::variant<InferEstimate, InferRejected> estimate_inference(const InferContext& cx,
@@ -274,6 +304,8 @@ std::variant<InferEstimate, InferRejected> estimate_inference(const InferContext
     e.tpot = p.total;
     add_compounds(p, e.compounds);
     e.tokens_per_s = f(std::min(l.replicas * l.batch, t.global_batch)) / e.tpot;
+  } else if (t.mode == devices::Mode::kGenerate) {
+    generate(cx, l, dcx, e);
   } else {
     serve(cx, l, dcx, e, &why);
     if (!why.empty())
@@ -297,7 +329,8 @@ ForwardPass step_pass(const InferContext& cx, const InferLayout& l) {
   DeviceContext dcx = infer_device_context(cx, l);
   if (t.mode == devices::Mode::kPrefill)
     return forward_pass(cx, l, l.batch, t.sequence_length, t.sequence_length, dcx);
-  std::int64_t keys = t.mode == devices::Mode::kServe
+  std::int64_t keys = t.mode == devices::Mode::kGenerate ? t.sequence_length + t.output_length / 2
+                      : t.mode == devices::Mode::kServe
                           ? t.serve->prompt_length + t.serve->output_length / 2
                           : t.sequence_length;
   return forward_pass(cx, l, l.batch, 1, keys, dcx);
@@ -329,12 +362,23 @@ InferSearchResult search_inference(const InferContext& cx) {
       }
     }
   }
-  bool prefill = cx.task.mode == devices::Mode::kPrefill;
+  // Prefill by TTFT, a static batch by its end-to-end latency (the same order as its
+  // tokens/s), decode and serve by TPOT.
+  auto key = [&](const InferEstimate& e) {
+    switch (cx.task.mode) {
+      case devices::Mode::kPrefill:
+        return e.ttft;
+      case devices::Mode::kGenerate:
+        return e.latency;
+      default:
+        return e.tpot;
+    }
+  };
   std::sort(r.plans.begin(), r.plans.end(), [&](const InferEstimate& a, const InferEstimate& b) {
     if (a.meets_objective != b.meets_objective)
       return a.meets_objective;
-    double ka = prefill ? a.ttft : a.tpot;
-    double kb = prefill ? b.ttft : b.tpot;
+    double ka = key(a);
+    double kb = key(b);
     if (ka != kb)
       return ka < kb;
     return a.layout.str() < b.layout.str();

@@ -37,6 +37,7 @@ struct InferEstimate {
   double workspace = 0;         // bytes per device
   double capacity = 0;          // usable bytes per device
   double prefill_share = 0;     // serve: the fraction of each replica's time spent in prefill
+  double latency = 0;           // generate: seconds from the batch's prompts to its last token
   bool meets_objective = true;  // the task's TTFT / TPOT / throughput limits
   double joules_per_token = 0;  // at TDP (an upper bound); 0 if unknown
   std::optional<double> usd_per_million_tokens;

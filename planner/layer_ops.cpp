@@ -158,7 +158,8 @@ LayerShape inference_layer_shape(const devices::TaskSpec& t, const InferLayout& 
     return {l.batch, t.sequence_length, l.tp, all_moe, unfused, t.sequence_length, true};
   std::int64_t keys = t.mode == devices::Mode::kServe && t.serve
                           ? t.serve->prompt_length + t.serve->output_length / 2
-                          : t.sequence_length;
+                      : t.mode == devices::Mode::kGenerate ? t.sequence_length + t.output_length / 2
+                                                           : t.sequence_length;
   return {l.batch, 1, l.tp, all_moe, unfused, keys, true};
 }
 

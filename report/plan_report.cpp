@@ -153,19 +153,39 @@ void print_infer_table(std::ostream& out,
                        const std::vector<planner::InferEstimate>& plans,
                        std::size_t top) {
   bool serve = task.mode == devices::Mode::kServe;
-  Table t({">#", "layout", ">TTFT", ">TPOT", ">tokens/s", ">weights", ">KV cache", ">usable",
-           "objective", ">J/token", ">USD/Mtok"});
+  bool generate = task.mode == devices::Mode::kGenerate;
+  std::vector<std::string> head = {">#",        "layout",   ">TTFT",     ">TPOT",
+                                   ">tokens/s", ">weights", ">KV cache", ">usable",
+                                   "objective", ">J/token", ">USD/Mtok"};
+  if (generate)
+    head.insert(head.begin() + 4, ">latency");
+  Table t(head);
   for (std::size_t i = 0; i < plans.size() && i < top; ++i) {
     const planner::InferEstimate& p = plans[i];
     bool decode = task.mode == devices::Mode::kDecode;
-    t.add_row({std::to_string(i + 1), p.layout.str(), decode ? "-" : secs(p.ttft),
-               task.mode == devices::Mode::kPrefill ? "-" : secs(p.tpot),
-               format_count(p.tokens_per_s), bytes(p.weights), bytes(p.kv_cache), bytes(p.capacity),
-               p.meets_objective ? "met" : "missed",
-               p.joules_per_token > 0 ? format_number(p.joules_per_token, 3) : "-",
-               p.usd_per_million_tokens ? format_number(*p.usd_per_million_tokens, 4) : "-"});
+    std::vector<std::string> row = {
+        std::to_string(i + 1),
+        p.layout.str(),
+        decode ? "-" : secs(p.ttft),
+        task.mode == devices::Mode::kPrefill ? "-" : secs(p.tpot),
+        format_count(p.tokens_per_s),
+        bytes(p.weights),
+        bytes(p.kv_cache),
+        bytes(p.capacity),
+        p.meets_objective ? "met" : "missed",
+        p.joules_per_token > 0 ? format_number(p.joules_per_token, 3) : "-",
+        p.usd_per_million_tokens ? format_number(*p.usd_per_million_tokens, 4) : "-"};
+    if (generate)
+      row.insert(row.begin() + 4, secs(p.latency));
+    t.add_row(row);
   }
   t.print(out);
+  if (generate && !plans.empty()) {
+    out << "  best: " << plans.front().layout.str() << " prefills its batch of "
+        << plans.front().layout.batch << " prompts of " << task.sequence_length << " tokens in "
+        << secs(plans.front().ttft) << ", then decodes " << task.output_length
+        << " tokens each; tokens/s counts output tokens\n";
+  }
   if (serve && !plans.empty()) {
     out << "  best: " << plans.front().layout.str() << " spends "
         << pct(plans.front().prefill_share)
@@ -184,6 +204,8 @@ nlohmann::ordered_json infer_json(const planner::InferEstimate& p) {
   j["tokens_per_s"] = p.tokens_per_s;
   if (p.mode == devices::Mode::kServe)
     j["prefill_share"] = p.prefill_share;
+  if (p.mode == devices::Mode::kGenerate)
+    j["latency_s"] = p.latency;
   j["memory_bytes"] = {{"weights", p.weights},
                        {"kv_cache", p.kv_cache},
                        {"workspace", p.workspace},

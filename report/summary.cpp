@@ -159,11 +159,14 @@ void print_workload(std::ostream& out, const TaskSpec& t) {
   if (t.mode == devices::Mode::kServe) {
     out << format(t.serve->request_rate) << ", prompt " << t.serve->prompt_length
         << " tokens, output " << t.serve->output_length << " tokens";
+  } else if (t.mode == devices::Mode::kGenerate) {
+    out << "batch " << t.global_batch << ", prompt " << t.sequence_length << " tokens, output "
+        << t.output_length << " tokens";
   } else {
     out << "sequence " << t.sequence_length << ", batch " << t.global_batch << " ("
         << format_count(static_cast<double>(t.sequence_length * t.global_batch)) << " tokens)";
   }
-  out << ", " << devices::dtype_name(t.precision);
+  out << ", " << devices::precision_text(t);
   if (t.mode == devices::Mode::kTrain)
     out << ", " << devices::optimizer_name(t.optimizer);
   out << "\n";

@@ -12,8 +12,8 @@ using costmodel::OpEstimate;
 // Seconds and matrix FLOPs of the kernels priced so far.
 struct Pass {
   Pricer& p;
-  bool quantize;  // 8-bit GEMMs over wider activations: each input quantised per row first
-  std::int64_t rows;
+  bool quantize = false;  // 8-bit GEMMs over wider activations: each input quantised first
+  std::int64_t rows = 0;
   double time = 0;
   double flops = 0;
 
