@@ -80,7 +80,9 @@ std::variant<planner::InferEstimate, int> estimate_infer_layout_arg(Context& cx,
     cx.out << "layout " << l.str() << " cannot run: " << r->reason << "\n";
     return kExitNoAnswer;
   }
-  return std::get<planner::InferEstimate>(e);
+  auto& estimate = std::get<planner::InferEstimate>(e);
+  planner::serve_capacity(ic, estimate);
+  return estimate;
 }
 
 }  // namespace yirage::cli

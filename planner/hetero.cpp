@@ -220,6 +220,7 @@ std::optional<HeteroInferPlan> infer_round(const ClusterSpec& cluster,
       t.global_batch = static_cast<std::int64_t>(shares[i]);
     ClusterSpec sub = sub_cluster(cluster, {groups[i]});
     InferContext ic{sub, t, cal};
+    ic.serve_capacity = false;  // the groups share the offered rate
     InferSearchResult r = search_inference(ic);
     if (r.plans.empty()) {
       *why = "node group '" + groups[i]->name + "' cannot serve a share of " +

@@ -236,7 +236,31 @@ void serve(const InferContext& cx,
   e.ttft = prefill * (1 + share / (2 * (1 - share)));
   e.tpot = step / (1 - share);
   e.prefill_share = share;
-  e.tokens_per_s = s.request_rate.value * f(s.output_length);
+  e.offered_tokens_per_s = s.request_rate.value * f(s.output_length);
+  e.tokens_per_s = e.offered_tokens_per_s;
+  // The largest rate per replica: the batch keeps up (r (O step + B prefill) <= B), and at
+  // prefill share x = r prefill the TTFT (x <= 2k / (1 + 2k), k = TTFT / prefill - 1) and
+  // the TPOT (x <= 1 - step / TPOT) stay within the objective.
+  double x = f(l.batch) * prefill / (f(s.output_length) * step + f(l.batch) * prefill);
+  const devices::Objective& o = cx.task.objective;
+  if (o.ttft) {
+    double k = o.ttft->value / prefill - 1;
+    x = std::min(x, k > 0 ? 2 * k / (1 + 2 * k) : 0.0);
+  }
+  if (o.tpot)
+    x = std::min(x, std::max(0.0, 1 - step / o.tpot->value));
+  e.capacity_rate = x / prefill * f(l.replicas);
+  e.capacity_batch = l.batch;
+}
+
+// Joules and dollars per output token at `e.tokens_per_s`, every device at TDP.
+void price_tokens(const InferContext& cx, InferEstimate& e) {
+  const devices::DeviceSpec& d = device(cx);
+  double n = f(cx.cluster.total_devices());
+  e.joules_per_token = d.tdp && e.tokens_per_s > 0 ? d.tdp->value.value * n / e.tokens_per_s : 0;
+  e.usd_per_million_tokens.reset();
+  if (d.price && e.tokens_per_s > 0)
+    e.usd_per_million_tokens = d.price->value.value * n / 3600 / e.tokens_per_s * 1e6;
 }
 
 // A static batch: the prompts prefilled together (the first output token), then each further
@@ -315,13 +339,28 @@ std::variant<InferEstimate, InferRejected> estimate_inference(const InferContext
   e.meets_objective = (!o.ttft || e.ttft <= o.ttft->value || t.mode == devices::Mode::kDecode) &&
                       (!o.tpot || e.tpot <= o.tpot->value || t.mode == devices::Mode::kPrefill) &&
                       (!o.min_throughput || e.tokens_per_s >= o.min_throughput->value);
-  double n = f(cx.cluster.total_devices());
-  if (d.tdp)
-    e.joules_per_token = d.tdp->value.value * n / e.tokens_per_s;
-  if (d.price)
-    e.usd_per_million_tokens = d.price->value.value * n / 3600 / e.tokens_per_s * 1e6;
+  price_tokens(cx, e);
   e.binding = mem.kv > mem.weights ? "the KV cache dominates memory" : "weights dominate memory";
   return e;
+}
+
+void serve_capacity(const InferContext& cx, InferEstimate& e) {
+  if (cx.task.mode != devices::Mode::kServe)
+    return;
+  const InferLayout& l = e.layout;
+  for (std::int64_t batch = l.batch * 2; batch <= 1024; batch *= 2) {
+    auto x = estimate_inference(cx, InferLayout{l.replicas, l.tp, l.pp, batch});
+    if (auto* p = std::get_if<InferEstimate>(&x)) {
+      if (p->capacity_rate > e.capacity_rate) {
+        e.capacity_rate = p->capacity_rate;
+        e.capacity_batch = batch;
+      }
+    } else if (std::get<InferRejected>(x).shortfall > 0) {
+      break;  // larger batches need more memory
+    }
+  }
+  e.tokens_per_s = e.capacity_rate * f(cx.task.serve->output_length);
+  price_tokens(cx, e);
 }
 
 ForwardPass step_pass(const InferContext& cx, const InferLayout& l) {
@@ -353,6 +392,8 @@ InferSearchResult search_inference(const InferContext& cx) {
         ++r.candidates;
         auto e = estimate_inference(cx, InferLayout{replicas, tp, pp, batch});
         if (auto* p = std::get_if<InferEstimate>(&e)) {
+          if (serving && cx.serve_capacity)
+            serve_capacity(cx, *p);
           r.plans.push_back(*p);
           break;
         }
@@ -363,13 +404,15 @@ InferSearchResult search_inference(const InferContext& cx) {
     }
   }
   // Prefill by TTFT, a static batch by its end-to-end latency (the same order as its
-  // tokens/s), decode and serve by TPOT.
+  // tokens/s), serving by the most requests sustained within the objective, decode by TPOT.
   auto key = [&](const InferEstimate& e) {
     switch (cx.task.mode) {
       case devices::Mode::kPrefill:
         return e.ttft;
       case devices::Mode::kGenerate:
         return e.latency;
+      case devices::Mode::kServe:
+        return cx.serve_capacity ? -e.capacity_rate : e.tpot;
       default:
         return e.tpot;
     }

@@ -29,15 +29,21 @@ struct InferLayout {
 struct InferEstimate {
   InferLayout layout;
   devices::Mode mode = devices::Mode::kDecode;  // the task's: which of TTFT and TPOT exist
-  double ttft = 0;              // seconds: prefill of one batch (serve: one prompt, plus queueing)
-  double tpot = 0;              // seconds per output token (decode, serve)
-  double tokens_per_s = 0;      // prefill: prompt tokens; decode and serve: output tokens
-  double weights = 0;           // bytes per device
-  double kv_cache = 0;          // bytes per device
-  double workspace = 0;         // bytes per device
-  double capacity = 0;          // usable bytes per device
-  double prefill_share = 0;     // serve: the fraction of each replica's time spent in prefill
-  double latency = 0;           // generate: seconds from the batch's prompts to its last token
+  double ttft = 0;           // seconds: prefill of one batch (serve: one prompt, plus queueing)
+  double tpot = 0;           // seconds per output token (decode, serve)
+  double tokens_per_s = 0;   // prefill: prompt tokens; decode and serve: output tokens
+  double weights = 0;        // bytes per device
+  double kv_cache = 0;       // bytes per device
+  double workspace = 0;      // bytes per device
+  double capacity = 0;       // usable bytes per device
+  double prefill_share = 0;  // serve: the fraction of each replica's time spent in prefill
+  double latency = 0;        // generate: seconds from the batch's prompts to its last token
+  // serve: the largest request rate (whole cluster) the layout sustains within the objective,
+  // at `capacity_batch` (this batch or a larger one that fits); tokens_per_s is that rate's
+  // output tokens, offered_tokens_per_s the task's.
+  double capacity_rate = 0;
+  std::int64_t capacity_batch = 0;
+  double offered_tokens_per_s = 0;
   bool meets_objective = true;  // the task's TTFT / TPOT / throughput limits
   double joules_per_token = 0;  // at TDP (an upper bound); 0 if unknown
   std::optional<double> usd_per_million_tokens;
@@ -56,6 +62,9 @@ struct InferContext {
   const devices::TaskSpec& task;
   const costmodel::CalibrationSet& calibrations;
   double memory_headroom = 0.05;
+  // Serving: rank layouts by the requests they sustain and report that capacity (false: by
+  // TPOT at the offered rate, tokens/s the offered load; node groups sharing a rate).
+  bool serve_capacity = true;
 };
 
 std::variant<InferEstimate, InferRejected> estimate_inference(const InferContext& cx,
@@ -89,6 +98,10 @@ struct InferSearchResult {
 };
 
 InferSearchResult search_inference(const InferContext& cx);
+
+/// Serving: raises `e`'s capacity to the best of its batch and the larger ones that fit
+/// memory (doubling, up to 1,024), and prices its tokens, energy and money at that capacity.
+void serve_capacity(const InferContext& cx, InferEstimate& e);
 
 /// Parses an inference `--layout` ("tp=8,pp=1,replicas=2,batch=16"); replicas default to as
 /// many as the cluster holds (0 here). Returns an error message or empty.

@@ -159,6 +159,8 @@ void print_infer_table(std::ostream& out,
                                    "objective", ">J/token", ">USD/Mtok"};
   if (generate)
     head.insert(head.begin() + 4, ">latency");
+  if (serve)
+    head.insert(head.begin() + 4, ">capacity");
   Table t(head);
   for (std::size_t i = 0; i < plans.size() && i < top; ++i) {
     const planner::InferEstimate& p = plans[i];
@@ -177,6 +179,10 @@ void print_infer_table(std::ostream& out,
         p.usd_per_million_tokens ? format_number(*p.usd_per_million_tokens, 4) : "-"};
     if (generate)
       row.insert(row.begin() + 4, secs(p.latency));
+    if (serve) {
+      row.insert(row.begin() + 4,
+                 format_number(p.capacity_rate, 3) + " req/s @" + std::to_string(p.capacity_batch));
+    }
     t.add_row(row);
   }
   t.print(out);
@@ -187,9 +193,16 @@ void print_infer_table(std::ostream& out,
         << " tokens each; tokens/s counts output tokens\n";
   }
   if (serve && !plans.empty()) {
-    out << "  best: " << plans.front().layout.str() << " spends "
-        << pct(plans.front().prefill_share)
-        << " of each replica's time in prefill; continuous batching of the rest\n";
+    const planner::InferEstimate& b = plans.front();
+    out << "  best: " << b.layout.str() << " serves the offered "
+        << format_number(task.serve->request_rate.value, 3) << " req/s spending "
+        << pct(b.prefill_share)
+        << " of each replica's time in prefill (one prompt at a time, queued; continuous "
+           "batching of the decodes); it sustains up to "
+        << format_number(b.capacity_rate, 3) << " req/s within the objective at batch "
+        << b.capacity_batch << "\n"
+        << "  TTFT and TPOT are at the offered rate; capacity, tokens/s, J/token and USD/Mtok "
+           "at the largest\n";
   }
 }
 
@@ -202,8 +215,11 @@ nlohmann::ordered_json infer_json(const planner::InferEstimate& p) {
   j["tpot_s"] = p.mode == devices::Mode::kPrefill ? nlohmann::ordered_json(nullptr)
                                                   : nlohmann::ordered_json(p.tpot);
   j["tokens_per_s"] = p.tokens_per_s;
-  if (p.mode == devices::Mode::kServe)
+  if (p.mode == devices::Mode::kServe) {
     j["prefill_share"] = p.prefill_share;
+    j["offered_tokens_per_s"] = p.offered_tokens_per_s;
+    j["capacity"] = {{"requests_per_s", p.capacity_rate}, {"batch", p.capacity_batch}};
+  }
   if (p.mode == devices::Mode::kGenerate)
     j["latency_s"] = p.latency;
   j["memory_bytes"] = {{"weights", p.weights},

@@ -32,11 +32,36 @@ TEST(Inference, ServingKeepsUpWithTheRate) {
   InferSearchResult r = search_inference(cx);
   ASSERT_FALSE(r.plans.empty());
   for (const InferEstimate& e : r.plans) {
-    EXPECT_DOUBLE_EQ(e.tokens_per_s, 20.0 * 256);  // the offered load, served
+    EXPECT_DOUBLE_EQ(e.offered_tokens_per_s, 20.0 * 256);  // the offered load, served
+    // What it sustains within the objective: at least the offered load, at its batch or
+    // a larger one, and the tokens are that rate's.
+    if (e.meets_objective) {
+      EXPECT_GE(e.capacity_rate, 20.0);
+    }
+    EXPECT_GE(e.capacity_batch, e.layout.batch);
+    EXPECT_DOUBLE_EQ(e.tokens_per_s, e.capacity_rate * 256);
     EXPECT_LT(e.prefill_share, 1);
     EXPECT_GT(e.ttft, 0);
     EXPECT_GT(e.tpot, 0);
   }
+}
+
+TEST(Inference, ATighterObjectiveLowersTheCapacity) {
+  devices::ClusterSpec c = testing::example_cluster("dgx-h100");
+  devices::TaskSpec loose = testing::example_task("llama3-8b-serve");
+  InferLayout l{8, 1, 1, 8};
+  auto a = estimate_inference(InferContext{c, loose, kNoCalibration}, l);
+  ASSERT_TRUE(std::holds_alternative<InferEstimate>(a));
+  const InferEstimate& at_loose = std::get<InferEstimate>(a);
+  // A TPOT bound just above the TPOT at the offered rate leaves little room above it.
+  devices::TaskSpec tight = loose;
+  tight.objective.tpot = devices::Seconds{at_loose.tpot * 1.01};
+  auto b = estimate_inference(InferContext{c, tight, kNoCalibration}, l);
+  ASSERT_TRUE(std::holds_alternative<InferEstimate>(b));
+  double capacity = std::get<InferEstimate>(b).capacity_rate;
+  EXPECT_LT(capacity, at_loose.capacity_rate);
+  EXPECT_GT(capacity, 20.0);  // the offered rate still fits
+  EXPECT_LT(capacity, 20.0 * 1.2);
 }
 
 TEST(Inference, TooLargeIsRefusedWithTheShortfall) {
