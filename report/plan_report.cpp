@@ -202,7 +202,7 @@ void print_infer_table(std::ostream& out,
         << format_number(b.capacity_rate, 3) << " req/s within the objective at batch "
         << b.capacity_batch << "\n"
         << "  TTFT and TPOT are at the offered rate; capacity, tokens/s, J/token and USD/Mtok "
-           "at the largest\n";
+           "at that capacity\n";
   }
 }
 
