@@ -174,6 +174,10 @@ void read_ops(const devices::YamlDoc& doc,
   e.attention = m.number("attention", true).value_or(1);
   e.attention_causal = m.number("attention_causal", false).value_or(0);
   e.matrix_8bit = m.number("matrix_8bit", false).value_or(0);
+  e.unit_stream_8bit =
+      m.quantity<devices::Dim::kBytesPerSec>("unit_stream_8bit", false, devices::Sign::kNonNegative)
+          .value_or(devices::BytesPerSec{})
+          .value;
   m.string("matrix_8bit_fitted_on");
   m.number("matrix_8bit_held_out_mape", false, devices::Sign::kNonNegative);
   m.number("matrix_8bit_unfitted_held_out_mape", false, devices::Sign::kNonNegative);
@@ -705,6 +709,8 @@ std::string calibration_yaml(const std::vector<CalibrationFit>& fits,
       y << "  attention_causal: " << format_number(e.attention_causal, 3) << "\n";
     if (g.matrix_8bit) {
       y << "  matrix_8bit: " << format_number(e.matrix_8bit, 3) << "\n"
+        << "  unit_stream_8bit: "
+        << devices::format_quantity(e.unit_stream_8bit, devices::Dim::kBytesPerSec) << "\n"
         << "  matrix_8bit_fitted_on: \"" << g.matrix_8bit->fitted_on << "\"\n"
         << "  matrix_8bit_held_out_mape: " << format_number(g.matrix_8bit->held_out_mape, 3) << "\n"
         << "  matrix_8bit_unfitted_held_out_mape: "

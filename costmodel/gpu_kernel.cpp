@@ -111,6 +111,11 @@ KernelEstimate gemm_with_tile(const devices::DeviceSpec& d,
   double c_bytes = static_cast<double>(m * n) * out_b * static_cast<double>(batch);
   e.hbm_bytes = a_bytes * a_reads + b_bytes * b_reads + c_bytes;
   e.memory = Seconds{e.hbm_bytes / hbm(d, eff)};
+  if (narrow && eff.unit_stream_8bit > 0) {
+    // The busiest unit's tiles each stream a k-deep strip of A and of B.
+    double unit_bytes = static_cast<double>(ceil_div(e.tiles, units) * (tile.m + tile.n) * k) * b;
+    e.memory = std::max(e.memory, Seconds{unit_bytes / eff.unit_stream_8bit});
+  }
   e.steady = std::max(e.compute, e.memory);
   double first = static_cast<double>(std::min(e.tiles, slots)) * stage;
   e.ramp_up = Seconds{first / hbm(d, eff)};
@@ -181,8 +186,11 @@ KernelEstimate gemm_kernel(const devices::DeviceSpec& d,
   static constexpr std::array<Tile, 6> kTiles = {
       {{256, 128}, {128, 256}, {128, 128}, {128, 64}, {64, 128}, {64, 64}}};
   KernelEstimate best;
+  bool fixed = (dtype == DType::kFp8 || dtype == DType::kInt8) && eff.unit_stream_8bit > 0;
   for (Tile t : kTiles) {
-    for (std::int64_t split = 1; split <= kMaxSplitK; split *= 2) {
+    if (fixed && (t.m != 128 || t.n != 128))
+      continue;
+    for (std::int64_t split = 1; split <= (fixed ? 1 : kMaxSplitK); split *= 2) {
       KernelEstimate e = split == 1 ? gemm_with_tile(d, dtype, eff, t, m, n, k, batch)
                                     : split_k(d, dtype, eff, t, m, n, k, batch, split);
       if (e.tiles == 0)

@@ -26,6 +26,11 @@ struct GpuEfficiency {
   // The same for 8-bit GEMMs (fp8 through torch._scaled_mm / cuBLASLt, int8), fitted on
   // such rows where there are any; 0: `matrix` (the 16-bit fit at the 8-bit peak).
   double matrix_8bit = 0;
+  // Bytes per second one compute unit streams through an 8-bit GEMM tile. Where fitted, 8-bit
+  // GEMMs run as torch._scaled_mm with row-wise scales does on Hopper: one 128 x 128 tile
+  // (cuBLASLt's nvjet ..._128x128_..._ovscale kernel at every M), no split-K, and a unit's
+  // tiles read their operands no faster than this. 0: the 16-bit tile menu.
+  double unit_stream_8bit = 0;
   double vector = 1;  // achieved / peak rate of non-matrix arithmetic
   double memory = 1;  // achieved / peak HBM bandwidth
   // Achieved / peak HBM bandwidth of the optimizer step's multi-tensor kernels (fused Adam,
