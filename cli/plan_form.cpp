@@ -17,6 +17,7 @@
 #include "cli/run.h"
 #include "planner/hetero.h"
 #include "planner/infer_estimate.h"
+#include "planner/infer_trust.h"
 #include "planner/search.h"
 #include "planner/step_trust.h"
 
@@ -153,18 +154,46 @@ int evaluate_layout(Context& cx,
               p.layout.str(), tc.cluster, tc.calibrations, one_site(tc.cluster, p.compounds));
 }
 
+// The inference model's measured error on the cluster's device with the task's weights.
+planner::InferTrust infer_trust(const Context& cx, const planner::InferContext& ic) {
+  return planner::infer_trust(devices::data_dir() / "benchmarks", ic.cluster.groups.front().device,
+                              ic.task, cx.load_registry(), devices::ModelRegistry::load_bundled(),
+                              ic.calibrations);
+}
+
+nlohmann::ordered_json infer_trust_json(const planner::InferTrust& t) {
+  auto stat = [](std::size_t rows, double mape, double bias) {
+    return rows > 0 ? nlohmann::ordered_json{{"rows", rows},
+                                             {"mape_percent", mape},
+                                             {"bias_percent", bias}}
+                    : nlohmann::ordered_json(nullptr);
+  };
+  nlohmann::ordered_json j;
+  j["device"] = t.device;
+  j["weights"] = t.eight_bit ? "8-bit" : "16-bit";
+  j["framework"] = planner::framework_name(t.framework);
+  j["ttft"] = stat(t.same.ttft_rows, t.same.ttft_mape, t.same.ttft_bias);
+  j["tpot"] = stat(t.same.tpot_rows, t.same.tpot_mape, t.same.tpot_bias);
+  j["text"] = planner::infer_trust_text(t);
+  return j;
+}
+
 // `--layout tp=..,pp=..,replicas=..,batch=..` for an inference task: that layout alone.
 int evaluate_infer_layout(Context& cx, const planner::InferContext& ic, const PlanArgs& a) {
   auto e = estimate_infer_layout_arg(cx, ic, a.layout);
   if (const int* code = std::get_if<int>(&e))
     return *code;
   const auto& p = std::get<planner::InferEstimate>(e);
+  planner::InferTrust t = infer_trust(cx, ic);
   if (cx.json || cx.yaml) {
-    write_structured(cx.out, cx.yaml, infer_json(p));
+    nlohmann::ordered_json j = infer_json(p);
+    j["model_trust"] = infer_trust_json(t);
+    write_structured(cx.out, cx.yaml, j);
   } else {
     cx.out << ic.task.name << " (" << devices::mode_name(ic.task.mode) << ") on " << ic.cluster.name
            << ", the given layout:\n";
     print_infer_table(cx.out, ic.task, {p}, 1);
+    cx.out << "  inference model: " << planner::infer_trust_text(t) << "\n";
   }
   return emit(save_plan(cx, a, ic.cluster, ic.task, p.layout.str(), infer_json(p)), cx, a,
               p.layout.str(), ic.cluster, ic.calibrations, one_site(ic.cluster, p.compounds));
@@ -218,6 +247,7 @@ int plan_inference(Context& cx,
     for (std::size_t i = 0; i < r.plans.size() && i < a.top; ++i) {
       j["plans"].push_back(infer_json(r.plans[i]));
     }
+    j["model_trust"] = infer_trust_json(infer_trust(cx, ic));
     write_structured(cx.out, cx.yaml, j);
     return emit(
         save_plan(cx, a, cluster, task, r.plans.front().layout.str(), infer_json(r.plans.front())),
@@ -229,6 +259,7 @@ int plan_inference(Context& cx,
          << "): " << r.candidates << " layouts, " << r.plans.size() << " can run\n";
   print_infer_table(cx.out, task, r.plans, a.top);
   cx.out << "  model: " << model_note(cluster, calibrations, task.mode) << "\n";
+  cx.out << "  inference model: " << planner::infer_trust_text(infer_trust(cx, ic)) << "\n";
   return emit(
       save_plan(cx, a, cluster, task, r.plans.front().layout.str(), infer_json(r.plans.front())),
       cx, a, r.plans.front().layout.str(), cluster, calibrations,

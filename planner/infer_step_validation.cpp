@@ -57,6 +57,8 @@ std::vector<InferStepPoint> price_measured_infer_steps(
     p.row = r;
     devices::TaskSpec t = files.task(r.task);
     p.width = "h" + std::to_string(t.model.hidden);
+    p.weights = t.precision;
+    p.framework = t.framework;
     t.global_batch = r.batch;
     t.sequence_length = r.context;
     InferLayout l{1, r.tp, 1, r.batch};

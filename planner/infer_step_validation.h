@@ -7,6 +7,7 @@
 #include "costmodel/calibration.h"
 #include "devices/model_loader.h"
 #include "devices/registry.h"
+#include "devices/task_spec.h"
 
 #include <filesystem>
 #include <optional>
@@ -32,7 +33,9 @@ std::vector<MeasuredInferStep> load_measured_infer_steps(const std::filesystem::
 
 struct InferStepPoint {
   MeasuredInferStep row;
-  std::string width;             // "h4096"
+  std::string width;                                             // "h4096"
+  devices::DType weights = devices::DType::kBf16;                // the task's weights precision
+  devices::Framework framework = devices::Framework::kMegatron;  // the task's
   std::optional<double> ttft_s;  // the model's, where it prices the prefill
   std::optional<double> tpot_s;  // the model's, where it prices the decode step
 };
