@@ -2,6 +2,7 @@
 
 #include "devices/support/units.h"
 #include "planner/infer_step_validation.h"
+#include "planner/step_trust.h"
 
 #include <algorithm>
 #include <cmath>
@@ -61,21 +62,6 @@ bool empty(const InferErrors& e) {
   return e.ttft_rows == 0 && e.tpot_rows == 0;
 }
 
-// The device's infer_steps*.csv files, sorted (the same figures whatever the directory order).
-std::vector<std::filesystem::path> step_files(const std::filesystem::path& dir) {
-  std::vector<std::filesystem::path> files;
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec))
-    return files;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    std::string name = entry.path().filename().string();
-    if (name.rfind("infer_steps", 0) == 0 && entry.path().extension() == ".csv")
-      files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
 }  // namespace
 
 InferTrust infer_trust(const std::filesystem::path& benchmarks,
@@ -88,7 +74,7 @@ InferTrust infer_trust(const std::filesystem::path& benchmarks,
   t.device = device;
   t.eight_bit = eight_bit(task.precision);
   t.framework = task.framework;
-  for (const std::filesystem::path& f : step_files(benchmarks / device)) {
+  for (const std::filesystem::path& f : measured_files(benchmarks / device, "infer_steps")) {
     std::vector<MeasuredInferStep> rows = load_measured_infer_steps(f);
     for (const InferStepPoint& p :
          price_measured_infer_steps(f, rows, registry, models, calibrations)) {

@@ -27,20 +27,6 @@ bool same_framework(const MeasuredStep& row, devices::Framework f) {
   return torch == (f == devices::Framework::kPytorch);
 }
 
-std::vector<std::filesystem::path> step_files(const std::filesystem::path& dir) {
-  std::vector<std::filesystem::path> files;
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec))
-    return files;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    std::string name = e.path().filename().string();
-    if (e.is_regular_file() && name.rfind("train_steps", 0) == 0 && e.path().extension() == ".csv")
-      files.push_back(e.path());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
 // The tensor-parallel degree of a layout string ("tp=2,pp=1,..."; 1 when absent).
 std::int64_t tp_of(const std::string& layout) {
   std::size_t at = layout.find("tp=");
@@ -75,7 +61,7 @@ StepTrust step_trust(const std::filesystem::path& benchmarks,
   t.device = device;
   t.framework = framework;
   std::vector<StepPoint> points;
-  for (const std::filesystem::path& file : step_files(benchmarks / device)) {
+  for (const std::filesystem::path& file : measured_files(benchmarks / device, "train_steps")) {
     std::vector<MeasuredStep> rows = load_measured_steps(file);
     rows.erase(std::remove_if(rows.begin(), rows.end(),
                               [&](const MeasuredStep& r) {
@@ -136,6 +122,21 @@ std::string step_trust_text(const StepTrust& t, bool tensor_parallel) {
             std::to_string(like.rows) + ")";
   }
   return text + "; none on more than " + std::to_string(most) + (most == 1 ? " GPU" : " GPUs");
+}
+
+std::vector<std::filesystem::path> measured_files(const std::filesystem::path& dir,
+                                                  const std::string& prefix) {
+  std::vector<std::filesystem::path> files;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    return files;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    std::string name = e.path().filename().string();
+    if (e.is_regular_file() && name.rfind(prefix, 0) == 0 && e.path().extension() == ".csv")
+      files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());  // the same figures whatever the directory order
+  return files;
 }
 
 }  // namespace yirage::planner

@@ -44,6 +44,11 @@ StepTrust step_trust(const std::filesystem::path& benchmarks,
 /// "not validated: no measured Megatron-LM steps on H100-SXM".
 std::string step_trust_text(const StepTrust& t, bool tensor_parallel);
 
+/// The CSV files in `dir` whose names start with `prefix` ("train_steps", "infer_steps"),
+/// sorted; none where `dir` is not a folder.
+std::vector<std::filesystem::path> measured_files(const std::filesystem::path& dir,
+                                                  const std::string& prefix);
+
 /// The framework's name in task files ("megatron", "pytorch").
 std::string framework_name(devices::Framework f);
 
