@@ -88,6 +88,8 @@ void check_mode_keys(MapReader& m, const TaskSpec& t) {
   if (t.mode != Mode::kTrain) {
     refuse("optimizer", "train");
     refuse("training_tokens", "train");
+  } else {
+    refuse("decode_attention", "prefill, decode, serve or generate");
   }
   if (t.mode != Mode::kServe)
     refuse("serve", "serve");
@@ -145,7 +147,7 @@ void read_precision(const YamlDoc& doc, MapReader& top, TaskSpec& t) {
     if (t.mode == Mode::kTrain && !uniform)
       doc.error(n,
                 "training runs at one precision: give 'precision' one value (precision per "
-                "tensor kind is modelled for prefill, decode and serve)");
+                "tensor kind is modelled for prefill, decode, serve and generate)");
     return;
   }
   t.precision = pick<DType>(top.choice("precision", kPrecisions), names).value_or(DType::kBf16);

@@ -169,7 +169,7 @@ void print_infer_table(std::ostream& out,
         std::to_string(i + 1),
         p.layout.str(),
         decode ? "-" : secs(p.ttft),
-        task.mode == devices::Mode::kPrefill ? "-" : secs(p.tpot),
+        task.mode == devices::Mode::kPrefill || (generate && p.tpot == 0) ? "-" : secs(p.tpot),
         format_count(p.tokens_per_s),
         bytes(p.weights),
         bytes(p.kv_cache),
@@ -212,8 +212,10 @@ nlohmann::ordered_json infer_json(const planner::InferEstimate& p) {
   // A decode step has no first token and a prefill no output tokens: null, not 0.
   j["ttft_s"] = p.mode == devices::Mode::kDecode ? nlohmann::ordered_json(nullptr)
                                                  : nlohmann::ordered_json(p.ttft);
-  j["tpot_s"] = p.mode == devices::Mode::kPrefill ? nlohmann::ordered_json(nullptr)
-                                                  : nlohmann::ordered_json(p.tpot);
+  // A static batch of one output token has no decode step either.
+  bool no_steps =
+      p.mode == devices::Mode::kPrefill || (p.mode == devices::Mode::kGenerate && p.tpot == 0);
+  j["tpot_s"] = no_steps ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(p.tpot);
   j["tokens_per_s"] = p.tokens_per_s;
   if (p.mode == devices::Mode::kServe) {
     j["prefill_share"] = p.prefill_share;
