@@ -2,7 +2,8 @@
 """Measures single operations on one GPU with PyTorch and writes yirage's measured-CSV
 format (data/benchmarks/README.md): GEMMs over decode and prefill shapes of common model
 widths, attention prefill (causal and not) and decode with GQA, RMSNorm, LayerNorm, softmax
-and an elementwise add; compound operations as PyTorch eager runs them (unfused).
+and an elementwise add; elementwise kernels over non-contiguous views (--only strided);
+compound operations as PyTorch eager runs them (unfused).
 
 Method (the device tool's METHOD.md): every op is first checked against a float64 reference
 on fresh random data; then timed with triton.testing.do_bench (CUDA events, L2 flushed
@@ -119,6 +120,44 @@ def run_rows(rows, device):
             rows.append(["op", "softmax", device, shape, "bf16",
                          bench(lambda: torch.softmax(x, -1))])
             rows.append(["op", "elementwise", device, str(r * c), "bf16", bench(lambda: x + y)])
+
+
+def run_strided(rows, device):
+    """Elementwise kernels over non-contiguous views, as an eager Llama layer runs them: PyTorch
+    takes its unvectorised TensorIterator loop for these, well below a contiguous op's rate.
+    - strided N: a unary op on a view, or a product with a broadcast operand (SiLU of the
+      gate half of a fused gate/up output; the negated half of each head in RoPE; a query
+      view of the fused QKV output times the broadcast cosines);
+    - strided_binary N: the SiLU output times the up half of the gate/up output;
+    - cat N: RoPE's cat(-x2, x1) of a contiguous half and a strided half, N output elements."""
+    for r in [16, 256, 1024, 4096, 16384, 65536]:
+        for c in [4096, 14336]:
+            base = torch.randn(r, 2 * c, device="cuda", dtype=BF16)
+            gate, up = base.chunk(2, dim=-1)
+            act = F.silu(gate)
+            if r <= 4096:  # float64 copies of the largest views add nothing but memory
+                check("strided silu", act, F.silu(gate.double()), 1e-2)
+                check("strided_binary", act * up, act.double() * up.double(), 1e-2)
+            rows.append(["op", "strided", device, str(r * c), "bf16", bench(lambda: F.silu(gate))])
+            rows.append(["op", "strided_binary", device, str(r * c), "bf16",
+                         bench(lambda: act * up)])
+            del base, gate, up, act
+        for heads in [32, 8]:
+            qkv = torch.randn(r, heads + 2 * max(1, heads // 4), 128, device="cuda", dtype=BF16)
+            x = qkv[:, :heads]
+            cos = torch.randn(r, 1, 128, device="cuda", dtype=BF16)
+            x1, x2 = x.chunk(2, dim=-1)
+            neg = -x2
+            n = r * heads * 128
+            check("strided broadcast", x * cos, x.double() * cos.double(), 1e-2)
+            check("cat", torch.cat([neg, x1], dim=-1),
+                  torch.cat([neg.double(), x1.double()], dim=-1), 1e-6)
+            rows.append(["op", "strided", device, str(n), "bf16", bench(lambda: x * cos)])
+            rows.append(["op", "strided", device, str(n // 2), "bf16", bench(lambda: -x2)])
+            rows.append(["op", "cat", device, str(n), "bf16",
+                         bench(lambda: torch.cat([neg, x1], dim=-1))])
+            del qkv, x, cos, x1, x2, neg
+        torch.cuda.empty_cache()
 
 
 def run_compound(rows, device):
@@ -270,7 +309,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--device", required=True, help="yirage registry name of the GPU")
     p.add_argument("--out", required=True)
-    p.add_argument("--only", choices=["compound", "fp8", "fp8_rowwise", "decode_attention"],
+    p.add_argument("--only", choices=["compound", "fp8", "fp8_rowwise", "decode_attention", "strided"],
                    help="measure only this group")
     a = p.parse_args()
     torch.manual_seed(0)
@@ -285,6 +324,8 @@ def main():
         run_gemm_fp8(rows, a.device, a.only == "fp8_rowwise")
     if a.only == "decode_attention":
         run_decode_attention(rows, a.device)
+    if a.only == "strided":
+        run_strided(rows, a.device)
     smi = subprocess.run(["nvidia-smi", "-i", str(torch.cuda.current_device()),
                           "--query-gpu=name,driver_version,clocks.max.sm",
                           "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()

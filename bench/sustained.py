@@ -11,6 +11,11 @@ and reports the median window after the first --settle seconds, with nvidia-smi'
 power draw and throttle reasons sampled at its end.
 
     python3 bench/sustained.py --out sustained.csv --seconds 12
+    python3 bench/sustained.py --fp8 --out sustained_fp8.csv --seconds 12
+
+With --fp8 the products are e4m3 through torch._scaled_mm with one scale per row of each
+operand (as bench/ops.py --only fp8_rowwise and a W8A8 serving step run them), layout
+`fp8_rowwise` (a @ b.T, the only layout _scaled_mm takes), bf16 output.
 """
 import argparse
 import datetime
@@ -49,6 +54,22 @@ def operands(m, n, k, layout):
     return a, b, lambda: a @ b, lambda: a.double() @ b.double()
 
 
+def fp8_operands(m, n, k):
+    """e4m3 operands with row-wise float32 scales, checked against float64 on their own
+    dequantised values."""
+    a = (torch.randn((m, k), device="cuda") * 4).to(torch.float8_e4m3fn)
+    b = (torch.randn((n, k), device="cuda") * 4).to(torch.float8_e4m3fn)
+    sa = torch.rand((m, 1), device="cuda") + 0.5
+    sb = torch.rand((1, n), device="cuda") + 0.5
+
+    def fn():
+        return torch._scaled_mm(a, b.t(), scale_a=sa, scale_b=sb, out_dtype=BF16)
+
+    def ref():
+        return (a.double() * sa.double()) @ (b.double() * sb.t().double()).t()
+    return a, b, fn, ref
+
+
 def sustained(fn, seconds, settle, window):
     times = []
     t0 = time.time()
@@ -73,13 +94,15 @@ def main(argv):
     p.add_argument("--window", type=int, default=20)
     p.add_argument("--square-only-sustained", action="store_true",
                    help="time only the first shape's layouts back to back (shorter run)")
+    p.add_argument("--fp8", action="store_true",
+                   help="e4m3 products with row-wise scales (torch._scaled_mm), layout fp8_rowwise")
     a = p.parse_args(argv)
     torch.manual_seed(0)
     name = torch.cuda.get_device_name()
     rows = []
     for i, (m, n, k) in enumerate(SHAPES):
-        for layout in LAYOUTS:
-            x, y, fn, ref = operands(m, n, k, layout)
+        for layout in (["fp8_rowwise"] if a.fp8 else LAYOUTS):
+            x, y, fn, ref = fp8_operands(m, n, k) if a.fp8 else operands(m, n, k, layout)
             if m <= 4096:
                 out = fn().double()
                 want = ref()

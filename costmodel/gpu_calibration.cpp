@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <vector>
 
@@ -154,8 +155,8 @@ GpuEfficiency coordinate_descent(const std::vector<Sample>& s,
   return best;
 }
 
-constexpr std::array<const char*, 4> kStreamKinds = {"rmsnorm", "layernorm", "softmax",
-                                                     "elementwise"};
+constexpr std::array<const char*, 7> kStreamKinds = {
+    "rmsnorm", "layernorm", "softmax", "elementwise", "strided", "strided_binary", "cat"};
 
 // Fits GpuEfficiency::stream for every memory-bound op kind with at least 4 rows in each
 // split: the model time is latency + per_column x C + traffic x T, C the row length and T
@@ -223,6 +224,12 @@ void fit_stream(const std::vector<Sample>& s,
     }
     eff.stream[kind] = best;
   }
+}
+
+// Kinds whose rows fit only their own stream fit: PyTorch's unvectorised loops run far below
+// the HBM rate, and would drag the shared fractions of peak down with them.
+bool stream_only(const std::string& op) {
+  return op == "strided" || op == "strided_binary" || op == "cat";
 }
 
 bool narrow_gemm(const MeasuredRow& row) {
@@ -294,12 +301,16 @@ std::vector<GpuCalibrationFit> fit_gpu_ops(const std::vector<MeasuredFile>& file
   for (const auto& [device, samples] : by_device) {
     GpuCalibrationFit f;
     f.device = device;
-    // The fractions of peak, then the memory-bound kinds on their own rows, then the
+    // The fractions of peak (on the rows of every kind but the stream-only ones), then the
+    // memory-bound kinds on their own rows, then the
     // fractions again with those in place (they no longer lean on the vector rate), and
     // the memory-bound kinds once more at the final HBM fraction.
-    GpuEfficiency first = coordinate_descent(samples, registry, GpuEfficiency{});
+    std::vector<Sample> shared;
+    std::copy_if(samples.begin(), samples.end(), std::back_inserter(shared),
+                 [](const Sample& s) { return !stream_only(s.row->op); });
+    GpuEfficiency first = coordinate_descent(shared, registry, GpuEfficiency{});
     fit_stream(samples, registry, first);
-    f.efficiency = coordinate_descent(samples, registry, first);
+    f.efficiency = coordinate_descent(shared, registry, first);
     fit_stream(samples, registry, f.efficiency);
     f.efficiency.source = "";
     for (const Sample& s : samples)

@@ -21,6 +21,14 @@ const std::vector<GpuOpInfo>& gpu_ops() {
        "a unary op or copy of N elements (SiLU, negation, a cache write)", false},
       {GpuOp::kQuantize, "quantize", "RxC",
        "R rows of C quantised to 8 bits with one fp32 scale per row (W8A8's activations)", false},
+      {GpuOp::kStrided, "strided", "N",
+       "a unary op on N elements of a non-contiguous view, or its product with a broadcast "
+       "operand (eager SiLU of a gate half, RoPE's halves)",
+       false},
+      {GpuOp::kStridedBinary, "strided_binary", "N",
+       "a binary op on N elements, one operand a non-contiguous view (SiLU(gate) * up)", false},
+      {GpuOp::kCat, "cat", "N", "a concatenation writing N elements, a strided part among them",
+       false},
       {GpuOp::kRmsNormLinear, "rmsnorm_linear", "MxKxN", "RMSNorm of [MxK], then x [KxN]", true},
       {GpuOp::kGatedMlp, "gated_mlp", "MxHxF",
        "SiLU(x W_gate) * (x W_up), then x W_down: hidden H, FFN width F", true},
@@ -143,6 +151,17 @@ std::vector<KernelEstimate> single(const Ctx& c, GpuOp op, const OpShape& s) {
     case GpuOp::kCopy:
       return {stream_kernel(c.d, c.eff, "elementwise", "copy " + std::to_string(x[0]),
                             f(x[0]) * c.b, f(x[0]) * c.b, f(x[0]))};
+    // PyTorch's unvectorised TensorIterator loop and its cat kernel: the same bytes as the
+    // contiguous ops, at the rate fitted on their own kinds (bench/ops.py --only strided).
+    case GpuOp::kStrided:
+    case GpuOp::kCat:
+      return {
+          stream_kernel(c.d, c.eff, op == GpuOp::kCat ? "cat" : "strided",
+                        std::string(op == GpuOp::kCat ? "cat " : "strided ") + std::to_string(x[0]),
+                        f(x[0]) * c.b, f(x[0]) * c.b, f(x[0]))};
+    case GpuOp::kStridedBinary:
+      return {stream_kernel(c.d, c.eff, "strided_binary", "strided_binary " + std::to_string(x[0]),
+                            2 * f(x[0]) * c.b, f(x[0]) * c.b, f(x[0]))};
     case GpuOp::kQuantize:
       // Reads the rows at the activations' width, writes one byte an element and a scale.
       return {stream_kernel(c.d, c.eff, "elementwise",

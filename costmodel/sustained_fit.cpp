@@ -12,6 +12,10 @@ namespace {
 
 constexpr std::string_view kHeader = "device,m,n,k,layout,burst_s,sustained_first_s,sustained_s,";
 
+bool sixteen_bit(const SustainedRow& r) {
+  return r.layout == "nn" || r.layout == "tn" || r.layout == "nt";
+}
+
 }  // namespace
 
 bool is_sustained_file(const std::filesystem::path& path) {
@@ -47,7 +51,7 @@ std::map<std::string, SustainedFit> fit_sustained(
   for (const std::filesystem::path& f : files) {
     for (const SustainedRow& r : load_sustained(f)) {
       const devices::DeviceSpec* d = registry.find(r.device);
-      if (d == nullptr || !efficiencies.contains(d->name))
+      if (d == nullptr || !efficiencies.contains(d->name) || !sixteen_bit(r))
         continue;
       double model = gemm_kernel(*d, devices::DType::kBf16, efficiencies.at(d->name), r.m, r.n, r.k)
                          .time()

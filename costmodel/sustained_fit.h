@@ -21,7 +21,7 @@ bool is_sustained_file(const std::filesystem::path& path);
 struct SustainedRow {
   std::string device;  // as the file names it
   std::int64_t m = 0, n = 0, k = 0;
-  std::string layout;      // nn, tn, nt
+  std::string layout;      // nn, tn, nt (16-bit products); fp8_rowwise
   double burst_s = 0;      // triton's do_bench median, L2 flushed
   double sustained_s = 0;  // back to back, after the clock settled
 };
@@ -34,6 +34,7 @@ std::vector<SustainedRow> load_sustained(const std::filesystem::path& path);
 /// name) that `files` have rows of: rows alternate in file order, the even ones fitted (the
 /// factor s minimising the squared relative error of the op model's time over s against the
 /// sustained time), the odd ones held out (against the op model's time as it is).
+/// Only the 16-bit rows (layouts nn, tn, nt) are fitted.
 std::map<std::string, SustainedFit> fit_sustained(
     const std::vector<std::filesystem::path>& files,
     const devices::DeviceRegistry& registry,

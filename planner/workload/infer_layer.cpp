@@ -31,13 +31,14 @@ struct Pass {
     op("gemm", {rows, n, k});
   }
 
-  // PyTorch's rotate-half RoPE on a tensor of `n` elements: x * cos, -x2, cat(-x2, x1), that
-  // times sin, and the sum.
+  // PyTorch's rotate-half RoPE on a tensor of `n` elements, a view of the fused QKV output:
+  // x * cos (broadcast), -x2 (a strided half), cat(-x2, x1), that times sin (broadcast), and
+  // the sum, the one contiguous kernel.
   void rope(std::int64_t n) {
-    op("elementwise", {n});
-    op("copy", {n / 2});
-    op("copy", {n});
-    op("elementwise", {n});
+    op("strided", {n});
+    op("strided", {n / 2});
+    op("cat", {n});
+    op("strided", {n});
     op("elementwise", {n});
   }
 };
@@ -90,9 +91,11 @@ LayerCost eager_inference_layer(const devices::ModelSpec& m,
   Pass mlp{p, a.quantize, ffn_rows};
   bool gated = m.ffn_kind == devices::FfnKind::kGated;
   mlp.gemm((gated ? 2 : 1) * ffn, m.hidden);
-  mlp.op("copy", {ffn_rows * ffn});  // SiLU (or the plain MLP's activation)
+  // SiLU of the gate half of the fused gate/up output, then its product with the up half:
+  // both over strided views. A plain MLP's activation reads its GEMM's whole output.
+  mlp.op(gated ? "strided" : "copy", {ffn_rows * ffn});
   if (gated)
-    mlp.op("elementwise", {ffn_rows * ffn});  // the gate's product
+    mlp.op("strided_binary", {ffn_rows * ffn});
   mlp.gemm(m.hidden, ffn);
   a.op("elementwise", {tokens * m.hidden});  // residual
   TpCollectives tp = tp_collectives(cx, static_cast<double>(tokens * m.hidden) * comm_bytes(cx), s);

@@ -13,10 +13,10 @@ using costmodel::OpEstimate;
 devices::DType op_dtype(const DeviceContext& cx, const std::string& name) {
   if (name == "attention")
     return cx.kv_dtype.value_or(cx.dtype);
-  if (name == "elementwise" || name == "copy" || name == "quantize" || name == "rmsnorm" ||
-      name == "layernorm" || name == "softmax")
-    return cx.dtype;
-  return cx.gemm_dtype.value_or(cx.dtype);  // GEMMs and the compounds around them
+  const costmodel::GpuOpInfo* info = costmodel::find_gpu_op(name);
+  if (name == "gemm" || (info != nullptr && info->compound))
+    return cx.gemm_dtype.value_or(cx.dtype);  // GEMMs and the compounds around them
+  return cx.dtype;                            // the memory-bound kernels move activations
 }
 
 // Backward over forward for the memory-bound kernels, by the bytes each moves per element:

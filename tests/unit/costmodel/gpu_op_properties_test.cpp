@@ -50,6 +50,9 @@ OpShape random_shape(std::mt19937_64& rng, const GpuOpInfo& info) {
     }
     case GpuOp::kElementwise:
     case GpuOp::kCopy:
+    case GpuOp::kStrided:
+    case GpuOp::kStridedBinary:
+    case GpuOp::kCat:
       dims = {dim(rng, 26)};
       break;
     case GpuOp::kRmsNorm:
