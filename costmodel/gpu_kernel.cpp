@@ -112,9 +112,10 @@ KernelEstimate gemm_with_tile(const devices::DeviceSpec& d,
   e.hbm_bytes = a_bytes * a_reads + b_bytes * b_reads + c_bytes;
   e.memory = Seconds{e.hbm_bytes / hbm(d, eff)};
   if (narrow && eff.unit_stream_8bit > 0) {
-    // The busiest unit's tiles each stream a k-deep strip of A and of B.
+    // The busiest unit's tiles each stream a k-deep strip of A and of B, on top of the
+    // kernel's traffic at the HBM rate (GpuEfficiency::unit_stream_8bit).
     double unit_bytes = static_cast<double>(ceil_div(e.tiles, units) * (tile.m + tile.n) * k) * b;
-    e.memory = std::max(e.memory, Seconds{unit_bytes / eff.unit_stream_8bit});
+    e.memory = e.memory + Seconds{unit_bytes / eff.unit_stream_8bit};
   }
   e.steady = std::max(e.compute, e.memory);
   double first = static_cast<double>(std::min(e.tiles, slots)) * stage;

@@ -28,8 +28,9 @@ struct GpuEfficiency {
   double matrix_8bit = 0;
   // Bytes per second one compute unit streams through an 8-bit GEMM tile. Where fitted, 8-bit
   // GEMMs run as torch._scaled_mm with row-wise scales does on Hopper: one 128 x 128 tile
-  // (cuBLASLt's nvjet ..._128x128_..._ovscale kernel at every M), no split-K, and a unit's
-  // tiles read their operands no faster than this. 0: the 16-bit tile menu.
+  // (cuBLASLt's nvjet ..._128x128_..._ovscale kernel at every M), no split-K, and the
+  // busiest unit's operand strips at this rate add to the kernel's traffic at the HBM rate
+  // (a unit's loads wait longer as the whole kernel's grow). 0: the 16-bit tile menu.
   double unit_stream_8bit = 0;
   double vector = 1;  // achieved / peak rate of non-matrix arithmetic
   double memory = 1;  // achieved / peak HBM bandwidth
