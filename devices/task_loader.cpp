@@ -55,6 +55,7 @@ void read_serve(const YamlDoc& doc, const YAML::Node& n, TaskSpec& t) {
   s.request_rate = m.quantity<Dim::kPerSec>("request_rate", true).value_or(PerSec{});
   s.prompt_length = m.integer("prompt_length", true).value_or(0);
   s.output_length = m.integer("output_length", true).value_or(0);
+  s.prefill_chunk = m.integer("prefill_chunk");
   m.finish();
   t.serve = s;
 }

@@ -43,6 +43,10 @@ struct ServeSpec {
   PerSec request_rate;
   std::int64_t prompt_length = 0;  // tokens
   std::int64_t output_length = 0;  // tokens
+  // Chunked prefill (vLLM's, Sarathi-Serve's): each engine iteration runs every running
+  // sequence's next token and up to this many prompt tokens. None: each prompt prefilled
+  // alone, ahead of the decodes.
+  std::optional<std::int64_t> prefill_chunk;
 
   bool operator==(const ServeSpec&) const = default;
 };

@@ -207,12 +207,87 @@ void add_compounds(const ForwardPass& p, std::vector<CompoundChoice>& out) {
     }
 }
 
+// The attention cores of a pass's layers, seconds.
+double attention_of(const ForwardPass& p, const ModelSpec& m) {
+  return f(p.dense_layers) * p.dense.attention_forward +
+         f(m.layers - p.dense_layers) * p.moe.attention_forward;
+}
+
+// Chunked prefill: an iteration runs every running sequence's next token and, while prompts
+// wait, a chunk of C prompt tokens with them. A mixed iteration (T_m) is priced as one pass:
+// the GEMMs and the rest over B + C tokens, the decodes' attention over the mean context, the
+// chunk's over the prompt's mean prefix, the logits of the B sequences; a decode-only one
+// (T_d) as the decode step. At rate r a fraction of iterations carries chunks, so the mean
+// iteration, which is the TPOT, is T_d / (1 - r (P / C) (T_m - T_d)). A prompt's first token
+// comes with its last chunk, ceil(P / C) mixed iterations after it starts, and prompts wait
+// their turn for chunks (M/D/1: service (P / C) T_m, utilisation u = r (P / C) T_m).
+void serve_chunked(const InferContext& cx,
+                   const InferLayout& l,
+                   const DeviceContext& dcx,
+                   InferEstimate& e,
+                   std::string* why) {
+  const devices::ServeSpec& s = *cx.task.serve;
+  const ModelSpec& m = cx.task.model;
+  std::int64_t chunk = std::min(*s.prefill_chunk, s.prompt_length);
+  ForwardPass mixed = forward_pass(cx, l, 1, l.batch + chunk, l.batch + chunk, dcx);
+  ForwardPass decode = forward_pass(cx, l, l.batch, 1, s.prompt_length + s.output_length / 2, dcx);
+  ForwardPass prompt = forward_pass(cx, l, 1, chunk, (s.prompt_length + chunk) / 2, dcx);
+  add_compounds(mixed, e.compounds);
+  add_compounds(decode, e.compounds);
+  double t_m = mixed.total - mixed.head - attention_of(mixed, m) + decode.head +
+               attention_of(decode, m) + attention_of(prompt, m);
+  double t_d = decode.total;
+  double chunks = f(s.prompt_length) / f(chunk);
+  double extra = chunks * std::max(0.0, t_m - t_d);  // a request's chunks' cost to decodes
+  double rate = s.request_rate.value / f(l.replicas);
+  double u = rate * chunks * t_m;
+  if (u >= 1) {
+    *why = "prompts need " + devices::format_number(100 * u, 3) + "% of a replica's time in " +
+           std::to_string(chunk) + "-token chunks";
+    return;
+  }
+  double mean = t_d / (1 - rate * extra);
+  double batch_rate = f(l.batch) / (f(s.output_length) * t_d + f(l.batch) * extra);
+  if (batch_rate < rate) {
+    *why = "a batch of " + std::to_string(l.batch) + " serves " +
+           devices::format_number(batch_rate, 3) + " requests/s per replica, " +
+           devices::format_number(rate, 3) + " arrive";
+    return;
+  }
+  double first = std::ceil(chunks) * t_m;
+  e.ttft = first + u / (2 * (1 - u)) * chunks * t_m;
+  e.tpot = mean;
+  e.prefill_share = u;
+  e.prefill_chunk = chunk;
+  e.offered_tokens_per_s = s.request_rate.value * f(s.output_length);
+  e.tokens_per_s = e.offered_tokens_per_s;
+  // The largest rate per replica: the batch keeps up, and the TTFT (u <= 2k / (1 + 2k), k
+  // its slack in prompt service times) and the TPOT stay within the objective.
+  double x = 1;
+  const devices::Objective& o = cx.task.objective;
+  if (o.ttft) {
+    double k = (o.ttft->value - first) / (chunks * t_m);
+    x = k > 0 ? 2 * k / (1 + 2 * k) : 0.0;
+  }
+  double r = std::min(batch_rate, x / (chunks * t_m));
+  if (o.tpot) {
+    double slack = 1 - t_d / o.tpot->value;
+    r = slack <= 0 ? 0 : extra > 0 ? std::min(r, slack / extra) : r;
+  }
+  e.capacity_rate = r * f(l.replicas);
+  e.capacity_batch = l.batch;
+}
+
 void serve(const InferContext& cx,
            const InferLayout& l,
            const DeviceContext& dcx,
            InferEstimate& e,
            std::string* why) {
   const devices::ServeSpec& s = *cx.task.serve;
+  if (s.prefill_chunk) {
+    serve_chunked(cx, l, dcx, e, why);
+    return;
+  }
   double rate = s.request_rate.value / f(l.replicas);
   ForwardPass first = forward_pass(cx, l, 1, s.prompt_length, s.prompt_length, dcx);
   double prefill = first.total;

@@ -37,7 +37,10 @@ struct InferEstimate {
   double workspace = 0;      // bytes per device
   double capacity = 0;       // usable bytes per device
   double prefill_share = 0;  // serve: the fraction of each replica's time spent in prefill
-  double latency = 0;        // generate: seconds from the batch's prompts to its last token
+  // serve: the prompt tokens an iteration carries under chunked prefill; none: each prompt
+  // prefilled alone (ServeSpec::prefill_chunk, capped at the prompt)
+  std::optional<std::int64_t> prefill_chunk;
+  double latency = 0;  // generate: seconds from the batch's prompts to its last token
   // serve: the largest request rate (whole cluster) the layout sustains within the objective,
   // at `capacity_batch` (this batch or a larger one that fits); tokens_per_s is that rate's
   // output tokens, offered_tokens_per_s the task's.

@@ -194,13 +194,18 @@ void print_infer_table(std::ostream& out,
   }
   if (serve && !plans.empty()) {
     const planner::InferEstimate& b = plans.front();
+    const std::optional<std::int64_t>& chunk = task.serve->prefill_chunk;
     out << "  best: " << b.layout.str() << " serves the offered "
         << format_number(task.serve->request_rate.value, 3) << " req/s spending "
         << pct(b.prefill_share)
-        << " of each replica's time in prefill (one prompt at a time, queued; continuous "
-           "batching of the decodes); it sustains up to "
-        << format_number(b.capacity_rate, 3) << " req/s within the objective at batch "
-        << b.capacity_batch << "\n"
+        << (chunk ? " of each replica's time on iterations that carry a prompt chunk of " +
+                        std::to_string(*chunk) +
+                        " tokens (chunked prefill: prompts queue for chunks, every running "
+                        "sequence gets a token per iteration)"
+                  : std::string(" of each replica's time in prefill (one prompt at a time, "
+                                "queued; continuous batching of the decodes)"))
+        << "; it sustains up to " << format_number(b.capacity_rate, 3)
+        << " req/s within the objective at batch " << b.capacity_batch << "\n"
         << "  TTFT and TPOT are at the offered rate; capacity, tokens/s, J/token and USD/Mtok "
            "at that capacity\n";
   }
@@ -219,6 +224,8 @@ nlohmann::ordered_json infer_json(const planner::InferEstimate& p) {
   j["tokens_per_s"] = p.tokens_per_s;
   if (p.mode == devices::Mode::kServe) {
     j["prefill_share"] = p.prefill_share;
+    j["prefill_chunk"] = p.prefill_chunk ? nlohmann::ordered_json(*p.prefill_chunk)
+                                         : nlohmann::ordered_json(nullptr);
     j["offered_tokens_per_s"] = p.offered_tokens_per_s;
     j["capacity"] = {{"requests_per_s", p.capacity_rate}, {"batch", p.capacity_batch}};
   }

@@ -64,6 +64,44 @@ TEST(Inference, ATighterObjectiveLowersTheCapacity) {
   EXPECT_LT(capacity, 20.0 * 1.2);
 }
 
+// Chunked prefill: a prompt's first token takes at least its ceil(P / C) mixed iterations, each
+// longer than a decode-only one; the mean iteration (the TPOT) lies between the two and
+// grows with the rate; the capacity keeps the TPOT bound.
+TEST(Inference, ChunkedPrefillSharesIterationsWithTheDecodes) {
+  devices::ClusterSpec c = testing::example_cluster("dgx-h100");
+  devices::TaskSpec t = testing::example_task("llama3-8b-serve");
+  t.serve->prefill_chunk = 512;
+  InferLayout l{8, 1, 1, 16};
+  devices::TaskSpec decode = t;
+  decode.mode = devices::Mode::kDecode;
+  decode.sequence_length = 2048 + 128;  // the serve step's mean context
+  decode.global_batch = 16 * 8;
+  auto d = estimate_inference(InferContext{c, decode, kNoCalibration}, l);
+  ASSERT_TRUE(std::holds_alternative<InferEstimate>(d));
+  double t_d = std::get<InferEstimate>(d).tpot;
+
+  auto tpot_at = [&](double rate) {
+    devices::TaskSpec at = t;
+    at.serve->request_rate = devices::PerSec{rate};
+    auto r = estimate_inference(InferContext{c, at, kNoCalibration}, l);
+    EXPECT_TRUE(std::holds_alternative<InferEstimate>(r)) << rate;
+    return std::holds_alternative<InferEstimate>(r) ? std::get<InferEstimate>(r) : InferEstimate{};
+  };
+  InferEstimate slow = tpot_at(1);
+  InferEstimate busy = tpot_at(20);
+  EXPECT_GT(slow.tpot, t_d);
+  EXPECT_LT(slow.tpot, t_d * 1.2);
+  EXPECT_GT(busy.tpot, slow.tpot);
+  EXPECT_GT(busy.ttft, slow.ttft);
+  ASSERT_TRUE(busy.prefill_chunk.has_value());
+  EXPECT_EQ(*busy.prefill_chunk, 512);
+  // Four chunks of 512, each a mixed iteration longer than the mean one.
+  EXPECT_GT(slow.ttft, 4 * slow.tpot);
+  // At the capacity rate the TPOT sits at the objective's bound or below it.
+  InferEstimate at_capacity = tpot_at(busy.capacity_rate * 0.999);
+  EXPECT_LE(at_capacity.tpot, t.objective.tpot->value * 1.001);
+}
+
 TEST(Inference, TooLargeIsRefusedWithTheShortfall) {
   devices::ClusterSpec c = testing::example_cluster("one-h100");
   devices::TaskSpec t = testing::example_task("llama3-70b-decode");
