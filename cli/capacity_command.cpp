@@ -206,8 +206,8 @@ int capacity_by_type(Context& cx,
     }
     double n = static_cast<double>(r.nodes * g->devices_per_node);
     Candidate c{g, r, d.tdp ? d.tdp->value.value * n : 0, std::nullopt};
-    if (d.price)
-      c.price = d.price->value.value * n;
+    if (std::optional<double> price = tpl.price_per_hour(*g))
+      c.price = *price * n;
     t.add_row({std::to_string(g->devices_per_node) + " x " + g->device, std::to_string(r.nodes),
                std::to_string(r.nodes * g->devices_per_node), format_count(r.hit.tokens_per_s),
                r.hit.layout, c.power > 0 ? devices::format(devices::Watts{c.power}) : "-",

@@ -141,6 +141,7 @@ std::optional<NodeGroup> read_group(Context& cx, const YAML::Node& n, std::size_
   }
   g.nic_bandwidth = m.quantity<Dim::kBytesPerSec>("nic_bandwidth");
   g.host_memory = m.quantity<Dim::kBytes>("host_memory");
+  g.price = m.quantity<Dim::kUsdPerHour>("price");
   if (YAML::Node h = m.get("host_cpu"))
     g.host_cpu = read_host_cpu(cx, h);
   m.finish();

@@ -44,6 +44,24 @@ std::int64_t ClusterSpec::total_nodes() const {
   return n;
 }
 
+std::optional<double> ClusterSpec::price_per_hour(const NodeGroup& g) const {
+  if (g.price)
+    return g.price->value;
+  const DeviceSpec& d = device(g);
+  return d.price ? std::optional<double>(d.price->value.value) : std::nullopt;
+}
+
+std::optional<double> ClusterSpec::usd_per_hour() const {
+  double usd = 0;
+  for (const NodeGroup& g : groups) {
+    std::optional<double> p = price_per_hour(g);
+    if (!p)
+      return std::nullopt;
+    usd += *p * static_cast<double>(g.devices());
+  }
+  return usd;
+}
+
 const DeviceSpec& ClusterSpec::device(const NodeGroup& g) const {
   for (const DeviceSpec& d : device_types) {
     if (d.name == g.device)

@@ -50,6 +50,7 @@ struct NodeGroup {
   std::optional<BytesPerSec> nic_bandwidth;  // per device; overrides the network's
   std::optional<Bytes> host_memory;          // per node, for optimizer offload
   std::optional<HostCpu> host_cpu;           // per node, for optimizer offload
+  std::optional<UsdPerHour> price;           // per device-hour; overrides the device's
   SourceLoc loc;
 
   std::int64_t devices() const { return nodes * devices_per_node; }
@@ -80,6 +81,10 @@ struct ClusterSpec {
   const DeviceSpec& device(const NodeGroup& g) const;
   /// The NIC bandwidth per device of group `g` (its own, else the network's; 0 if none).
   BytesPerSec nic_bandwidth(const NodeGroup& g) const;
+  /// USD per device-hour of group `g`: its own price, else its device's; none if neither.
+  std::optional<double> price_per_hour(const NodeGroup& g) const;
+  /// USD per hour of every device of the cluster; none if a group has no price.
+  std::optional<double> usd_per_hour() const;
 
   bool operator==(const ClusterSpec&) const = default;
 };

@@ -65,6 +65,8 @@ void read_objective(const YamlDoc& doc, const YAML::Node& n, TaskSpec& t) {
   if (!m.valid())
     return;
   Objective& o = t.objective;
+  if (m.has("minimize"))
+    t.minimize_loc = doc.loc(m.get("minimize"));
   o.minimize =
       pick<Minimize>(m.choice("minimize", {"time", "cost", "energy"}), {"time", "cost", "energy"})
           .value_or(Minimize::kTime);

@@ -88,6 +88,7 @@ struct TaskSpec {
   SourceLoc loc;            // the task's top-level mapping
   SourceLoc model_loc;      // the value of `model:`
   SourceLoc precision_loc;  // the value of `precision:` (the task's position if defaulted)
+  SourceLoc minimize_loc;   // the value of `objective: minimize:` (the task's if defaulted)
 
   bool operator==(const TaskSpec&) const = default;
 };

@@ -244,9 +244,10 @@ Priced price(const ClusterSpec& whole,
     const devices::DeviceSpec& d = whole.device(*c.model->group);
     double n = f(c.model->group->devices());
     powered = powered && d.tdp.has_value();
-    priced = priced && d.price.has_value();
+    std::optional<double> price = whole.price_per_hour(*c.model->group);
+    priced = priced && price.has_value();
     watts += d.tdp ? d.tdp->value.value * n : 0;
-    usd += d.price ? d.price->value.value * n : 0;
+    usd += price.value_or(0) * n;
   }
   if (powered)
     h.energy = devices::Joules{watts * b.total};

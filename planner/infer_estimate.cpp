@@ -334,8 +334,9 @@ void price_tokens(const InferContext& cx, InferEstimate& e) {
   double n = f(cx.cluster.total_devices());
   e.joules_per_token = d.tdp && e.tokens_per_s > 0 ? d.tdp->value.value * n / e.tokens_per_s : 0;
   e.usd_per_million_tokens.reset();
-  if (d.price && e.tokens_per_s > 0)
-    e.usd_per_million_tokens = d.price->value.value * n / 3600 / e.tokens_per_s * 1e6;
+  std::optional<double> usd = cx.cluster.usd_per_hour();
+  if (usd && e.tokens_per_s > 0)
+    e.usd_per_million_tokens = *usd / 3600 / e.tokens_per_s * 1e6;
 }
 
 // A static batch: the prompts prefilled together (the first output token), then each further
@@ -480,7 +481,11 @@ InferSearchResult search_inference(const InferContext& cx) {
   }
   // Prefill by TTFT, a static batch by its end-to-end latency (the same order as its
   // tokens/s), serving by the most requests sustained within the objective, decode by TPOT.
+  // To minimise cost or energy, by tokens/s: every layout runs every device of the cluster,
+  // so its dollars and joules per token go as one over it.
   auto key = [&](const InferEstimate& e) {
+    if (cx.task.objective.minimize != devices::Minimize::kTime)
+      return -e.tokens_per_s;
     switch (cx.task.mode) {
       case devices::Mode::kPrefill:
         return e.ttft;

@@ -198,8 +198,9 @@ std::variant<PlanEstimate, Rejected> estimate_training(const TrainContext& cx, c
   e.hfu = model > 0 ? e.mfu * hw / model : e.mfu;
   if (d.tdp)
     e.energy = devices::Joules{d.tdp->value.value * f(l.devices()) * b.total};
-  if (d.price)
-    e.usd_per_step = d.price->value.value * f(l.devices()) * b.total / 3600;
+  // The layout's devices at the cluster's mean price per device-hour.
+  if (std::optional<double> usd = cx.cluster.usd_per_hour())
+    e.usd_per_step = *usd / f(cx.cluster.total_devices()) * f(l.devices()) * b.total / 3600;
   LayerCost typical = typical_layer_cost(cx, l, dcx);
   e.fusions = typical.fusions;
   e.compounds = typical.compounds;

@@ -54,8 +54,7 @@ void print_totals(std::ostream& out, const ClusterSpec& c) {
   double memory = 0;
   double bandwidth = 0;
   double power = 0;
-  double price = 0;
-  bool all_priced = true;
+  std::optional<double> price = c.usd_per_hour();
   bool all_powered = true;
   for (const NodeGroup& g : c.groups) {
     const DeviceSpec& d = c.device(g);
@@ -66,9 +65,6 @@ void print_totals(std::ostream& out, const ClusterSpec& c) {
     if (d.tdp)
       power += n * d.tdp->value.value;
     all_powered = all_powered && d.tdp.has_value();
-    if (d.price)
-      price += n * d.price->value.value;
-    all_priced = all_priced && d.price.has_value();
   }
   out << "  devices: " << c.total_devices() << " in " << c.total_nodes()
       << (c.total_nodes() == 1 ? " node" : " nodes") << "\n";
@@ -81,8 +77,9 @@ void print_totals(std::ostream& out, const ClusterSpec& c) {
                       : std::string("not known (a device type has no published TDP)"))
       << "\n";
   out << "  price: "
-      << (all_priced ? devices::format_quantity(price, devices::Dim::kUsdPerHour)
-                     : std::string("not known (a device type has no published price)"))
+      << (price ? devices::format_quantity(*price, devices::Dim::kUsdPerHour)
+                : std::string("not known (give the node group a `price`, the device a "
+                              "`price`, or pass --price-per-hour)"))
       << "\n";
 }
 

@@ -37,6 +37,41 @@ TEST(Cluster, FabricDefaultsComeFromTheDevice) {
   ASSERT_EQ(c.device_types.size(), 1u);
 }
 
+// A node group's price overrides its device's; a group with neither leaves the cluster
+// unpriced.
+TEST(Cluster, PricesComeFromTheGroupElseTheDevice) {
+  const std::string network =
+      "network: {topology: fat-tree, nic_bandwidth: 400 Gbps, latency: 5 us}\n";
+  ClusterSpec c =
+      parse_cluster("c.yaml",
+                    "name: two\n"
+                    "node_groups:\n"
+                    "  - {name: listed, device: H100-SXM, nodes: 1, devices_per_node: 1}\n"
+                    "  - {name: deal, device: H100-SXM, nodes: 1, devices_per_node: 2,\n"
+                    "     fabric: {kind: nvswitch}, price: 2 USD/h}\n" +
+                        network,
+                    bundled());
+  double listed = bundled().find("H100-SXM")->price->value.value;
+  EXPECT_DOUBLE_EQ(*c.price_per_hour(c.groups[0]), listed);
+  EXPECT_DOUBLE_EQ(*c.price_per_hour(c.groups[1]), 2.0);
+  EXPECT_DOUBLE_EQ(*c.usd_per_hour(), listed + 2 * 2.0);
+
+  ClusterSpec unpriced =
+      parse_cluster("c.yaml",
+                    "name: mixed\n"
+                    "node_groups:\n"
+                    "  - {device: H100-SXM, nodes: 1, devices_per_node: 1}\n"
+                    "  - {device: Ascend-910B, nodes: 1, devices_per_node: 1}\n" +
+                        network,
+                    bundled());
+  EXPECT_FALSE(unpriced.usd_per_hour().has_value());
+  // A price needs its unit, per hour.
+  EXPECT_NE(first_error("name: c\nnode_groups:\n  - {device: H100-SXM, nodes: 1, "
+                        "devices_per_node: 1, price: 3 USD}\n")
+                .find("USD/h"),
+            std::string::npos);
+}
+
 TEST(Cluster, InlineDevicesCanBeUsed) {
   ClusterSpec c = parse_cluster("c.yaml",
                                 "name: custom\n"
