@@ -415,6 +415,11 @@ std::variant<InferEstimate, InferRejected> estimate_inference(const InferContext
   e.meets_objective = (!o.ttft || e.ttft <= o.ttft->value || t.mode == devices::Mode::kDecode) &&
                       (!o.tpot || e.tpot <= o.tpot->value || t.mode == devices::Mode::kPrefill) &&
                       (!o.min_throughput || e.tokens_per_s >= o.min_throughput->value);
+  // Every layout runs the whole cluster: its size and price per hour are the plan's.
+  std::optional<double> usd = cx.cluster.usd_per_hour();
+  if ((o.max_devices && cx.cluster.total_devices() > *o.max_devices) ||
+      (o.max_cost_per_hour && usd && *usd > o.max_cost_per_hour->value))
+    e.meets_objective = false;
   price_tokens(cx, e);
   e.binding = mem.kv > mem.weights ? "the KV cache dominates memory" : "weights dominate memory";
   return e;

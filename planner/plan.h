@@ -108,7 +108,10 @@ struct PlanEstimate {
   double mfu = 0;          // model FLOPs (no recomputation) / peak
   double hfu = 0;          // hardware FLOPs (with recomputation) / peak
   devices::Joules energy;  // per step: every device at TDP (an upper bound); 0 if unknown
-  std::optional<double> usd_per_step;     // when every device has a price
+  std::optional<double> usd_per_step;  // when every device has a price
+  // Which of the task's limits (max_step_time, max_devices, max_cost_per_hour,
+  // min_throughput) the plan misses, "; "-separated; empty when it keeps them all.
+  std::string objective_miss;
   std::vector<std::string> fusions;       // the fuse-or-not decisions of one layer
   std::vector<CompoundChoice> compounds;  // the same, with shapes and times
 };

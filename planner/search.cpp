@@ -110,6 +110,8 @@ SearchResult search_training(const TrainContext& cx) {
     }
   }
   std::sort(r.plans.begin(), r.plans.end(), [&](const PlanEstimate& a, const PlanEstimate& b) {
+    if (a.objective_miss.empty() != b.objective_miss.empty())
+      return a.objective_miss.empty();  // within the task's limits first
     double oa = objective(cx, a);
     double ob = objective(cx, b);
     if (oa != ob)

@@ -12,6 +12,35 @@ namespace {
 
 using devices::ModelSpec;
 
+// The task's limits plan `e` on `devices` devices misses (PlanEstimate::objective_miss).
+std::string objective_miss(const devices::Objective& o,
+                           const PlanEstimate& e,
+                           std::int64_t devices) {
+  std::string out;
+  auto miss = [&](const std::string& what) {
+    out += (out.empty() ? "" : "; ") + what;
+  };
+  if (o.max_step_time && e.step.total > o.max_step_time->value) {
+    miss("step " + devices::format(devices::Seconds{e.step.total}) + " over max_step_time " +
+         devices::format(*o.max_step_time));
+  }
+  if (o.max_devices && devices > *o.max_devices) {
+    miss(std::to_string(devices) + " devices over max_devices " + std::to_string(*o.max_devices));
+  }
+  if (o.max_cost_per_hour && e.usd_per_step && e.step.total > 0) {
+    double per_hour = *e.usd_per_step * 3600 / e.step.total;
+    if (per_hour > o.max_cost_per_hour->value) {
+      miss(devices::format_number(per_hour, 4) + " USD/h over max_cost_per_hour " +
+           devices::format(*o.max_cost_per_hour));
+    }
+  }
+  if (o.min_throughput && e.tokens_per_s < o.min_throughput->value) {
+    miss(devices::format_number(e.tokens_per_s, 4) + " tokens/s under min_throughput " +
+         devices::format_number(o.min_throughput->value, 4));
+  }
+  return out;
+}
+
 const devices::NodeGroup& group(const TrainContext& cx) {
   return cx.cluster.groups.front();
 }
@@ -201,6 +230,7 @@ std::variant<PlanEstimate, Rejected> estimate_training(const TrainContext& cx, c
   // The layout's devices at the cluster's mean price per device-hour.
   if (std::optional<double> usd = cx.cluster.usd_per_hour())
     e.usd_per_step = *usd / f(cx.cluster.total_devices()) * f(l.devices()) * b.total / 3600;
+  e.objective_miss = objective_miss(cx.task.objective, e, l.devices());
   LayerCost typical = typical_layer_cost(cx, l, dcx);
   e.fusions = typical.fusions;
   e.compounds = typical.compounds;

@@ -117,6 +117,13 @@ void print_plan_detail(std::ostream& out,
     }
     out << "\n";
   }
+  const devices::Objective& o = task.objective;
+  if (o.max_step_time || o.max_devices || o.max_cost_per_hour || o.min_throughput) {
+    out << "  objective: "
+        << (p.objective_miss.empty() ? std::string("met (the task's limits)")
+                                     : "missed: " + p.objective_miss)
+        << "\n";
+  }
   out << "  fusions:";
   for (const std::string& f : p.fusions)
     out << " " << f << ";";
@@ -143,6 +150,8 @@ nlohmann::ordered_json plan_json(const planner::PlanEstimate& p) {
                        {"host", p.memory.host}};
   j["energy_j"] = p.energy.value;
   j["usd_per_step"] = p.usd_per_step ? nlohmann::ordered_json(*p.usd_per_step) : nullptr;
+  j["objective_miss"] = p.objective_miss.empty() ? nlohmann::ordered_json(nullptr)
+                                                 : nlohmann::ordered_json(p.objective_miss);
   j["binding"] = binding_sentence(p);
   j["fusions"] = p.fusions;
   return j;
