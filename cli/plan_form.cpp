@@ -168,7 +168,7 @@ int evaluate_layout(Context& cx,
   const auto& p = std::get<planner::PlanEstimate>(e);
   planner::StepTrust t = trust(cx, tc);
   if (cx.json || cx.yaml) {
-    nlohmann::ordered_json j = plan_json(p);
+    nlohmann::ordered_json j = plan_run_json(p, tc.task);
     j["step_trust"] = trust_json(t, p.layout.tp > 1);
     write_structured(cx.out, cx.yaml, j);
   } else {
@@ -506,7 +506,7 @@ int plan(Context& cx, const PlanArgs& given) {
     j["feasible"] = r.plans.size();
     j["step_trust"] = trust_json(trust(cx, tc), r.plans.front().layout.tp > 1);
     for (std::size_t i = 0; i < r.plans.size() && i < a.top; ++i) {
-      j["plans"].push_back(plan_json(r.plans[i]));
+      j["plans"].push_back(plan_run_json(r.plans[i], task));
     }
     for (const SimulatedPlan& s : rerank_by_simulation(tc, r.plans, a.simulate_top))
       j["simulated"].push_back(simulated_json(s));

@@ -28,6 +28,25 @@ void print_plan_table(std::ostream& out,
 
 namespace {
 
+// The whole run a task's training tokens take at plan `p`: days, and USD where priced.
+struct Run {
+  double days = 0;
+  std::optional<double> usd;
+};
+
+std::optional<Run> whole_run(const planner::PlanEstimate& p, const devices::TaskSpec& task) {
+  if (!task.training_tokens || p.tokens_per_s <= 0)
+    return std::nullopt;
+  Run r;
+  r.days = *task.training_tokens / p.tokens_per_s / 86400;
+  if (p.usd_per_step) {
+    double steps =
+        *task.training_tokens / static_cast<double>(task.global_batch * task.sequence_length);
+    r.usd = *p.usd_per_step * steps;
+  }
+  return r;
+}
+
 // What the "TP comm" part holds besides tensor parallelism: expert all-to-alls, the
 // context-parallel ring.
 std::string inner_parallelism(const planner::Layout& l, const char* tp, const char* sep) {
@@ -106,15 +125,11 @@ void print_plan_detail(std::ostream& out,
       << (p.usd_per_step ? format_number(*p.usd_per_step, 4) + " USD"
                          : std::string("not known (no published price)"))
       << "\n";
-  if (task.training_tokens) {
-    double run = *task.training_tokens / p.tokens_per_s;
+  if (std::optional<Run> run = whole_run(p, task)) {
     out << "  whole run of " << format_count(*task.training_tokens)
-        << " tokens: " << format_number(run / 86400, 3) << " days";
-    if (p.usd_per_step) {
-      double steps =
-          *task.training_tokens / static_cast<double>(task.global_batch * task.sequence_length);
-      out << ", " << format_number(*p.usd_per_step * steps, 4) << " USD";
-    }
+        << " tokens: " << format_number(run->days, 3) << " days";
+    if (run->usd)
+      out << ", " << format_number(*run->usd, 4) << " USD";
     out << "\n";
   }
   const devices::Objective& o = task.objective;
@@ -218,6 +233,17 @@ void print_infer_table(std::ostream& out,
         << "  TTFT and TPOT are at the offered rate; capacity, tokens/s, J/token and USD/Mtok "
            "at that capacity\n";
   }
+}
+
+nlohmann::ordered_json plan_run_json(const planner::PlanEstimate& p,
+                                     const devices::TaskSpec& task) {
+  nlohmann::ordered_json j = plan_json(p);
+  if (std::optional<Run> run = whole_run(p, task)) {
+    j["run"] = {{"tokens", *task.training_tokens},
+                {"days", run->days},
+                {"usd", run->usd ? nlohmann::ordered_json(*run->usd) : nullptr}};
+  }
+  return j;
 }
 
 nlohmann::ordered_json infer_json(const planner::InferEstimate& p) {

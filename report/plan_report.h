@@ -21,6 +21,9 @@ void print_plan_detail(std::ostream& out,
                        const devices::TaskSpec& task,
                        const std::string& model_note);
 nlohmann::ordered_json plan_json(const planner::PlanEstimate& p);
+/// `plan_json` with the whole run where the task gives its training tokens: `run` holds
+/// the tokens, the days and the USD (null without a price).
+nlohmann::ordered_json plan_run_json(const planner::PlanEstimate& p, const devices::TaskSpec& task);
 void print_infer_table(std::ostream& out,
                        const devices::TaskSpec& task,
                        const std::vector<planner::InferEstimate>& plans,

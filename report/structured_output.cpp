@@ -63,10 +63,18 @@ bool all_finite(const nlohmann::ordered_json& j) {
 void write_structured(std::ostream& out, bool yaml, const nlohmann::ordered_json& j) {
   if (!all_finite(j))
     throw devices::InternalError("a result to print is not a finite number");
+  // Every document opens with the version of its shape (docs/formats.md, "JSON").
+  nlohmann::ordered_json doc = j;
+  if (j.is_object() && !j.contains("schema")) {
+    doc = nlohmann::ordered_json::object();
+    doc["schema"] = kSchemaVersion;
+    for (const auto& [key, value] : j.items())
+      doc[key] = value;
+  }
   if (yaml) {
-    write_yaml(out, j);
+    write_yaml(out, doc);
   } else {
-    out << j.dump(2) << "\n";
+    out << doc.dump(2) << "\n";
   }
 }
 

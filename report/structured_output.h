@@ -10,7 +10,12 @@ namespace yirage::report {
 /// Writes `j` as YAML (block style, keys in insertion order).
 void write_yaml(std::ostream& out, const nlohmann::ordered_json& j);
 
-/// Writes `j` as YAML when `yaml`, else as indented JSON.
+/// The version of the documents' shape, the first key of every object written: raised when
+/// a key is renamed, removed or changes meaning (added keys keep it).
+inline constexpr int kSchemaVersion = 1;
+
+/// Writes `j` as YAML when `yaml`, else as indented JSON, with `schema` first where `j` is
+/// an object.
 void write_structured(std::ostream& out, bool yaml, const nlohmann::ordered_json& j);
 
 }  // namespace yirage::report
