@@ -267,6 +267,7 @@ int capacity(Context& cx, const CapacityArgs& a) {
   }
   costmodel::CalibrationSet cal =
       costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
+  cal.inherit_derived(tpl.device_types);
   if (tpl.total_nodes() > 1 && !tpl.network) {
     cx.err << "error: the template needs a network to grow beyond one node\n";
     return kExitBadInput;

@@ -27,6 +27,7 @@ std::variant<PlanInputs, int> load_plan_inputs(Context& cx,
     in.layout = read_plan_file(plan_file, in.cluster, in.task).layout;
   }
   in.calibrations = costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
+  in.calibrations.inherit_derived(in.cluster.device_types);
   return in;
 }
 

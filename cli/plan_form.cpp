@@ -131,8 +131,15 @@ int save_plan(Context& cx,
 }
 
 // The step model's measured error on the cluster's device under the task's framework.
+// The device whose measured steps say how far a plan on `c` can be trusted: the first group's,
+// or the registry device it was derived from.
+std::string measured_as(const devices::ClusterSpec& c) {
+  const devices::DeviceSpec& d = c.device(c.groups.front());
+  return d.base.empty() ? d.name : d.base;
+}
+
 planner::StepTrust trust(const Context& cx, const planner::TrainContext& tc) {
-  return planner::step_trust(devices::data_dir() / "benchmarks", tc.cluster.groups.front().device,
+  return planner::step_trust(devices::data_dir() / "benchmarks", measured_as(tc.cluster),
                              tc.task.framework, cx.load_registry(),
                              devices::ModelRegistry::load_bundled(), tc.calibrations);
 }
@@ -181,8 +188,8 @@ int evaluate_layout(Context& cx,
 
 // The inference model's measured error on the cluster's device with the task's weights.
 planner::InferTrust infer_trust(const Context& cx, const planner::InferContext& ic) {
-  return planner::infer_trust(devices::data_dir() / "benchmarks", ic.cluster.groups.front().device,
-                              ic.task, cx.load_registry(), devices::ModelRegistry::load_bundled(),
+  return planner::infer_trust(devices::data_dir() / "benchmarks", measured_as(ic.cluster), ic.task,
+                              cx.load_registry(), devices::ModelRegistry::load_bundled(),
                               ic.calibrations);
 }
 

@@ -33,6 +33,26 @@ void CalibrationSet::add_gpu(const std::string& device, GpuEfficiency e) {
   gpu_[device] = std::move(e);
 }
 
+void CalibrationSet::inherit(const std::string& device, const std::string& base) {
+  if (auto it = gpu_.find(base); it != gpu_.end() && gpu_.count(device) == 0)
+    gpu_[device] = it->second;
+  std::vector<std::pair<std::pair<std::string, std::string>, std::vector<CollectiveCalibration>>>
+      copies;
+  for (const auto& [key, list] : entries_) {
+    if (key.first == base && entries_.count({device, key.second}) == 0)
+      copies.push_back({{device, key.second}, list});
+  }
+  for (auto& [key, list] : copies)
+    entries_[key] = std::move(list);
+}
+
+void CalibrationSet::inherit_derived(const std::vector<devices::DeviceSpec>& types) {
+  for (const devices::DeviceSpec& d : types) {
+    if (!d.base.empty())
+      inherit(d.name, d.base);
+  }
+}
+
 const GpuEfficiency* CalibrationSet::find_gpu(const std::string& device) const {
   auto it = gpu_.find(device);
   return it == gpu_.end() ? nullptr : &it->second;

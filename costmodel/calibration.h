@@ -67,6 +67,11 @@ class CalibrationSet {
                                     std::int64_t ranks,
                                     Launch launch) const;
   void add_gpu(const std::string& device, GpuEfficiency e);
+  /// Gives `device` (derived from `base` with a few fields changed) `base`'s fits, the
+  /// operations' and the collectives', where it has none of its own.
+  void inherit(const std::string& device, const std::string& base);
+  /// inherit() for every device of `types` derived from another (DeviceSpec::base).
+  void inherit_derived(const std::vector<devices::DeviceSpec>& types);
   /// The fitted efficiencies of a device's operations, or nullptr (then: peak rates).
   const GpuEfficiency* find_gpu(const std::string& device) const;
 

@@ -168,6 +168,45 @@ std::optional<Network> read_network(const YamlDoc& doc, const YAML::Node& n) {
   return net;
 }
 
+// `over`'s keys laid over a copy of `base`: mappings merge key by key, anything else is
+// replaced whole.
+YAML::Node overlay(const YAML::Node& base, const YAML::Node& over) {
+  if (!base.IsMap() || !over.IsMap())
+    return over;
+  YAML::Node out = YAML::Clone(base);
+  for (const auto& kv : over) {
+    std::string key = kv.first.Scalar();
+    out[key] = out[key] ? overlay(out[key], kv.second) : kv.second;
+  }
+  return out;
+}
+
+// An inline device with `base: NAME`: the registry device's own file with the given fields
+// laid over it (a new `name` required), keeping the base's calibration (DeviceSpec::base).
+std::optional<DeviceSpec> read_derived_device(Context& cx, const YAML::Node& item) {
+  const YamlDoc& doc = cx.doc;
+  YAML::Node b = item["base"];
+  const DeviceSpec* base = b.IsScalar() ? cx.registry.find(b.Scalar()) : nullptr;
+  if (base == nullptr || base->loc.file == doc.loc(item).file || !base->base.empty()) {
+    doc.error(b, "'base' must name a device of the registry" +
+                     (b.IsScalar() ? did_you_mean(b.Scalar(), cx.registry.all_names()) : "") +
+                     " (`yirage-plan devices` lists them)");
+    return std::nullopt;
+  }
+  if (!item["name"]) {
+    doc.error(item, "a device derived from '" + base->name + "' needs a 'name' of its own");
+    return std::nullopt;
+  }
+  YAML::Node over = YAML::Clone(item);
+  over.remove("base");
+  YAML::Node whole = YAML::LoadFile(base->loc.file);
+  whole.remove("aliases");  // the base's names stay the base's
+  std::optional<DeviceSpec> d = read_device(doc, overlay(whole, over));
+  if (d)
+    d->base = base->name;
+  return d;
+}
+
 void read_inline_devices(Context& cx, MapReader& top) {
   YAML::Node n = top.get("devices");
   if (!n) {
@@ -178,7 +217,8 @@ void read_inline_devices(Context& cx, MapReader& top) {
     return;
   }
   for (const YAML::Node& item : n) {
-    if (auto spec = read_device(cx.doc, item)) {
+    bool derived = item.IsMap() && item["base"];
+    if (auto spec = derived ? read_derived_device(cx, item) : read_device(cx.doc, item)) {
       cx.registry.add(std::move(*spec), cx.doc.diag());
     } else if (item.IsMap() && item["name"] && item["name"].IsScalar()) {
       cx.broken_devices.insert(to_lower(item["name"].Scalar()));

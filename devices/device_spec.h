@@ -97,6 +97,9 @@ struct DeviceSpec {
   std::optional<Sourced<Watts>> idle_power;
   std::optional<Sourced<UsdPerHour>> price;
   SourceLoc loc;  // where the device was defined
+  // The registry device this one was derived from (`base:` in a cluster's inline device),
+  // whose calibration it keeps; empty for a device defined whole.
+  std::string base;
 
   bool operator==(const DeviceSpec&) const = default;
 

@@ -255,6 +255,7 @@ bool MainWindow::open_task(const QString& path) {
 void MainWindow::apply_cluster(const std::string& path, const std::string& text) {
   try {
     cluster_ = devices::parse_cluster(path, text, registry_);
+    calibrations_.inherit_derived(cluster_->device_types);
   } catch (const devices::InputError& e) {
     cluster_.reset();
     view_->setRowCount(0);

@@ -319,8 +319,10 @@ std::string model_note(const devices::ClusterSpec& c,
   for (const devices::NodeGroup* gp : groups) {
     const devices::NodeGroup& g = *gp;
     std::string& list = calibrations.find_gpu(g.device) ? calibrated : peak;
-    if (list.find(g.device) == std::string::npos)
-      list += (list.empty() ? "" : ", ") + g.device;
+    const std::string& base = c.device(g).base;
+    std::string name = base.empty() ? g.device : g.device + " (" + base + "'s fit)";
+    if (list.find(name) == std::string::npos)
+      list += (list.empty() ? "" : ", ") + name;
     if (!calibrations.has_collectives(g.device, devices::fabric_name(g.fabric.kind)) &&
         nccl.find(g.device) == std::string::npos) {
       nccl += (nccl.empty() ? "" : ", ") + g.device;
