@@ -46,8 +46,8 @@ struct PlanArgs {
   double price_per_hour = 0;     // --price-per-hour: USD per device-hour for every group
 };
 
-// --price-per-hour sets every node group's price; `minimize: cost` needs one for every group.
-// A message naming what to add, or empty.
+// --price-per-hour sets every node group's price; `minimize: cost` and `max_cost_per_hour`
+// need one for every group. A message naming what to add, or empty.
 std::string apply_prices(const PlanArgs& a,
                          devices::ClusterSpec& cluster,
                          const devices::TaskSpec& task) {
@@ -55,16 +55,18 @@ std::string apply_prices(const PlanArgs& a,
     for (devices::NodeGroup& g : cluster.groups)
       g.price = devices::UsdPerHour{a.price_per_hour};
   }
-  if (task.objective.minimize != devices::Minimize::kCost || cluster.usd_per_hour())
+  bool cost = task.objective.minimize == devices::Minimize::kCost;
+  if ((!cost && !task.objective.max_cost_per_hour) || cluster.usd_per_hour())
     return {};
   std::string missing;
   for (const devices::NodeGroup& g : cluster.groups) {
     if (!cluster.price_per_hour(g))
       missing += (missing.empty() ? "" : ", ") + g.name + " (" + g.device + ")";
   }
-  return task.minimize_loc.str() +
-         ": error: 'minimize: cost' needs a price per device-hour, and these node groups of " +
-         cluster.loc.file + " have none: " + missing +
+  return (cost ? task.minimize_loc.str() : task.loc.str()) + ": error: '" +
+         (cost ? "minimize: cost" : "max_cost_per_hour") +
+         "' needs a price per device-hour, and these node groups of " + cluster.loc.file +
+         " have none: " + missing +
          ". Add `price: 2.50 USD/h` to each of them, `price: {per_hour: 2.50 USD/h}` to the "
          "device's file, or pass --price-per-hour";
 }

@@ -12,10 +12,8 @@ namespace {
 
 using devices::ModelSpec;
 
-// The task's limits plan `e` on `devices` devices misses (PlanEstimate::objective_miss).
-std::string objective_miss(const devices::Objective& o,
-                           const PlanEstimate& e,
-                           std::int64_t devices) {
+// The task's limits plan `e` on `used` devices misses (PlanEstimate::objective_miss).
+std::string objective_miss(const devices::Objective& o, const PlanEstimate& e, std::int64_t used) {
   std::string out;
   auto miss = [&](const std::string& what) {
     out += (out.empty() ? "" : "; ") + what;
@@ -24,8 +22,8 @@ std::string objective_miss(const devices::Objective& o,
     miss("step " + devices::format(devices::Seconds{e.step.total}) + " over max_step_time " +
          devices::format(*o.max_step_time));
   }
-  if (o.max_devices && devices > *o.max_devices) {
-    miss(std::to_string(devices) + " devices over max_devices " + std::to_string(*o.max_devices));
+  if (o.max_devices && used > *o.max_devices) {
+    miss(std::to_string(used) + " devices over max_devices " + std::to_string(*o.max_devices));
   }
   if (o.max_cost_per_hour && e.usd_per_step && e.step.total > 0) {
     double per_hour = *e.usd_per_step * 3600 / e.step.total;
