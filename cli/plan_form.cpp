@@ -63,7 +63,7 @@ std::string apply_prices(const PlanArgs& a,
     if (!cluster.price_per_hour(g))
       missing += (missing.empty() ? "" : ", ") + g.name + " (" + g.device + ")";
   }
-  return (cost ? task.minimize_loc.str() : task.loc.str()) + ": error: '" +
+  return (cost ? task.minimize_loc.str() : task.max_cost_loc.str()) + ": error: '" +
          (cost ? "minimize: cost" : "max_cost_per_hour") +
          "' needs a price per device-hour, and these node groups of " + cluster.loc.file +
          " have none: " + missing +

@@ -67,6 +67,8 @@ void read_objective(const YamlDoc& doc, const YAML::Node& n, TaskSpec& t) {
   Objective& o = t.objective;
   if (m.has("minimize"))
     t.minimize_loc = doc.loc(m.get("minimize"));
+  if (m.has("max_cost_per_hour"))
+    t.max_cost_loc = doc.loc(m.get("max_cost_per_hour"));
   o.minimize =
       pick<Minimize>(m.choice("minimize", {"time", "cost", "energy"}), {"time", "cost", "energy"})
           .value_or(Minimize::kTime);

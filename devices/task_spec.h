@@ -89,6 +89,7 @@ struct TaskSpec {
   SourceLoc model_loc;      // the value of `model:`
   SourceLoc precision_loc;  // the value of `precision:` (the task's position if defaulted)
   SourceLoc minimize_loc;   // the value of `objective: minimize:` (the task's if defaulted)
+  SourceLoc max_cost_loc;   // the value of `objective: max_cost_per_hour:`, if given
 
   bool operator==(const TaskSpec&) const = default;
 };
