@@ -3,7 +3,8 @@
 format (data/benchmarks/README.md): GEMMs over decode and prefill shapes of common model
 widths, attention prefill (causal and not) and decode with GQA, RMSNorm, LayerNorm, softmax
 and an elementwise add; elementwise kernels over non-contiguous views (--only strided);
-compound operations as PyTorch eager runs them (unfused).
+the row-wise kernels and the add over a grid of row counts and lengths in bf16 and fp32
+(--only rows); compound operations as PyTorch eager runs them (unfused).
 
 Method (the device tool's METHOD.md): every op is first checked against a float64 reference
 on fresh random data; then timed with triton.testing.do_bench (CUDA events, L2 flushed
@@ -120,6 +121,48 @@ def run_rows(rows, device):
             rows.append(["op", "softmax", device, shape, "bf16",
                          bench(lambda: torch.softmax(x, -1))])
             rows.append(["op", "elementwise", device, str(r * c), "bf16", bench(lambda: x + y)])
+
+
+def run_rows_grid(rows, device):
+    """Row-wise kernels (RMSNorm, LayerNorm, softmax) and the contiguous add over a grid of
+    row counts and row lengths in bf16 and fp32, the widths of models from 1K to 16K hidden
+    and the row counts of a decode batch up to a long prefill: enough row lengths that a fit
+    on half of them is checked on row lengths it has not seen. The kernels PyTorch picks are
+    printed for three row lengths."""
+    seen = set()
+    for dtype, name in [(BF16, "bf16"), (torch.float32, "fp32")]:
+        for c in [1024, 2048, 4096, 5120, 8192, 12288, 16384]:
+            for r in [1, 8, 64, 256, 1024, 2048, 4096, 8192, 16384, 32768, 65536]:
+                if r * c > 2 ** 29:
+                    continue
+                x = torch.randn(r, c, device="cuda", dtype=dtype)
+                w = torch.randn(c, device="cuda", dtype=dtype)
+                bias = torch.randn(c, device="cuda", dtype=dtype)
+                y = torch.randn(r, c, device="cuda", dtype=dtype)
+                rms = lambda: rms_norm(x, w)
+                ln = lambda: F.layer_norm(x, (c,), w, bias)
+                sm = lambda: torch.softmax(x, -1)
+                add = lambda: x + y
+                if r * c <= 2 ** 25:  # the float64 copies of the largest rows add nothing
+                    xd = x.double()
+                    ref = xd * torch.rsqrt(xd.pow(2).mean(-1, keepdim=True) + 1e-6) * w.double()
+                    check("rmsnorm", rms(), ref, 1e-2)
+                    check("layernorm", ln(), F.layer_norm(xd, (c,), w.double(), bias.double()), 1e-2)
+                    check("softmax", sm(), torch.softmax(xd, -1), 1e-2)
+                    check("elementwise", add(), xd + y.double(), 1e-2)
+                    del xd, ref
+                if r == 4096 and c in (1024, 4096, 16384):
+                    for op, fn in [("rmsnorm", rms), ("layernorm", ln), ("softmax", sm)]:
+                        print("%s %s %dx%d kernels: %s" % (op, name, r, c, "; ".join(kernel_names(fn))))
+                shape = "%dx%d" % (r, c)
+                rows.append(["op", "rmsnorm", device, shape, name, bench(rms)])
+                rows.append(["op", "layernorm", device, shape, name, bench(ln)])
+                rows.append(["op", "softmax", device, shape, name, bench(sm)])
+                if (name, r * c) not in seen:
+                    seen.add((name, r * c))
+                    rows.append(["op", "elementwise", device, str(r * c), name, bench(add)])
+                del x, w, bias, y
+            torch.cuda.empty_cache()
 
 
 def run_strided(rows, device):
@@ -309,7 +352,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--device", required=True, help="yirage registry name of the GPU")
     p.add_argument("--out", required=True)
-    p.add_argument("--only", choices=["compound", "fp8", "fp8_rowwise", "decode_attention", "strided"],
+    p.add_argument("--only", choices=["compound", "fp8", "fp8_rowwise", "decode_attention", "strided", "rows"],
                    help="measure only this group")
     a = p.parse_args()
     torch.manual_seed(0)
@@ -326,6 +369,8 @@ def main():
         run_decode_attention(rows, a.device)
     if a.only == "strided":
         run_strided(rows, a.device)
+    if a.only == "rows":
+        run_rows_grid(rows, a.device)
     smi = subprocess.run(["nvidia-smi", "-i", str(torch.cuda.current_device()),
                           "--query-gpu=name,driver_version,clocks.max.sm",
                           "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()

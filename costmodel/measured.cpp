@@ -248,7 +248,7 @@ std::vector<std::int64_t> reversed_dims(const std::string& shape) {
 }  // namespace
 
 std::vector<bool> fit_split(const MeasuredFile& file, double min_bytes) {
-  // Stratified: the rows of each (kind, op, device, ranks, model) are sorted by size (bytes,
+  // Stratified: the rows of each (kind, op, device, dtype, ranks, model) are sorted by size (bytes,
   // then the shape's dimensions last first) and alternate between the splits along that
   // order, the first fitted. Benchmark files walk their shapes in nested loops; alternating
   // in file order would put every other width wholly in one split.
@@ -264,7 +264,7 @@ std::vector<bool> fit_split(const MeasuredFile& file, double min_bytes) {
     if (model == row.shape)
       model.clear();
     // collectives alternate within each launch style and placement
-    std::string key = row.kind + "|" + row.op + "|" + row.device + "|";
+    std::string key = row.kind + "|" + row.op + "|" + row.device + "|" + row.dtype + "|";
     key += std::to_string(row.ranks) + "|" + model + "|";
     if (row.kind == "collective")
       key += row.launch + (row.in_place ? "+in" : "");

@@ -113,6 +113,27 @@ TEST(Measured, FitSplitAlternatesAlongSizes) {
   EXPECT_EQ(fit_8192, 2);
 }
 
+// Each element type alternates on its own: a file that times every shape in bf16 and then
+// in fp32 puts half of each type in each split, not every bf16 row in one and every fp32
+// row in the other (equal shapes sort side by side).
+TEST(Measured, FitSplitAlternatesWithinEachDtype) {
+  std::ostringstream csv;
+  csv << "# synthetic\nkind,op,device,shape,dtype,time_s,stat\n";
+  for (const char* dtype : {"bf16", "fp32"})
+    for (int rows : {1, 16, 256, 4096})
+      csv << "op,rmsnorm,H200," << rows << "x4096," << dtype << ",1e-5,median\n";
+  MeasuredFile file = parse_measured("m.csv", csv.str());
+  std::vector<bool> fit = fit_split(file, 0);
+  int fit_bf16 = 0;
+  int fit_fp32 = 0;
+  for (std::size_t i = 0; i < fit.size(); ++i) {
+    if (fit[i])
+      (file.rows[i].dtype == "bf16" ? fit_bf16 : fit_fp32)++;
+  }
+  EXPECT_EQ(fit_bf16, 2);
+  EXPECT_EQ(fit_fp32, 2);
+}
+
 TEST(Measured, ProblemsArePinnedToLineAndColumn) {
   try {
     parse_measured("m.csv",
