@@ -4,7 +4,9 @@ format (data/benchmarks/README.md): GEMMs over decode and prefill shapes of comm
 widths, attention prefill (causal and not) and decode with GQA, RMSNorm, LayerNorm, softmax
 and an elementwise add; elementwise kernels over non-contiguous views (--only strided);
 the row-wise kernels and the add over a grid of row counts and lengths in bf16 and fp32
-(--only rows); compound operations as PyTorch eager runs them (unfused).
+(--only rows) and softmax at vocabulary widths in fp32, with the log-softmax and the casts a
+step runs printed beside (--only loss); the bf16-to-fp32 cast of weight gradients (--only
+casts); compound operations as PyTorch eager runs them (unfused).
 
 Method (the device tool's METHOD.md): every op is first checked against a float64 reference
 on fresh random data; then timed with triton.testing.do_bench (CUDA events, L2 flushed
@@ -163,6 +165,58 @@ def run_rows_grid(rows, device):
                     rows.append(["op", "elementwise", device, str(r * c), name, bench(add)])
                 del x, w, bias, y
             torch.cuda.empty_cache()
+
+
+def run_loss_rows(rows, device):
+    """The loss's row-wise kernels at vocabulary widths: softmax over fp32 rows of 32K to 152K
+    elements (a training step's log-softmax runs the same cunn_SoftMaxForward kernel; its
+    forward and backward are printed beside, with the casts a step runs around its GEMMs:
+    bf16 to fp32, PyTorch's unrolled copy, and fp32 to bf16)."""
+    for c in [32000, 50304, 65536, 128256, 151936]:
+        for r in [256, 1024, 2048, 4096, 8192]:
+            x = torch.randn(r, c, device="cuda", dtype=torch.float32)
+            sm = lambda: torch.softmax(x, -1)
+            if r <= 1024:
+                check("softmax", sm(), torch.softmax(x.double(), -1), 1e-2)
+            if r == 4096 and c == 128256:
+                print("softmax fp32 %dx%d kernels: %s" % (r, c, "; ".join(kernel_names(sm))))
+            rows.append(["op", "softmax", device, "%dx%d" % (r, c), "fp32", bench(sm)])
+            xg = x.detach().requires_grad_(True)
+            out = torch.log_softmax(xg, -1)
+            grad = torch.randn_like(out)
+            fwd = bench(lambda: torch.log_softmax(x, -1))
+            bwd = bench(lambda: torch.autograd.grad(out, xg, grad, retain_graph=True))
+            print("log_softmax fp32 %dx%d: forward %.4g s, backward %.4g s" % (r, c, fwd, bwd))
+            del x, xg, out, grad
+        torch.cuda.empty_cache()
+    for n in [2 ** 20, 2 ** 24, 2 ** 26, 2 ** 28]:
+        h = torch.randn(n, device="cuda", dtype=BF16)
+        w = torch.randn(n, device="cuda", dtype=torch.float32)
+        check("cast to fp32", h.float(), h.double(), 1e-6)
+        widen = bench(lambda: h.float())
+        narrow = bench(lambda: w.to(BF16))
+        print("cast %d elements: bf16 to fp32 %.4g s (%.3g TB/s), fp32 to bf16 %.4g s (%.3g TB/s)"
+              % (n, widen, 6 * n / widen / 1e12, narrow, 6 * n / narrow / 1e12))
+        if n == 2 ** 26:
+            print("cast kernels: %s | %s" % ("; ".join(kernel_names(lambda: h.float())),
+                                             "; ".join(kernel_names(lambda: w.to(BF16)))))
+        del h, w
+    torch.cuda.empty_cache()
+
+
+def run_casts(rows, device):
+    """The widening cast a training step runs on every weight gradient, per micro-batch: N
+    bf16 elements copied to fp32 (`widen N`), which PyTorch runs in its unrolled loop with a
+    cast on every load (unrolled_elementwise_kernel, direct_copy), not its vectorised one."""
+    for e in range(12, 29):
+        n = 2 ** e if e % 2 == 0 else 3 * 2 ** (e - 1)
+        h = torch.randn(n, device="cuda", dtype=BF16)
+        check("widen", h.float(), h.double(), 1e-6)
+        if e == 26:
+            print("widen %d kernels: %s" % (n, "; ".join(kernel_names(lambda: h.float()))))
+        rows.append(["op", "widen", device, str(n), "bf16", bench(lambda: h.float())])
+        del h
+    torch.cuda.empty_cache()
 
 
 def run_strided(rows, device):
@@ -352,7 +406,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--device", required=True, help="yirage registry name of the GPU")
     p.add_argument("--out", required=True)
-    p.add_argument("--only", choices=["compound", "fp8", "fp8_rowwise", "decode_attention", "strided", "rows"],
+    p.add_argument("--only", choices=["compound", "fp8", "fp8_rowwise", "decode_attention", "strided", "rows", "loss", "casts"],
                    help="measure only this group")
     a = p.parse_args()
     torch.manual_seed(0)
@@ -371,6 +425,10 @@ def main():
         run_strided(rows, a.device)
     if a.only == "rows":
         run_rows_grid(rows, a.device)
+    if a.only == "loss":
+        run_loss_rows(rows, a.device)
+    if a.only == "casts":
+        run_casts(rows, a.device)
     smi = subprocess.run(["nvidia-smi", "-i", str(torch.cuda.current_device()),
                           "--query-gpu=name,driver_version,clocks.max.sm",
                           "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
