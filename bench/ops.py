@@ -6,7 +6,8 @@ and an elementwise add; elementwise kernels over non-contiguous views (--only st
 the row-wise kernels and the add over a grid of row counts and lengths in bf16 and fp32
 (--only rows) and softmax at vocabulary widths in fp32, with the log-softmax and the casts a
 step runs printed beside (--only loss); the bf16-to-fp32 cast of weight gradients (--only
-casts); compound operations as PyTorch eager runs them (unfused).
+casts); causal attention forward and backward as a step runs it (--only attention_backward);
+compound operations as PyTorch eager runs them (unfused).
 
 Method (the device tool's METHOD.md): every op is first checked against a float64 reference
 on fresh random data; then timed with triton.testing.do_bench (CUDA events, L2 flushed
@@ -357,6 +358,43 @@ def run_attention(rows, device):
         torch.cuda.empty_cache()
 
 
+def run_attention_backward(rows, device):
+    """Causal attention over a prompt as a training step runs it, forward and backward
+    (F.scaled_dot_product_attention with GQA, cuDNN's flash kernels): each shape is recorded
+    twice, `attention_causal` for the forward and `attention_backward` for the gradients of
+    q, k and v given the output's (the backward alone, its forward kept from one call)."""
+    for h, kv in [(32, 8), (64, 8), (16, 4), (8, 2), (32, 32)]:
+        for b, l in [(1, 1024), (4, 1024), (1, 2048), (2, 2048), (1, 4096), (2, 4096),
+                     (1, 8192), (1, 16384)]:
+            q = torch.randn(b, h, l, 128, device="cuda", dtype=BF16, requires_grad=True)
+            k = torch.randn(b, kv, l, 128, device="cuda", dtype=BF16, requires_grad=True)
+            v = torch.randn(b, kv, l, 128, device="cuda", dtype=BF16, requires_grad=True)
+            f = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+            out = f()
+            grad = torch.randn_like(out)
+            if b * h * l * l <= 2 ** 28:
+                check("attention", out.detach(), attention_ref(q.detach(), k.detach(), v.detach(), True),
+                      2e-2)
+                ref = [x.detach().double().requires_grad_(True) for x in (q, k, v)]
+                ref_out = attention_ref(*ref, True)
+                want = torch.autograd.grad(ref_out, ref, grad.double())
+                got = torch.autograd.grad(out, (q, k, v), grad, retain_graph=True)
+                for name, g, w in zip("qkv", got, want):
+                    check("attention backward d" + name, g, w, 3e-2)
+            if (h, kv, b, l) == (32, 8, 1, 4096):
+                bwd_fn = lambda: torch.autograd.grad(out, (q, k, v), grad, retain_graph=True)
+                print("attention backward kernels: %s" % "; ".join(kernel_names(bwd_fn)))
+            shape = "%dx%dx%dx%dx%dx128" % (b, h, kv, l, l)
+            with torch.no_grad():
+                fwd = bench(f)
+            bwd = bench(lambda: torch.autograd.grad(out, (q, k, v), grad, retain_graph=True))
+            rows.append(["op", "attention_causal", device, shape, "bf16", fwd])
+            rows.append(["op", "attention_backward", device, shape, "bf16", bwd])
+            print("attention %s: forward %.4g s, backward %.4g s, ratio %.2f" % (shape, fwd, bwd, bwd / fwd))
+            del q, k, v, out, grad
+            torch.cuda.empty_cache()
+
+
 def kernel_names(fn):
     """The CUDA kernels one call of fn launches, as the profiler names them."""
     from torch.profiler import profile, ProfilerActivity
@@ -406,7 +444,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--device", required=True, help="yirage registry name of the GPU")
     p.add_argument("--out", required=True)
-    p.add_argument("--only", choices=["compound", "fp8", "fp8_rowwise", "decode_attention", "strided", "rows", "loss", "casts"],
+    p.add_argument("--only", choices=["compound", "fp8", "fp8_rowwise", "decode_attention", "strided", "rows", "loss", "casts", "attention_backward"],
                    help="measure only this group")
     a = p.parse_args()
     torch.manual_seed(0)
@@ -429,6 +467,8 @@ def main():
         run_loss_rows(rows, a.device)
     if a.only == "casts":
         run_casts(rows, a.device)
+    if a.only == "attention_backward":
+        run_attention_backward(rows, a.device)
     smi = subprocess.run(["nvidia-smi", "-i", str(torch.cuda.current_device()),
                           "--query-gpu=name,driver_version,clocks.max.sm",
                           "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
