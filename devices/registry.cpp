@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <cstdlib>
 
-#ifndef YIRAGE_DATA_DIR
-#error "YIRAGE_DATA_DIR must be defined by the build"
+#if !defined(YIRAGE_DATA_DIR) || !defined(YIRAGE_DATA_FROM_BIN)
+#error "YIRAGE_DATA_DIR and YIRAGE_DATA_FROM_BIN must be defined by the build"
 #endif
 
 namespace yirage::devices {
@@ -17,7 +17,17 @@ std::filesystem::path data_dir() {
   if (const char* env = std::getenv("YIRAGE_DATA_DIR"); env != nullptr && *env != '\0') {
     return env;
   }
-  return YIRAGE_DATA_DIR;
+  // An installed binary's own data, beside it (cmake --install); a binary in the build tree
+  // has none there and reads the source tree's.
+  static const std::filesystem::path installed = [] {
+    std::error_code ec;
+    std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (ec)
+      return std::filesystem::path{};
+    std::filesystem::path dir = (exe.parent_path() / YIRAGE_DATA_FROM_BIN).lexically_normal();
+    return std::filesystem::is_directory(dir / "devices", ec) ? dir : std::filesystem::path{};
+  }();
+  return installed.empty() ? std::filesystem::path{YIRAGE_DATA_DIR} : installed;
 }
 
 namespace {

@@ -13,8 +13,9 @@
 
 namespace yirage::devices {
 
-/// The data directory: $YIRAGE_DATA_DIR when set, else the one this build was configured
-/// with (the source tree's data/).
+/// The data directory: $YIRAGE_DATA_DIR when set; else, for an installed binary,
+/// <prefix>/share/yirage/data beside it; else the one this build was configured with (the
+/// source tree's data/).
 std::filesystem::path data_dir();
 
 class DeviceRegistry {
