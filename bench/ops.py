@@ -440,11 +440,16 @@ def run_decode_attention(rows, device):
                 torch.cuda.empty_cache()
 
 
+# The groups measured only when asked for (--only NAME).
+ONLY = {"decode_attention": run_decode_attention, "strided": run_strided, "rows": run_rows_grid,
+        "loss": run_loss_rows, "casts": run_casts, "attention_backward": run_attention_backward}
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--device", required=True, help="yirage registry name of the GPU")
     p.add_argument("--out", required=True)
-    p.add_argument("--only", choices=["compound", "fp8", "fp8_rowwise", "decode_attention", "strided", "rows", "loss", "casts", "attention_backward"],
+    p.add_argument("--only", choices=["compound", "fp8", "fp8_rowwise"] + sorted(ONLY),
                    help="measure only this group")
     a = p.parse_args()
     torch.manual_seed(0)
@@ -457,18 +462,8 @@ def main():
         run_compound(rows, a.device)
     if a.only in ("fp8", "fp8_rowwise"):
         run_gemm_fp8(rows, a.device, a.only == "fp8_rowwise")
-    if a.only == "decode_attention":
-        run_decode_attention(rows, a.device)
-    if a.only == "strided":
-        run_strided(rows, a.device)
-    if a.only == "rows":
-        run_rows_grid(rows, a.device)
-    if a.only == "loss":
-        run_loss_rows(rows, a.device)
-    if a.only == "casts":
-        run_casts(rows, a.device)
-    if a.only == "attention_backward":
-        run_attention_backward(rows, a.device)
+    if a.only in ONLY:
+        ONLY[a.only](rows, a.device)
     smi = subprocess.run(["nvidia-smi", "-i", str(torch.cuda.current_device()),
                           "--query-gpu=name,driver_version,clocks.max.sm",
                           "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
