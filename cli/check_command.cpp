@@ -2,6 +2,7 @@
 #include "report/summary.h"
 
 #include "cli/context.h"
+#include "cli/prices.h"
 #include "cli/run.h"
 
 #include <CLI/CLI.hpp>
@@ -16,6 +17,7 @@ namespace {
 struct CheckArgs {
   std::string cluster;
   std::string task;
+  double price_per_hour = 0;  // --price-per-hour
 };
 
 int check(Context& cx, const CheckArgs& a) {
@@ -37,6 +39,10 @@ int check(Context& cx, const CheckArgs& a) {
   if (!problems.empty())
     throw devices::InputError(problems);
   check_fit(*cluster, *task);
+  if (std::string why = apply_prices(a.price_per_hour, *cluster, *task); !why.empty()) {
+    cx.err << why << "\n";
+    return kExitBadInput;
+  }
   print_cluster(cx.out, *cluster);
   print_task(cx.out, *task, *cluster);
   cx.out << "ok: both files are valid\n";
@@ -50,6 +56,7 @@ void add_check_command(CLI::App& app, Context& cx) {
   auto a = std::make_shared<CheckArgs>();
   cmd->add_option("CLUSTER", a->cluster, "Cluster file (YAML)")->required();
   cmd->add_option("TASK", a->task, "Task file (YAML)")->required();
+  add_price_option(*cmd, &a->price_per_hour);
   cmd->callback([&cx, a] {
     cx.action = [&cx, a] {
       return check(cx, *a);

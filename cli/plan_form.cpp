@@ -14,6 +14,7 @@
 #include "cli/plan_export.h"
 #include "cli/plan_file.h"
 #include "cli/plan_kernels.h"
+#include "cli/prices.h"
 #include "cli/run.h"
 #include "planner/hetero.h"
 #include "planner/infer_estimate.h"
@@ -45,31 +46,6 @@ struct PlanArgs {
   std::string export_as;         // --export megatron|torch: the plan as a job's arguments
   double price_per_hour = 0;     // --price-per-hour: USD per device-hour for every group
 };
-
-// --price-per-hour sets every node group's price; `minimize: cost` and `max_cost_per_hour`
-// need one for every group. A message naming what to add, or empty.
-std::string apply_prices(const PlanArgs& a,
-                         devices::ClusterSpec& cluster,
-                         const devices::TaskSpec& task) {
-  if (a.price_per_hour > 0) {
-    for (devices::NodeGroup& g : cluster.groups)
-      g.price = devices::UsdPerHour{a.price_per_hour};
-  }
-  bool cost = task.objective.minimize == devices::Minimize::kCost;
-  if ((!cost && !task.objective.max_cost_per_hour) || cluster.usd_per_hour())
-    return {};
-  std::string missing;
-  for (const devices::NodeGroup& g : cluster.groups) {
-    if (!cluster.price_per_hour(g))
-      missing += (missing.empty() ? "" : ", ") + g.name + " (" + g.device + ")";
-  }
-  return (cost ? task.minimize_loc.str() : task.max_cost_loc.str()) + ": error: '" +
-         (cost ? "minimize: cost" : "max_cost_per_hour") +
-         "' needs a price per device-hour, and these node groups of " + cluster.loc.file +
-         " have none: " + missing +
-         ". Add `price: 2.50 USD/h` to each of them, `price: {per_hour: 2.50 USD/h}` to the "
-         "device's file, or pass --price-per-hour";
-}
 
 // After --save-plan (exit code `rc`): --emit-kernels, if asked.
 int emit(int rc,
@@ -458,7 +434,7 @@ int plan(Context& cx, const PlanArgs& given) {
     }
   }
   auto& [cluster, task, calibrations, layout] = std::get<PlanInputs>(loaded);
-  if (std::string why = apply_prices(given, cluster, task); !why.empty()) {
+  if (std::string why = apply_prices(given.price_per_hour, cluster, task); !why.empty()) {
     cx.err << why << "\n";
     return kExitBadInput;
   }
@@ -573,19 +549,7 @@ void add_plan_form(CLI::App& app, Context& cx) {
       ->check(CLI::IsMember({"megatron", "torch"}));
   app.add_option("--plan", a->plan_file,
                  "Evaluate the layout of a plan file written by --save-plan");
-  app.add_option("--price-per-hour", a->price_per_hour,
-                 "USD per device-hour for every node group (overrides the cluster's and the "
-                 "devices' prices)")
-      ->type_name("USD")
-      ->check(CLI::Validator(
-          [](const std::string& text) -> std::string {
-            double v = std::strtod(text.c_str(), nullptr);
-            return v > 0 && v <= 1e6 ? std::string{}
-                                     : "a price per device-hour in USD, above 0 and at most "
-                                       "1000000, got '" +
-                                           text + "'";
-          },
-          "USD"));
+  add_price_option(app, &a->price_per_hour);
   app.callback([&cx, &app, a] {
     if (!app.get_subcommands().empty() || a->files.empty())
       return;
