@@ -25,7 +25,6 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
-#include <cstdlib>
 #include <tuple>
 
 namespace yirage::cli {
