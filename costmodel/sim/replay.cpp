@@ -253,36 +253,99 @@ void perform(Op& op, const SimPlatform& platform) {
 
 // A worker runs one op after another: it starts the op's activity and waits for it, then
 // releases the ops that were waiting for it. It continues with the first of them itself and
-// hands the others to new workers, so each activity is waited for by exactly one actor
-// (a shared wait_any over thousands of activities is quadratic). Gates complete at once.
-struct Workers {
-  std::vector<Op>& ops;
-  const SimPlatform& platform;
+// queues the others for idle workers, starting a new worker only when none is idle, so each
+// activity is waited for by exactly one actor (a shared wait_any over thousands of
+// activities is quadratic) while the actors created stay as few as the ops that ever run at
+// once (a million short-lived actors spend most of a large replay creating stacks). Gates
+// complete at once. Every op queued is claimed by exactly one waiting worker, which takes it
+// when it wakes. Actors run one at a time, so the queue needs no lock of its own; the mutex
+// is only the condition variable's.
+class Workers {
+ public:
+  Workers(std::vector<Op>& ops, const SimPlatform& platform)
+      : ops_(ops),
+        platform_(platform),
+        mutex_(sg4::Mutex::create()),
+        wake_(sg4::ConditionVariable::create()) {}
 
-  void run(std::uint32_t id) {
-    std::vector<std::uint32_t> released;
-    while (true) {
-      Op& op = ops[id];
-      op.start = sg4::Engine::get_clock();
-      if (op.kind != OpKind::kGate)
-        perform(op, platform);
-      op.end = sg4::Engine::get_clock();
-      released.clear();
-      for (std::uint32_t n : op.next) {
-        if (--ops[n].pending == 0)
-          released.push_back(n);
-      }
-      if (released.empty())
-        return;
-      for (std::size_t k = 1; k < released.size(); ++k)
-        spawn(released[k]);
-      id = released.front();
+  // Queues every op with no inputs and starts the workers they need.
+  void start() {
+    for (std::uint32_t i = 0; i < ops_.size(); ++i) {
+      if (ops_[i].pending == 0)
+        hand_off(i);
     }
   }
 
-  void spawn(std::uint32_t id) {
-    sg4::Actor::create("op", platform.timer_host(), [this, id] { run(id); });
+ private:
+  void run(std::uint32_t id) {
+    while (true) {
+      id = run_chain(id);
+      if (id != kNone)
+        continue;
+      --running_;
+      std::unique_lock lock(*mutex_);
+      // No op queued and none running: nothing can release another op (the step is over,
+      // or a dependency never completes, which replay() reports).
+      if (ready_.empty() && running_ == 0) {
+        over_ = true;
+        wake_->notify_all();
+        return;
+      }
+      ++idle_;
+      do {
+        wake_->wait(lock);
+      } while (ready_.empty() && !over_);
+      if (ready_.empty())
+        return;
+      ++running_;
+      id = ready_.back();
+      ready_.pop_back();
+    }
   }
+
+  // Runs `id` and then the first op each one releases; returns the op to continue with, or
+  // kNone when the chain ends. The other released ops are handed off.
+  std::uint32_t run_chain(std::uint32_t id) {
+    Op& op = ops_[id];
+    op.start = sg4::Engine::get_clock();
+    if (op.kind != OpKind::kGate)
+      perform(op, platform_);
+    op.end = sg4::Engine::get_clock();
+    std::uint32_t next = kNone;
+    for (std::uint32_t n : op.next) {
+      if (--ops_[n].pending != 0)
+        continue;
+      if (next == kNone)
+        next = n;
+      else
+        hand_off(n);
+    }
+    return next;
+  }
+
+  // Gives the op to an idle worker, or to a new one when every worker is busy.
+  void hand_off(std::uint32_t id) {
+    if (idle_ > 0) {  // claims one: it takes exactly this op when it wakes
+      --idle_;
+      ready_.push_back(id);
+      wake_->notify_one();
+      return;
+    }
+    ++running_;
+    sg4::Actor::create("op", platform_.timer_host(), [this, id] {
+      run(id);
+    });
+  }
+
+  static constexpr std::uint32_t kNone = UINT32_MAX;
+  std::vector<Op>& ops_;
+  const SimPlatform& platform_;
+  sg4::MutexPtr mutex_;
+  sg4::ConditionVariablePtr wake_;
+  std::vector<std::uint32_t> ready_;  // handed to idle workers, not yet taken
+  std::int64_t idle_ = 0;             // workers waiting on wake_ that no op has claimed
+  std::int64_t running_ = 0;          // workers running a chain
+  bool over_ = false;
 };
 
 double union_length(std::vector<SimInterval>& v) {
@@ -352,11 +415,8 @@ SimResult replay(const devices::ClusterSpec& cluster,
   sg4::Engine::set_config("network/crosstraffic:0");
   SimPlatform platform(cluster);
   std::vector<Op>& ops = b.graph.ops();
-  Workers workers{ops, platform};
-  for (std::uint32_t i = 0; i < ops.size(); ++i) {
-    if (ops[i].pending == 0)
-      workers.spawn(i);
-  }
+  Workers workers(ops, platform);
+  workers.start();
   engine.run();
   SimResult r;
   r.makespan = devices::Seconds{sg4::Engine::get_clock()};
