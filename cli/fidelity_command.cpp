@@ -16,6 +16,14 @@ using namespace report;
 
 namespace {
 
+// The row's layout as priced: `mb=best` shows the micro-batch the model chose.
+std::string priced_layout(const planner::StepPoint& p) {
+  std::string text = p.row.layout;
+  if (auto at = text.find("mb=best"); at != std::string::npos && p.micro_batch > 0)
+    text.replace(at, 7, "mb=best:" + std::to_string(p.micro_batch));
+  return text;
+}
+
 struct FidelityArgs {
   std::vector<std::string> files;
   std::string device = "A100-80GB";
@@ -108,7 +116,7 @@ int measured_steps(Context& cx, const FidelityArgs& a, const devices::DeviceRegi
         {"  row", "task", "layout", ">measured", ">estimate", ">error", ">reserved", ">predicted"});
     for (const planner::StepPoint& p : points) {
       rows.add_row(
-          {"  " + std::to_string(p.row.line), p.row.task, p.row.layout,
+          {"  " + std::to_string(p.row.line), p.row.task, priced_layout(p),
            p.row.status == "ok" ? devices::format(devices::Seconds{p.row.step_s}) : p.row.status,
            p.estimate_s ? devices::format(devices::Seconds{*p.estimate_s}) : "cannot run",
            p.estimate_s && p.row.status == "ok"

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <map>
 #include <sstream>
+#include <string_view>
 #include <tuple>
 #include <variant>
 
@@ -202,6 +203,30 @@ const devices::TaskSpec& StepFiles::task(const std::string& name) {
   return it->second;
 }
 
+namespace {
+
+constexpr std::string_view kBestMicroBatch = "mb=best";
+
+// The layout of a measured row, and whether its micro-batch is `best` (not published: priced
+// at the fastest that fits, as the run's authors tuned it).
+Layout measured_layout(const std::filesystem::path& path, const MeasuredStep& r, bool* best) {
+  std::string text = r.layout;
+  auto at = text.find(kBestMicroBatch);
+  *best = at != std::string::npos &&
+          (at + kBestMicroBatch.size() == text.size() || text[at + kBestMicroBatch.size()] == ',');
+  if (*best)
+    text.replace(at, kBestMicroBatch.size(), "mb=1");
+  Layout l;
+  if (std::string err = parse_layout(text, &l); !err.empty()) {
+    devices::Diagnostics diag;
+    diag.error({path.string(), r.line, 1}, "layout: " + err);
+    diag.throw_if_errors();
+  }
+  return l;
+}
+
+}  // namespace
+
 std::vector<StepPoint> price_measured_steps(const std::filesystem::path& path,
                                             const std::vector<MeasuredStep>& rows,
                                             const devices::DeviceRegistry& registry,
@@ -217,19 +242,29 @@ std::vector<StepPoint> price_measured_steps(const std::filesystem::path& path,
     StepPoint p;
     p.row = r;
     p.width = "h" + std::to_string(t.model.hidden);
-    Layout l;
-    if (std::string err = parse_layout(r.layout, &l); !err.empty()) {
-      devices::Diagnostics diag;
-      diag.error({path.string(), r.line, 1}, "layout: " + err);
-      diag.throw_if_errors();
+    bool best = false;
+    Layout l = measured_layout(path, r, &best);
+    // mb=best: every power of two up to the replica's batch; the fastest that fits.
+    std::int64_t last = best ? t.global_batch / std::max<std::int64_t>(1, l.dp) : l.micro_batch;
+    std::optional<PlanEstimate> chosen;
+    for (std::int64_t mb = l.micro_batch; mb <= std::max(last, l.micro_batch); mb *= 2) {
+      Layout tried = l;
+      tried.micro_batch = mb;
+      auto e = estimate_training(TrainContext{c, t, calibrations}, tried);
+      if (auto* pe = std::get_if<PlanEstimate>(&e)) {
+        if (!chosen || pe->step.total < chosen->step.total) {
+          chosen = *pe;
+          p.micro_batch = mb;
+        }
+      } else if (p.rejected.empty()) {
+        p.rejected = std::get<Rejected>(e).reason;
+      }
     }
-    auto e = estimate_training(TrainContext{c, t, calibrations}, l);
-    if (auto* pe = std::get_if<PlanEstimate>(&e)) {
-      p.estimate_s = pe->step.total;
-      p.estimate_memory = pe->memory.total() + pe->memory.reserve;
-      p.estimate_optimizer_s = pe->step.optimizer;
-    } else {
-      p.rejected = std::get<Rejected>(e).reason;
+    if (chosen) {
+      p.estimate_s = chosen->step.total;
+      p.estimate_memory = chosen->memory.total() + chosen->memory.reserve;
+      p.estimate_optimizer_s = chosen->step.optimizer;
+      p.rejected.clear();
     }
     out.push_back(std::move(p));
   }

@@ -47,10 +47,13 @@ struct StepPoint {
   double estimate_memory = 0;        // bytes per device, the model's peak
   double estimate_optimizer_s = 0;   // the model's optimizer step
   std::string rejected;              // why the model says it cannot run
+  std::int64_t micro_batch = 0;      // the one priced (a layout's `mb=best`: the fastest)
 };
 
 /// Every row of `path` priced with the calibrated model (rows with status `error` are left
-/// out: they measured nothing).
+/// out: they measured nothing). A layout's `mb=best` stands for a micro-batch its source did
+/// not publish: the row is priced at the fastest power of two that fits, as the run's authors
+/// tuned theirs.
 std::vector<StepPoint> price_measured_steps(const std::filesystem::path& path,
                                             const std::vector<MeasuredStep>& rows,
                                             const devices::DeviceRegistry& registry,

@@ -6,6 +6,7 @@
 // data/benchmarks/A100-80GB/train_steps_published.csv.
 #include "tests/unit/test_data.h"
 
+#include "planner/step_validation.h"
 #include "planner/train_estimate.h"
 #include "planner/workload/memory_floor.h"
 
@@ -68,6 +69,52 @@ TEST(PublishedMemory, ModelStateIs18BytesPerParameterAsInFigure1) {
                                            models);
   EXPECT_DOUBLE_EQ(training_parameter_bytes(t).total(), 18.0);
   EXPECT_NEAR(memory_floor(t).bytes / 280 / kGiB / 31.640625, 1.0, 0.01);
+}
+
+TEST(PublishedSteps, AnUnpublishedMicroBatchIsPricedAtTheFastestThatFits) {
+  // SC'21 Table 1 gives no micro-batch: its rows say mb=best, priced at the fastest power of
+  // two that fits, and the row says which it chose.
+  static const devices::ModelRegistry models = devices::ModelRegistry::load_bundled();
+  std::filesystem::path csv =
+      devices::data_dir() / "benchmarks" / "A100-80GB" / "train_steps_published.csv";
+  costmodel::CalibrationSet cal =
+      costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
+  std::vector<MeasuredStep> rows;
+  for (const MeasuredStep& r : load_measured_steps(csv)) {
+    if (r.task == "meg21-t1-01" || r.task == "meg21-t1-10")
+      rows.push_back(r);
+  }
+  ASSERT_EQ(rows.size(), 2u);
+  std::vector<StepPoint> priced =
+      price_measured_steps(csv, rows, testing::bundled_registry(), models, cal);
+  std::filesystem::path steps = csv.parent_path() / "steps";
+  for (const StepPoint& p : priced) {
+    ASSERT_NE(p.row.layout.find("mb=best"), std::string::npos) << p.row.task;
+    ASSERT_TRUE(p.estimate_s.has_value()) << p.row.task;
+    devices::ClusterSpec c = devices::load_cluster(
+        steps / "clusters" / (p.row.cluster + ".yaml"), testing::bundled_registry());
+    devices::TaskSpec t = devices::load_task(steps / "tasks" / (p.row.task + ".yaml"), models);
+    std::string text = p.row.layout;
+    text.replace(text.find("mb=best"), 7, "mb=1");
+    Layout l;
+    ASSERT_EQ(parse_layout(text, &l), "");
+    double fastest = 1e300;
+    std::int64_t fastest_mb = 0;
+    for (std::int64_t mb = 1; mb <= t.global_batch / l.dp; mb *= 2) {
+      l.micro_batch = mb;
+      auto e = estimate_training(TrainContext{c, t, cal}, l);
+      if (auto* pe = std::get_if<PlanEstimate>(&e); pe && pe->step.total < fastest) {
+        fastest = pe->step.total;
+        fastest_mb = mb;
+      }
+    }
+    EXPECT_EQ(p.micro_batch, fastest_mb) << p.row.task;
+    EXPECT_DOUBLE_EQ(*p.estimate_s, fastest) << p.row.task;
+  }
+  // The small model runs without a pipeline: larger micro-batches price faster, so the
+  // choice is not 1; the 1T model's 64-stage pipeline prices micro-batch 1 fastest.
+  EXPECT_GT(priced[0].micro_batch, 1);
+  EXPECT_EQ(priced[1].micro_batch, 1);
 }
 
 }  // namespace
