@@ -22,7 +22,8 @@ std::string plan_file_yaml(const devices::ClusterSpec& cluster,
   j["estimate"] = estimate;
   std::ostringstream out;
   out << "# A yirage plan: `yirage-plan CLUSTER TASK --plan FILE` evaluates it again.\n";
-  report::write_structured(out, true, j);
+  // Its own `version`, not the output documents' `schema` (read_plan_file refuses others).
+  report::write_yaml(out, j);
   return out.str();
 }
 
