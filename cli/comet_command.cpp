@@ -1,6 +1,7 @@
 // `yirage-plan comet ARCH PROBLEM MAPPING`: the COMET model of one compound operation inside
 // one accelerator: latency in cycles (and seconds at --freq-ghz), its CS / OS / TMW breakdown
 // per memory group, operation and collective, and energy by level.
+#include "report/structured_output.h"
 #include "report/table.h"
 
 #include "cli/context.h"
@@ -168,7 +169,7 @@ int comet(Context& cx, const CometArgs& a) {
     j["fits"] = !misfit;
     if (misfit)
       j["misfit"] = misfit->reason;
-    cx.out << j.dump(2) << "\n";
+    report::write_structured(cx.out, cx.yaml, "comet", j);
     return kExitOk;
   }
   cx.out << "COMET model of " << a.mapping << " on " << a.arch << " ("

@@ -49,7 +49,7 @@ int list_devices(Context& cx) {
     nlohmann::ordered_json all = nlohmann::ordered_json::array();
     for (const DeviceSpec& d : r.devices())
       all.push_back(device_json(d));
-    write_structured(cx.out, cx.yaml, all);
+    write_structured(cx.out, cx.yaml, "devices", {{"devices", all}});
     return kExitOk;
   }
   Table t({"name", "vendor", "kind", ">bf16", ">fp8", ">memory", ">bandwidth", ">TDP", ">price"});
@@ -75,7 +75,8 @@ int show_device(Context& cx, const std::string& name) {
     return kExitBadInput;
   }
   if (cx.json || cx.yaml) {
-    write_structured(cx.out, cx.yaml, device_json(*d));
+    write_structured(cx.out, cx.yaml, "devices",
+                     {{"devices", nlohmann::ordered_json::array({device_json(*d)})}});
     return kExitOk;
   }
   cx.out << d->name << " (defined at " << d->loc.str() << ")\n";

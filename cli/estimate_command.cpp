@@ -268,14 +268,15 @@ int estimate_collective(Context& cx, const EstimateArgs& a) {
     rows.push_back(costmodel::estimate_collective(*g.group, *op, bytes));
   if (!a.sizes.empty()) {
     if (cx.json || cx.yaml) {
-      write_structured(cx.out, cx.yaml, sweep_json(*g.group, *op, rows, a.launch));
+      write_structured(cx.out, cx.yaml, "collective_sweep",
+                       sweep_json(*g.group, *op, rows, a.launch));
     } else {
       print_sweep(cx.out, *g.group, *op, *dtype, rows, a.launch);
     }
   } else if (cx.json || cx.yaml) {
     nlohmann::ordered_json j = collective_json(*g.group, rows.front());
     j["launch"] = a.launch;
-    write_structured(cx.out, cx.yaml, j);
+    write_structured(cx.out, cx.yaml, "collective", j);
   } else {
     print_collective(cx.out, *g.group, rows.front());
   }

@@ -144,7 +144,7 @@ int estimate_op(Context& cx, const OpArgs& a) {
     return kExitBadInput;
   }
   if (cx.json || cx.yaml) {
-    write_structured(cx.out, cx.yaml, op_json(*chosen));
+    write_structured(cx.out, cx.yaml, "operation", op_json(*chosen));
     return kExitOk;
   }
   print_op(cx.out, *d, *chosen);

@@ -25,6 +25,8 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <sstream>
+#include <string_view>
 #include <tuple>
 
 namespace yirage::cli {
@@ -86,6 +88,12 @@ std::vector<SimulatedPlan> rerank_by_simulation(const planner::TrainContext& tc,
     return x.step && x.simulated < y.simulated;
   });
   return out;
+}
+
+// The names every plan document opens with.
+nlohmann::ordered_json names_json(const devices::ClusterSpec& cluster,
+                                  const devices::TaskSpec& task) {
+  return {{"cluster", cluster.name}, {"task", task.name}};
 }
 
 // Writes the plan file of --save-plan, if asked; an unwritable path is exit 2.
@@ -152,9 +160,10 @@ int evaluate_layout(Context& cx,
   const auto& p = std::get<planner::PlanEstimate>(e);
   planner::StepTrust t = trust(cx, tc);
   if (cx.json || cx.yaml) {
-    nlohmann::ordered_json j = plan_run_json(p, tc.task);
-    j["step_trust"] = trust_json(t, p.layout.tp > 1);
-    write_structured(cx.out, cx.yaml, j);
+    nlohmann::ordered_json j = names_json(tc.cluster, tc.task);
+    j["trust"] = trust_json(t, p.layout.tp > 1);
+    j["plans"] = nlohmann::ordered_json::array({plan_run_json(p, tc.task)});
+    write_structured(cx.out, cx.yaml, "training", j);
   } else {
     print_plan_detail(cx.out, p, tc.task,
                       note + "\n  step model: " + planner::step_trust_text(t, p.layout.tp > 1));
@@ -195,9 +204,10 @@ int evaluate_infer_layout(Context& cx, const planner::InferContext& ic, const Pl
   const auto& p = std::get<planner::InferEstimate>(e);
   planner::InferTrust t = infer_trust(cx, ic);
   if (cx.json || cx.yaml) {
-    nlohmann::ordered_json j = infer_json(p);
-    j["model_trust"] = infer_trust_json(t);
-    write_structured(cx.out, cx.yaml, j);
+    nlohmann::ordered_json j = names_json(ic.cluster, ic.task);
+    j["trust"] = infer_trust_json(t);
+    j["plans"] = nlohmann::ordered_json::array({infer_json(p)});
+    write_structured(cx.out, cx.yaml, "inference", j);
   } else {
     cx.out << ic.task.name << " (" << devices::mode_name(ic.task.mode) << ") on " << ic.cluster.name
            << ", the given layout:\n";
@@ -208,22 +218,42 @@ int evaluate_infer_layout(Context& cx, const planner::InferContext& ic, const Pl
               p.layout.str(), ic.cluster, ic.calibrations, one_site(ic.cluster, p.compounds));
 }
 
-int explain_nothing_fits(Context& cx, const planner::SearchResult& r) {
+// No answer (exit 3): a line of text, or with --json a document with no plans that says why.
+int no_answer(Context& cx,
+              std::string_view kind,
+              nlohmann::ordered_json j,
+              const std::string& why) {
+  if (cx.json || cx.yaml) {
+    if (!j.contains("plans"))
+      j["plans"] = nlohmann::ordered_json::array();
+    j["no_answer"] = why;
+    write_structured(cx.out, cx.yaml, kind, j);
+  } else {
+    cx.out << why << "\n";
+  }
+  return kExitNoAnswer;
+}
+
+int explain_nothing_fits(Context& cx,
+                         const planner::TrainContext& tc,
+                         const planner::SearchResult& r) {
   const planner::Rejected* closest = nullptr;
   for (const planner::Rejected& x : r.rejected) {
     if (x.shortfall > 0 && (closest == nullptr || x.shortfall < closest->shortfall))
       closest = &x;
   }
-  cx.out << "no layout of the " << r.candidates << " searched fits";
+  std::ostringstream why;
+  why << "no layout of the " << r.candidates << " searched fits";
   if (closest != nullptr) {
-    cx.out << "; the closest, " << closest->layout.str() << ", " << closest->reason << " ("
-           << devices::format_quantity(closest->shortfall, devices::Dim::kBytes) << " short)";
+    why << "; the closest, " << closest->layout.str() << ", " << closest->reason << " ("
+        << devices::format_quantity(closest->shortfall, devices::Dim::kBytes) << " short)";
   } else if (!r.rejected.empty()) {
-    cx.out << "; for example " << r.rejected.front().layout.str() << ": "
-           << r.rejected.front().reason;
+    why << "; for example " << r.rejected.front().layout.str() << ": " << r.rejected.front().reason;
   }
-  cx.out << "\n";
-  return kExitNoAnswer;
+  nlohmann::ordered_json j = names_json(tc.cluster, tc.task);
+  j["candidates"] = r.candidates;
+  j["feasible"] = 0;
+  return no_answer(cx, "training", j, why.str());
 }
 
 int plan_inference(Context& cx,
@@ -242,22 +272,23 @@ int plan_inference(Context& cx,
         closest = &x;
       }
     }
-    cx.out << "no layout of the " << r.candidates << " searched can run " << task.name;
+    std::string why =
+        "no layout of the " + std::to_string(r.candidates) + " searched can run " + task.name;
     if (closest != nullptr)
-      cx.out << "; " << closest->layout.str() << ": " << closest->reason;
-    cx.out << "\n";
-    return kExitNoAnswer;
+      why += "; " + closest->layout.str() + ": " + closest->reason;
+    nlohmann::ordered_json j = names_json(cluster, task);
+    j["candidates"] = r.candidates;
+    return no_answer(cx, "inference", j, why);
   }
   if (cx.json || cx.yaml) {
-    nlohmann::ordered_json j;
-    j["cluster"] = cluster.name;
-    j["task"] = task.name;
+    nlohmann::ordered_json j = names_json(cluster, task);
     j["candidates"] = r.candidates;
+    j["trust"] = infer_trust_json(infer_trust(cx, ic));
+    j["plans"] = nlohmann::ordered_json::array();
     for (std::size_t i = 0; i < r.plans.size() && i < a.top; ++i) {
       j["plans"].push_back(infer_json(r.plans[i]));
     }
-    j["model_trust"] = infer_trust_json(infer_trust(cx, ic));
-    write_structured(cx.out, cx.yaml, j);
+    write_structured(cx.out, cx.yaml, "inference", j);
     return emit(
         save_plan(cx, a, cluster, task, r.plans.front().layout.str(), infer_json(r.plans.front())),
         cx, a, r.plans.front().layout.str(), cluster, calibrations,
@@ -287,7 +318,11 @@ int evaluate_hetero_layout(Context& cx,
     return *code;
   const planner::HeteroPipelinePlan& plan = std::get<planner::HeteroPipelinePlan>(e);
   if (cx.json || cx.yaml) {
-    write_structured(cx.out, cx.yaml, hetero_pipeline_json(plan));
+    nlohmann::ordered_json j = names_json(cluster, task);
+    nlohmann::ordered_json p = {{"strategy", "pipeline"}};
+    p.update(hetero_pipeline_json(plan));
+    j["plans"] = nlohmann::ordered_json::array({p});
+    write_structured(cx.out, cx.yaml, "mixed_training", j);
   } else {
     print_hetero_pipeline(cx.out, plan);
     cx.out << "  model: " << model_note(cluster, calibrations, devices::Mode::kTrain) << "\n";
@@ -311,17 +346,17 @@ int plan_hetero(Context& cx,
     return kExitNoAnswer;
   }
   if (!r.plan && !r.pipeline) {
-    cx.out << "no plan for " << task.name << " on " << cluster.name
-           << ":\n  data parallelism across the node groups: " << r.why
-           << "\n  one pipeline across the node groups: " << r.pipeline_why << "\n";
-    return kExitNoAnswer;
+    nlohmann::ordered_json j = names_json(cluster, task);
+    j.update(hetero_training_json(r));
+    return no_answer(cx, "mixed_training", j,
+                     "no plan for " + task.name + " on " + cluster.name +
+                         ":\n  data parallelism across the node groups: " + r.why +
+                         "\n  one pipeline across the node groups: " + r.pipeline_why);
   }
   if (cx.json || cx.yaml) {
-    nlohmann::ordered_json j;
-    j["cluster"] = cluster.name;
-    j["task"] = task.name;
+    nlohmann::ordered_json j = names_json(cluster, task);
     j.update(hetero_training_json(r));
-    write_structured(cx.out, cx.yaml, j);
+    write_structured(cx.out, cx.yaml, "mixed_training", j);
   } else {
     cx.out << task.name << " on " << cluster.name << " (" << cluster.total_devices()
            << " devices in " << cluster.groups.size() << " node groups)\n";
@@ -348,8 +383,8 @@ int plan_hetero_inference(Context& cx,
                           const PlanArgs& a) {
   planner::HeteroInferResult r = planner::search_hetero_inference(cluster, task, calibrations);
   if (!r.plan) {
-    cx.out << "no plan for " << task.name << " on " << cluster.name << ": " << r.why << "\n";
-    return kExitNoAnswer;
+    return no_answer(cx, "mixed_inference", names_json(cluster, task),
+                     "no plan for " + task.name + " on " + cluster.name + ": " + r.why);
   }
   const planner::HeteroInferPlan& h = *r.plan;
   std::vector<KernelSite> sites;
@@ -359,21 +394,21 @@ int plan_hetero_inference(Context& cx,
     layouts += (layouts.empty() ? "" : " | ") + g.group + ": " + g.plan.layout.str();
   }
   if (cx.json || cx.yaml) {
-    nlohmann::ordered_json j;
-    j["cluster"] = cluster.name;
-    j["task"] = task.name;
-    j["tokens_per_s"] = h.tokens_per_s;
-    j["ttft_s"] = h.ttft;
-    j["tpot_s"] = h.tpot;
-    j["meets_objective"] = h.meets_objective;
+    nlohmann::ordered_json plan;
+    plan["tokens_per_s"] = h.tokens_per_s;
+    plan["ttft_s"] = h.ttft;
+    plan["tpot_s"] = h.tpot;
+    plan["meets_objective"] = h.meets_objective;
     for (const planner::InferShare& g : h.groups) {
       nlohmann::ordered_json gj = infer_json(g.plan);
       gj["group"] = g.group;
       gj["device"] = g.device;
       gj[task.mode == devices::Mode::kServe ? "requests_per_s" : "sequences"] = g.share;
-      j["groups"].push_back(gj);
+      plan["groups"].push_back(gj);
     }
-    write_structured(cx.out, cx.yaml, j);
+    nlohmann::ordered_json j = names_json(cluster, task);
+    j["plans"] = nlohmann::ordered_json::array({plan});
+    write_structured(cx.out, cx.yaml, "mixed_inference", j);
     return emit(kExitOk, cx, a, layouts, cluster, calibrations, sites);
   }
   cx.out << task.name << " (" << devices::mode_name(task.mode) << ") on " << cluster.name << " ("
@@ -405,7 +440,7 @@ int export_plan(Context& cx,
   } else {
     planner::SearchResult r = planner::search_training(tc);
     if (r.plans.empty())
-      return explain_nothing_fits(cx, r);
+      return explain_nothing_fits(cx, tc, r);
     p = r.plans.front();
   }
   if (!a.save_plan.empty()) {
@@ -481,20 +516,18 @@ int plan(Context& cx, const PlanArgs& given) {
     return evaluate_layout(cx, tc, a, note);
   planner::SearchResult r = planner::search_training(tc);
   if (r.plans.empty())
-    return explain_nothing_fits(cx, r);
+    return explain_nothing_fits(cx, tc, r);
   if (cx.json || cx.yaml) {
-    nlohmann::ordered_json j;
-    j["cluster"] = cluster.name;
-    j["task"] = task.name;
+    nlohmann::ordered_json j = names_json(cluster, task);
     j["candidates"] = r.candidates;
     j["feasible"] = r.plans.size();
-    j["step_trust"] = trust_json(trust(cx, tc), r.plans.front().layout.tp > 1);
+    j["trust"] = trust_json(trust(cx, tc), r.plans.front().layout.tp > 1);
     for (std::size_t i = 0; i < r.plans.size() && i < a.top; ++i) {
       j["plans"].push_back(plan_run_json(r.plans[i], task));
     }
     for (const SimulatedPlan& s : rerank_by_simulation(tc, r.plans, a.simulate_top))
       j["simulated"].push_back(simulated_json(s));
-    write_structured(cx.out, cx.yaml, j);
+    write_structured(cx.out, cx.yaml, "training", j);
     return emit(
         save_plan(cx, a, cluster, task, r.plans.front().layout.str(), plan_json(r.plans.front())),
         cx, a, r.plans.front().layout.str(), cluster, calibrations,

@@ -194,9 +194,10 @@ int report(Context& cx,
     nlohmann::ordered_json j;
     j["cluster"] = cluster.name;
     j["task"] = task.name;
+    j["plans"] = nlohmann::ordered_json::array();
     for (const SimulatedPlan& s : simulated)
       j["plans"].push_back(simulated_json(s));
-    write_structured(cx.out, cx.yaml, j);
+    write_structured(cx.out, cx.yaml, "simulation", j);
     return kExitOk;
   }
   cx.out << task.name << " on " << cluster.name << " (" << cluster.total_devices()

@@ -2,6 +2,8 @@
 // for a tensor program on a device (codegen/search/superoptimizer.h), prints the counts of
 // candidates generated, pruned and verified and the best µGraph with its estimate next to
 // the unfused program, and saves it as JSON and Graphviz DOT.
+#include "report/structured_output.h"
+
 #include "cli/context.h"
 #include "cli/output_file.h"
 #include "cli/progress.h"
@@ -56,8 +58,8 @@ int superoptimize(Context& cx, const SuperoptimizeArgs& a) {
     cx.err << "yirage-plan: " << why << "\n";
     return kExitBadInput;
   }
-  if (cx.json) {
-    cx.out << result_json(s, r) << "\n";
+  if (cx.json || cx.yaml) {
+    report::write_structured(cx.out, cx.yaml, "superoptimize", result_json(s, r));
     return kExitOk;
   }
   print_result(cx.out, s, r);

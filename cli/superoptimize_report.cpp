@@ -183,7 +183,7 @@ void print_result(std::ostream& out, const SearchSetup& s, const codegen::Supero
            "(on the H100, unpriced, they measured 3.5x to 15.6x their estimates)\n";
 }
 
-std::string result_json(const SearchSetup& s, const codegen::SuperoptimizeResult& r) {
+nlohmann::ordered_json result_json(const SearchSetup& s, const codegen::SuperoptimizeResult& r) {
   const codegen::SuperoptimizeStats& st = r.stats;
   nlohmann::ordered_json j;
   j["program"] = s.program.graph.name;
@@ -204,7 +204,7 @@ std::string result_json(const SearchSetup& s, const codegen::SuperoptimizeResult
   j["library_latency_s"] = r.reference.cost.time.value;
   j["best_is_library"] = r.best_is_reference;
   j["ugraph"] = nlohmann::ordered_json::parse(codegen::ugraph_to_json(r.best.graph));
-  return j.dump(2);
+  return j;
 }
 
 }  // namespace yirage::cli

@@ -7,6 +7,7 @@
 #include "costmodel/gpu_kernel.h"
 #include "devices/registry.h"
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -30,6 +31,6 @@ std::optional<SearchSetup> setup_search(const devices::DeviceRegistry& registry,
                                         std::ostream& err);
 
 void print_result(std::ostream& out, const SearchSetup& s, const codegen::SuperoptimizeResult& r);
-std::string result_json(const SearchSetup& s, const codegen::SuperoptimizeResult& r);
+nlohmann::ordered_json result_json(const SearchSetup& s, const codegen::SuperoptimizeResult& r);
 
 }  // namespace yirage::cli

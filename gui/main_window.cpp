@@ -691,13 +691,14 @@ QString MainWindow::export_plan_to(const QString& path, std::size_t row) const {
   const ScenarioResult& r = model_->result();
   if (row >= (r.train.empty() ? r.infer.size() : r.train.size()))
     return tr("no plan %1 to export").arg(row + 1);
-  nlohmann::ordered_json j =
-      r.train.empty() ? report::infer_json(r.infer[row]) : report::plan_json(r.train[row]);
-  // The CLI's --json and --yaml forms of the same value.
+  // The CLI's --json and --yaml document for that one plan.
+  nlohmann::ordered_json j = {{"cluster", r.cluster.name}, {"task", r.task.name}};
+  j["plans"] = nlohmann::ordered_json::array(
+      {r.train.empty() ? report::infer_json(r.infer[row]) : report::plan_json(r.train[row])});
   std::ostringstream text;
   bool yaml =
       path.endsWith(".yaml", Qt::CaseInsensitive) || path.endsWith(".yml", Qt::CaseInsensitive);
-  report::write_structured(text, yaml, j);
+  report::write_structured(text, yaml, r.train.empty() ? "inference" : "training", j);
   return QString::fromStdString(report::atomic_write(path.toStdString(), text.str()));
 }
 

@@ -1,5 +1,6 @@
 #include "report/hetero_report.h"
 
+#include "report/layout_json.h"
 #include "report/plan_report.h"
 #include "report/summary.h"
 #include "report/table.h"
@@ -94,7 +95,7 @@ void print_hetero_training(std::ostream& out, const planner::HeteroResult& r) {
 nlohmann::ordered_json hetero_pipeline_json(const planner::HeteroPipelinePlan& h) {
   const planner::StepBreakdown& b = h.step;
   nlohmann::ordered_json p;
-  p["layout"] = h.str();
+  p["layout"] = layout_json(h.str());
   p["step_s"] = b.total;
   p["breakdown_s"] = {{"compute", b.compute}, {"tp_comm", b.tp_comm}, {"pp_comm", b.pp_comm},
                       {"bubble", b.bubble},   {"dp_comm", b.dp_comm}, {"optimizer", b.optimizer}};
@@ -118,11 +119,12 @@ nlohmann::ordered_json hetero_pipeline_json(const planner::HeteroPipelinePlan& h
 }
 
 nlohmann::ordered_json hetero_training_json(const planner::HeteroResult& r) {
-  nlohmann::ordered_json j;
-  j["best"] = pipeline_is_best(r) ? "pipeline" : "data_parallel";
+  nlohmann::ordered_json plans = nlohmann::ordered_json::array();
+  nlohmann::ordered_json refused = nlohmann::ordered_json::array();
   if (r.plan) {
     const planner::HeteroPlan& h = *r.plan;
     nlohmann::ordered_json d;
+    d["strategy"] = "data_parallel";
     d["step_s"] = h.step;
     d["cross_group_sync_s"] = h.cross_sync;
     d["tokens_per_s"] = h.tokens_per_s;
@@ -134,16 +136,18 @@ nlohmann::ordered_json hetero_training_json(const planner::HeteroResult& r) {
       gj["batch"] = g.batch;
       d["groups"].push_back(gj);
     }
-    j["data_parallel"] = d;
+    plans.push_back(d);
   } else {
-    j["data_parallel"] = {{"error", r.why}};
+    refused.push_back({{"strategy", "data_parallel"}, {"reason", r.why}});
   }
   if (r.pipeline) {
-    j["pipeline"] = hetero_pipeline_json(*r.pipeline);
+    nlohmann::ordered_json p = {{"strategy", "pipeline"}};
+    p.update(hetero_pipeline_json(*r.pipeline));
+    plans.insert(pipeline_is_best(r) ? plans.begin() : plans.end(), p);
   } else {
-    j["pipeline"] = {{"error", r.pipeline_why}};
+    refused.push_back({{"strategy", "pipeline"}, {"reason", r.pipeline_why}});
   }
-  return j;
+  return {{"plans", plans}, {"refused", refused}};
 }
 
 }  // namespace yirage::report

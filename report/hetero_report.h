@@ -12,6 +12,8 @@ namespace yirage::report {
 
 void print_hetero_training(std::ostream& out, const planner::HeteroResult& r);
 
+/// {"plans": [the strategies that can run, best first], "refused": [{strategy, reason}]}:
+/// data parallelism across the node groups and one pipeline across them.
 nlohmann::ordered_json hetero_training_json(const planner::HeteroResult& r);
 
 /// One pipeline across the groups: the layout, a row per group, the breakdown.

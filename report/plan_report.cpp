@@ -1,5 +1,6 @@
 #include "report/plan_report.h"
 
+#include "report/layout_json.h"
 #include "report/summary.h"
 #include "report/table.h"
 
@@ -148,7 +149,7 @@ void print_plan_detail(std::ostream& out,
 nlohmann::ordered_json plan_json(const planner::PlanEstimate& p) {
   const planner::StepBreakdown& b = p.step;
   nlohmann::ordered_json j;
-  j["layout"] = p.layout.str();
+  j["layout"] = layout_json(p.layout.str());
   j["step_s"] = b.total;
   j["breakdown_s"] = {{"compute", b.compute}, {"tp_comm", b.tp_comm}, {"pp_comm", b.pp_comm},
                       {"bubble", b.bubble},   {"dp_comm", b.dp_comm}, {"optimizer", b.optimizer}};
@@ -248,7 +249,7 @@ nlohmann::ordered_json plan_run_json(const planner::PlanEstimate& p,
 
 nlohmann::ordered_json infer_json(const planner::InferEstimate& p) {
   nlohmann::ordered_json j;
-  j["layout"] = p.layout.str();
+  j["layout"] = layout_json(p.layout.str());
   // A decode step has no first token and a prefill no output tokens: null, not 0.
   j["ttft_s"] = p.mode == devices::Mode::kDecode ? nlohmann::ordered_json(nullptr)
                                                  : nlohmann::ordered_json(p.ttft);

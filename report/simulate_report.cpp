@@ -1,5 +1,6 @@
 #include "report/simulate_report.h"
 
+#include "report/layout_json.h"
 #include "report/plan_report.h"
 #include "report/summary.h"
 #include "report/table.h"
@@ -106,7 +107,7 @@ void print_simulation_detail(std::ostream& out, const SimulatedPlan& s) {
 
 nlohmann::ordered_json simulated_json(const SimulatedPlan& s) {
   nlohmann::ordered_json j;
-  j["layout"] = s.layout;
+  j["layout"] = layout_json(s.layout);
   j["estimate_s"] = s.estimate;
   if (!s.step) {
     j["simulated_s"] = nullptr;

@@ -60,17 +60,19 @@ bool all_finite(const nlohmann::ordered_json& j) {
 
 }  // namespace
 
-void write_structured(std::ostream& out, bool yaml, const nlohmann::ordered_json& j) {
+void write_structured(std::ostream& out,
+                      bool yaml,
+                      std::string_view kind,
+                      const nlohmann::ordered_json& j) {
   if (!all_finite(j))
     throw devices::InternalError("a result to print is not a finite number");
-  // Every document opens with the version of its shape (docs/formats.md, "JSON").
-  nlohmann::ordered_json doc = j;
-  if (j.is_object() && !j.contains("schema")) {
-    doc = nlohmann::ordered_json::object();
-    doc["schema"] = kSchemaVersion;
-    for (const auto& [key, value] : j.items())
-      doc[key] = value;
-  }
+  CHECK(j.is_object()) << "a document to print is an object";
+  // Every document opens with the version of its shape and what it answers (docs/json.md).
+  nlohmann::ordered_json doc = nlohmann::ordered_json::object();
+  doc["schema"] = kSchemaVersion;
+  doc["kind"] = std::string(kind);
+  for (const auto& [key, value] : j.items())
+    doc[key] = value;
   if (yaml) {
     write_yaml(out, doc);
   } else {

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <string_view>
 
 namespace yirage::report {
 
@@ -14,8 +15,11 @@ void write_yaml(std::ostream& out, const nlohmann::ordered_json& j);
 /// a key is renamed, removed or changes meaning (added keys keep it).
 inline constexpr int kSchemaVersion = 1;
 
-/// Writes `j` as YAML when `yaml`, else as indented JSON, with `schema` first where `j` is
-/// an object.
-void write_structured(std::ostream& out, bool yaml, const nlohmann::ordered_json& j);
+/// Writes the document `j` (an object) as YAML when `yaml`, else as indented JSON, opening
+/// with `schema` and `kind` (what it answers: "training", "devices", ...; docs/json.md).
+void write_structured(std::ostream& out,
+                      bool yaml,
+                      std::string_view kind,
+                      const nlohmann::ordered_json& j);
 
 }  // namespace yirage::report

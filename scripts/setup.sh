@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 packages=(
   build-essential cmake ninja-build pkg-config git   # toolchain
-  python3                                            # the step runners' CPU checks (bench/)
+  python3 python3-jsonschema                         # the step runners' CPU checks (bench/); the JSON schema test
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev    # input files, command line, JSON
   libeigen3-dev libsimgrid-dev                       # calibration fits, network simulation
   libgtest-dev libgmock-dev                          # tests

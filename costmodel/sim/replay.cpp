@@ -332,9 +332,7 @@ class Workers {
       return;
     }
     ++running_;
-    sg4::Actor::create("op", platform_.timer_host(), [this, id] {
-      run(id);
-    });
+    sg4::Actor::create("op", platform_.timer_host(), [this, id] { run(id); });
   }
 
   static constexpr std::uint32_t kNone = UINT32_MAX;

@@ -18,7 +18,8 @@ for cluster in "$data"/clusters/*.yaml; do
     check "$c on $cluster" --cluster "$cluster" --collective "$c" --size 64MiB
   done
 done
-devices=$("$plan" --json devices | grep -o '^    "name": "[^"]*"' | sed 's/.*: "//; s/"$//')
+devices=$("$plan" --json devices |
+          python3 -c 'import json, sys; print(*(d["name"] for d in json.load(sys.stdin)["devices"]))')
 for d in $devices; do
   for spec in "gemm 2048x4096x4096" "attention 4x32x8x2048x2048x128" "attention 32x32x8x1x8192x128" \
               "rmsnorm 4096x8192" "layernorm 4096x8192" "softmax 4096x8192" "elementwise 16777216" \

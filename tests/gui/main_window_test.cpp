@@ -238,12 +238,15 @@ class MainWindowTest : public QObject {
     QFile jf(json), yf(yaml);
     QVERIFY(jf.open(QIODevice::ReadOnly) && yf.open(QIODevice::ReadOnly));
     QJsonParseError err;
-    QJsonObject plan = QJsonDocument::fromJson(jf.readAll(), &err).object();
+    QJsonObject doc = QJsonDocument::fromJson(jf.readAll(), &err).object();
     QCOMPARE(err.error, QJsonParseError::NoError);
-    QString layout = plan.value("layout").toString();
+    QCOMPARE(doc.value("kind").toString(), QString("training"));  // the CLI's document
+    QCOMPARE(doc.value("cluster").toString(), QString("h100-4x8-rail"));
+    QJsonObject plan = doc.value("plans").toArray().at(0).toObject();
+    QString layout = plan.value("layout").toObject().value("text").toString();
     QVERIFY(layout.startsWith("tp="));
     QString text = QString::fromUtf8(yf.readAll());
-    QVERIFY2(text.contains("layout: " + layout), qPrintable(text.left(200)));
+    QVERIFY2(text.contains("text: " + layout), qPrintable(text.left(400)));
     QVERIFY(!text.trimmed().startsWith("{"));
     QVERIFY(!w.export_plan_to(json, 100000).isEmpty());  // no such plan: said, nothing written
     QFile::remove(json);

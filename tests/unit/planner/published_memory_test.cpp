@@ -91,8 +91,8 @@ TEST(PublishedSteps, AnUnpublishedMicroBatchIsPricedAtTheFastestThatFits) {
   for (const StepPoint& p : priced) {
     ASSERT_NE(p.row.layout.find("mb=best"), std::string::npos) << p.row.task;
     ASSERT_TRUE(p.estimate_s.has_value()) << p.row.task;
-    devices::ClusterSpec c = devices::load_cluster(
-        steps / "clusters" / (p.row.cluster + ".yaml"), testing::bundled_registry());
+    devices::ClusterSpec c = devices::load_cluster(steps / "clusters" / (p.row.cluster + ".yaml"),
+                                                   testing::bundled_registry());
     devices::TaskSpec t = devices::load_task(steps / "tasks" / (p.row.task + ".yaml"), models);
     std::string text = p.row.layout;
     text.replace(text.find("mb=best"), 7, "mb=1");

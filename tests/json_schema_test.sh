@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Every --json document yirage-plan prints validates against docs/schema/output.schema.json:
+# the main form on training, inference, mixed and no-answer cases, simulate, devices, the
+# estimates, comet and superoptimize. Every subcommand in `yirage-plan --help` is either run
+# here or refuses --json with exit 2 (listed below); a new subcommand in neither fails.
+#
+#   tests/json_schema_test.sh YIRAGE_PLAN SOURCE_DIR
+set -u
+plan=$1
+src=$2
+data=$src/data
+work=${JSON_SCHEMA_WORK:-$(mktemp -d)}
+[ -n "${JSON_SCHEMA_WORK:-}" ] || trap 'rm -rf "$work"' EXIT
+validator=""
+for py in python3 /usr/bin/python3; do
+  if "$py" -c "import jsonschema" 2>/dev/null; then validator=$py; break; fi
+done
+if [ -z "$validator" ]; then
+  echo "FAIL: no Python with jsonschema (scripts/setup.sh installs python3-jsonschema)"
+  exit 1
+fi
+C=$data/clusters
+T=$data/tasks
+n=0
+run() {  # run NAME EXPECTED_EXIT ARGS...: writes $work/NAME.json
+  local name=$1 want=$2
+  shift 2
+  "$plan" --json "$@" >"$work/$name.json" 2>"$work/$name.err"
+  local code=$?
+  if [ "$code" -ne "$want" ]; then
+    echo "FAIL: $name exited $code, not $want: yirage-plan --json $*"
+    cat "$work/$name.err"
+    exit 1
+  fi
+  n=$((n + 1))
+}
+run training 0 "$C/h100-4x8-rail.yaml" "$T/llama3-70b-train.yaml" --top 3
+run training_layout 0 "$C/h100-4x8-rail.yaml" "$T/llama3-70b-train.yaml" \
+  --layout tp=8,pp=4,dp=1,mb=1,recompute=full,zero=1
+run training_simulated 0 "$C/h100-4x8-rail.yaml" "$T/llama3-8b-train.yaml" --top 2 --simulate-top 1
+run decode 0 "$C/h100-4x8-rail.yaml" "$T/llama3-70b-decode.yaml" --top 3
+run prefill 0 "$C/h100-4x8-rail.yaml" "$T/llama3-70b-prefill.yaml" --top 3
+run serve 0 "$C/dgx-h100.yaml" "$T/llama3-8b-serve.yaml" --top 3
+run decode_layout 0 "$C/h100-4x8-rail.yaml" "$T/llama3-70b-decode.yaml" \
+  --layout tp=8,pp=1,replicas=4,batch=16
+run decode_no_answer 3 "$C/one-h100.yaml" "$T/llama3-70b-decode.yaml"
+run mixed_training 0 "$C/mixed-h100-mi300x-910b.yaml" "$T/llama3-70b-train.yaml"
+run mixed_decode 0 "$C/mixed-h100-mi300x-910b.yaml" "$T/llama3-70b-decode.yaml"
+run simulate 0 simulate "$C/h100-4x8-rail.yaml" "$T/llama3-8b-train.yaml" --top 2
+run simulate_decode 0 simulate "$C/h100-4x8-rail.yaml" "$T/llama3-8b-decode.yaml" --top 1
+run devices 0 devices
+run device 0 devices show H100-SXM
+run collective 0 estimate --cluster "$C/h100-4x8-rail.yaml" --collective all_reduce --size 64MiB
+run collective_sweep 0 estimate --cluster "$C/h100-4x8-rail.yaml" --collective all_gather \
+  --sizes 1KiB:1MiB --launch graph
+run operation 0 estimate --device H100-SXM --op rmsnorm_linear --shape 16x4096x6144
+run comet 0 comet "$data/comet/arch.yaml" "$data/comet/problem.yaml" "$data/comet/mapping.yaml" \
+  --constants "$data/comet/constants_worked_example.yaml"
+run superoptimize 0 superoptimize "$data/programs/gemm_softmax.yaml" --device H100-SXM \
+  --out "$work/ugraphs"
+
+# Subcommands that print text only: --json is refused (exit 2), never ignored.
+refuse() {  # refuse SUBCOMMAND ARGS...
+  local sub=$1
+  "$plan" --json "$@" >/dev/null 2>"$work/refused.err"
+  if [ $? -ne 2 ] || ! grep -q "is not available for \`$sub\`" "$work/refused.err"; then
+    echo "FAIL: $sub neither validates here nor refuses --json"
+    cat "$work/refused.err"
+    exit 1
+  fi
+  text_only="$text_only $sub"
+}
+text_only=""
+refuse check "$C/h100-4x8-rail.yaml" "$T/llama3-70b-train.yaml"
+refuse validate "$data/benchmarks/H200/ops_casts.csv"
+refuse calibrate
+refuse validate-training "$data/benchmarks/A100-80GB/train_steps_published.csv"
+refuse bench-plan "$C/h100-4x8-rail.yaml" "$T/llama3-70b-train.yaml"
+refuse bench-simulate
+refuse capacity "$C/h100-4x8-rail.yaml" "$T/llama3-70b-train.yaml"
+refuse codegen "$work/ugraphs/gemm_softmax.ugraph.json"
+refuse bench-superoptimize
+# Every subcommand is one of the two.
+covered=" devices estimate simulate comet superoptimize $text_only "
+for sub in $("$plan" --help | sed -n '/^Subcommands:/,$p' | awk 'NR > 1 && NF {print $1}'); do
+  case "$covered" in
+    *" $sub "*) ;;
+    *) echo "FAIL: subcommand $sub is not covered by tests/json_schema_test.sh"; exit 1 ;;
+  esac
+done
+
+"$validator" - "$src/docs/schema/output.schema.json" "$work"/*.json <<'PY'
+import json, sys
+import jsonschema
+schema = json.load(open(sys.argv[1]))
+jsonschema.Draft202012Validator.check_schema(schema)
+validator = jsonschema.Draft202012Validator(schema)
+failed = 0
+kinds = set()
+for path in sys.argv[2:]:
+    doc = json.load(open(path))
+    kinds.add(doc.get("kind"))
+    errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
+    for e in errors[:5]:
+        print("FAIL: %s: %s at %s" % (path.rsplit("/", 1)[-1], e.message[:200],
+                                     "/".join(map(str, e.absolute_path))))
+    failed += bool(errors)
+missing = set(schema["properties"]["kind"]["enum"]) - kinds
+if missing:
+    print("FAIL: no document of kind %s was checked" % ", ".join(sorted(missing)))
+    failed += 1
+print("json schema: %d documents of %d kinds checked, %d invalid" % (len(sys.argv) - 2, len(kinds), failed))
+sys.exit(1 if failed else 0)
+PY
