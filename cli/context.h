@@ -44,6 +44,7 @@ void add_fidelity_command(CLI::App& app, Context& cx);
 void add_bench_command(CLI::App& app, Context& cx);
 void add_bench_simulate_command(CLI::App& app, Context& cx);
 void add_capacity_command(CLI::App& app, Context& cx);
+void add_sweep_command(CLI::App& app, Context& cx);
 void add_comet_command(CLI::App& app, Context& cx);
 void add_simulate_command(CLI::App& app, Context& cx);
 void add_superoptimize_command(CLI::App& app, Context& cx);

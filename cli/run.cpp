@@ -45,6 +45,7 @@ void configure(CLI::App& app, Context& cx) {
   add_bench_command(app, cx);
   add_bench_simulate_command(app, cx);
   add_capacity_command(app, cx);
+  add_sweep_command(app, cx);
   add_comet_command(app, cx);
   add_simulate_command(app, cx);
   add_superoptimize_command(app, cx);

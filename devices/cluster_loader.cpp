@@ -287,4 +287,28 @@ ClusterSpec load_cluster(const std::filesystem::path& path, const DeviceRegistry
   return parse_cluster(path.string(), *text, registry);
 }
 
+std::optional<Fabric> device_fabric(const DeviceSpec& d,
+                                    std::int64_t devices_per_node,
+                                    Seconds latency,
+                                    bool* latency_assumed) {
+  *latency_assumed = false;
+  for (FabricKind kind : {FabricKind::kNvswitch, FabricKind::kXgmi, FabricKind::kIci,
+                          FabricKind::kHccs, FabricKind::kEthernet}) {
+    const LinkSpec* link = fabric_link(d, kind);
+    if (link == nullptr)
+      continue;
+    Fabric f;
+    f.kind = kind == FabricKind::kNvswitch && devices_per_node <= 2 ? FabricKind::kNvlink : kind;
+    f.bandwidth = link->bandwidth.value;
+    if (link->latency) {
+      f.latency = link->latency->value;
+    } else {
+      f.latency = latency;
+      *latency_assumed = true;
+    }
+    return f;
+  }
+  return std::nullopt;
+}
+
 }  // namespace yirage::devices

@@ -80,6 +80,7 @@ refuse bench-simulate
 refuse capacity "$C/h100-4x8-rail.yaml" "$T/llama3-70b-train.yaml"
 refuse codegen "$work/ugraphs/gemm_softmax.ugraph.json"
 refuse bench-superoptimize
+refuse sweep "$C/h100-4x8-rail.yaml" "$T/llama3-70b-train.yaml"
 # Every subcommand is one of the two.
 covered=" devices estimate simulate comet superoptimize $text_only "
 for sub in $("$plan" --help | sed -n '/^Subcommands:/,$p' | awk 'NR > 1 && NF {print $1}'); do
