@@ -8,6 +8,7 @@
 #include "report/table.h"
 
 #include "cli/context.h"
+#include "cli/prices.h"
 #include "cli/progress.h"
 #include "cli/run.h"
 #include "planner/infer_estimate.h"
@@ -30,6 +31,7 @@ struct CapacityArgs {
   double days = 0;           // a training run within this many days
   bool slo = false;          // the task's own objective (TTFT, TPOT, min throughput)
   std::int64_t max_nodes = 4096;
+  double price_per_hour = 0;
 };
 
 struct Outcome {
@@ -228,10 +230,13 @@ int capacity_by_type(Context& cx,
   auto devices_of = [](const Candidate& c) {
     return c.sized.nodes * c.group->devices_per_node;
   };
+  // Equally cheap: the faster first.
   auto cheaper = [&](const Candidate& x, const Candidate& y) {
-    if (priced)
-      return *x.price < *y.price;
-    return powered ? x.power < y.power : devices_of(x) < devices_of(y);
+    double cx = priced ? *x.price : powered ? x.power : static_cast<double>(devices_of(x));
+    double cy = priced ? *y.price : powered ? y.power : static_cast<double>(devices_of(y));
+    if (cx != cy)
+      return cx < cy;
+    return x.sized.hit.tokens_per_s > y.sized.hit.tokens_per_s;
   };
   const Candidate& best = *std::min_element(met.begin(), met.end(), cheaper);
   cx.out << (priced    ? "cheapest by price per hour: "
@@ -245,6 +250,10 @@ int capacity(Context& cx, const CapacityArgs& a) {
   devices::DeviceRegistry registry = cx.load_registry();
   devices::ClusterSpec tpl = cx.load_cluster(a.files[0], registry);
   devices::TaskSpec task = cx.load_task(a.files[1]);
+  if (std::string why = apply_prices(a.price_per_hour, tpl, task); !why.empty()) {
+    cx.err << why << "\n";
+    return kExitBadInput;
+  }
   double want = 0;
   if (!a.tokens_per_s.empty()) {
     devices::ParsedQuantity q = devices::parse_quantity(a.tokens_per_s + " tok/s");
@@ -303,6 +312,7 @@ void add_capacity_command(CLI::App& app, Context& cx) {
   cmd->add_option("--max-nodes", a->max_nodes, "Largest cluster to consider")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000}))
       ->capture_default_str();
+  add_price_option(*cmd, &a->price_per_hour);
   cmd->callback([&cx, a] {
     cx.action = [&cx, a] {
       return capacity(cx, *a);

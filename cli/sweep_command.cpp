@@ -269,8 +269,8 @@ int sweep(Context& cx, const SweepArgs& a) {
   devices::DeviceRegistry registry = cx.load_registry();
   devices::ClusterSpec tpl = cx.load_cluster(a.files[0], registry);
   devices::TaskSpec task = cx.load_task(a.files[1]);
-  if (std::string err = apply_prices(a.price_per_hour, tpl, task); !err.empty()) {
-    cx.err << err;
+  if (std::string why = apply_prices(a.price_per_hour, tpl, task); !why.empty()) {
+    cx.err << why << "\n";
     return kExitBadInput;
   }
   std::vector<std::int64_t> nodes;
