@@ -131,7 +131,7 @@ costmodel::comet::SearchResult search_mapping(Context& cx,
 // --search, and with --baseline the speed-up of the best mapping over the best baseline
 // (comet-model.md section 8 #19: the same search space for both).
 int search(Context& cx, const CometArgs& a, const costmodel::comet::Options& opt) {
-  if (cx.json || a.json) {
+  if (cx.structured() || a.json) {
     cx.err << "error: comet --search prints text only; --json is for one mapping\n";
     return kExitBadInput;
   }
@@ -164,13 +164,12 @@ int comet(Context& cx, const CometArgs& a) {
   Mapping mapping = load_mapping(a.mapping, arch, problem, constants);
   Report r = evaluate(arch, problem, mapping, opt);
   std::optional<Rejected> misfit = check_fit(arch, problem, mapping, opt);
-  if (cx.json || a.json) {
+  if (cx.structured() || a.json) {
     nlohmann::ordered_json j = report_json(r, a);
     j["fits"] = !misfit;
     if (misfit)
       j["misfit"] = misfit->reason;
-    report::write_structured(cx.out, cx.yaml, "comet", j);
-    return kExitOk;
+    return write_document(cx, "comet", j);
   }
   cx.out << "COMET model of " << a.mapping << " on " << a.arch << " ("
          << (a.ref_compat ? "reference mode" : "corrected model") << ")\n";

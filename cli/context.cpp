@@ -1,7 +1,14 @@
 #include "cli/context.h"
 
+#include "report/csv.h"
+#include "report/structured_output.h"
+
+#include "cli/output_file.h"
+#include "cli/run.h"
 #include "devices/cluster_loader.h"
 #include "devices/task_loader.h"
+
+#include <sstream>
 
 namespace yirage::cli {
 
@@ -19,6 +26,35 @@ devices::ClusterSpec Context::load_cluster(const std::string& path,
 
 devices::TaskSpec Context::load_task(const std::string& path) const {
   return devices::load_task(path, devices::ModelRegistry::load_bundled());
+}
+
+int write_document(Context& cx, std::string_view kind, const nlohmann::ordered_json& j) {
+  if (cx.csv.empty()) {
+    report::write_structured(cx.out, cx.yaml, kind, j);
+    return kExitOk;
+  }
+  const nlohmann::ordered_json* rows = nullptr;
+  for (const char* key : {"plans", "rows", "devices"}) {
+    if (j.contains(key)) {
+      rows = &j.at(key);
+      break;
+    }
+  }
+  if (rows == nullptr) {
+    cx.err << "error: --csv: the answer (kind '" << kind << "') is not a table; use --json\n";
+    return kExitBadInput;
+  }
+  std::ostringstream csv;
+  report::write_csv_table(csv, *rows);
+  if (cx.csv == "-") {
+    cx.out << csv.str();
+    return kExitOk;
+  }
+  if (std::string why = write_output(cx.csv, csv.str()); !why.empty()) {
+    cx.err << "error: --csv: " << why << "\n";
+    return kExitBadInput;
+  }
+  return kExitOk;
 }
 
 }  // namespace yirage::cli

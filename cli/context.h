@@ -8,8 +8,10 @@
 #include "devices/task_spec.h"
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace CLI {
@@ -26,6 +28,10 @@ struct Context {
   bool yaml = false;                     // --yaml
   bool err_is_terminal = false;          // progress lines go to `err` only then
   std::function<int()> action;           // set by the chosen subcommand
+  std::string csv;                       // --csv FILE ("-": standard output)
+
+  /// Whether the answer is for machines: --json, --yaml or --csv.
+  bool structured() const { return json || yaml || !csv.empty(); }
 
   /// The bundled devices plus those of every --devices DIR.
   devices::DeviceRegistry load_registry() const;
@@ -33,6 +39,11 @@ struct Context {
                                     const devices::DeviceRegistry& registry) const;
   devices::TaskSpec load_task(const std::string& path) const;
 };
+
+/// Prints a command's answer for machines: the document (schema, kind, then `j`) as JSON or
+/// YAML, or with --csv its table (`plans`, else `rows`, else `devices`) as CSV to the file or
+/// standard output. Returns the exit code (2 when the file cannot be written).
+int write_document(Context& cx, std::string_view kind, const nlohmann::ordered_json& j);
 
 // Each subcommand registers itself on the app; its callback sets `Context::action`.
 void add_devices_command(CLI::App& app, Context& cx);

@@ -45,12 +45,11 @@ nlohmann::ordered_json device_json(const DeviceSpec& d) {
 
 int list_devices(Context& cx) {
   devices::DeviceRegistry r = cx.load_registry();
-  if (cx.json || cx.yaml) {
+  if (cx.structured()) {
     nlohmann::ordered_json all = nlohmann::ordered_json::array();
     for (const DeviceSpec& d : r.devices())
       all.push_back(device_json(d));
-    write_structured(cx.out, cx.yaml, "devices", {{"devices", all}});
-    return kExitOk;
+    return write_document(cx, "devices", {{"devices", all}});
   }
   Table t({"name", "vendor", "kind", ">bf16", ">fp8", ">memory", ">bandwidth", ">TDP", ">price"});
   for (const DeviceSpec& d : r.devices()) {
@@ -74,10 +73,9 @@ int show_device(Context& cx, const std::string& name) {
            << " (`yirage-plan devices` lists them)\n";
     return kExitBadInput;
   }
-  if (cx.json || cx.yaml) {
-    write_structured(cx.out, cx.yaml, "devices",
-                     {{"devices", nlohmann::ordered_json::array({device_json(*d)})}});
-    return kExitOk;
+  if (cx.structured()) {
+    return write_document(cx, "devices",
+                          {{"devices", nlohmann::ordered_json::array({device_json(*d)})}});
   }
   cx.out << d->name << " (defined at " << d->loc.str() << ")\n";
   if (!d->aliases.empty())

@@ -267,16 +267,19 @@ int estimate_collective(Context& cx, const EstimateArgs& a) {
   for (double bytes : sizes)
     rows.push_back(costmodel::estimate_collective(*g.group, *op, bytes));
   if (!a.sizes.empty()) {
-    if (cx.json || cx.yaml) {
-      write_structured(cx.out, cx.yaml, "collective_sweep",
-                       sweep_json(*g.group, *op, rows, a.launch));
+    if (cx.structured()) {
+      if (int rc =
+              write_document(cx, "collective_sweep", sweep_json(*g.group, *op, rows, a.launch));
+          rc != kExitOk)
+        return rc;
     } else {
       print_sweep(cx.out, *g.group, *op, *dtype, rows, a.launch);
     }
-  } else if (cx.json || cx.yaml) {
+  } else if (cx.structured()) {
     nlohmann::ordered_json j = collective_json(*g.group, rows.front());
     j["launch"] = a.launch;
-    write_structured(cx.out, cx.yaml, "collective", j);
+    if (int rc = write_document(cx, "collective", j); rc != kExitOk)
+      return rc;
   } else {
     print_collective(cx.out, *g.group, rows.front());
   }

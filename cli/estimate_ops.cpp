@@ -143,9 +143,8 @@ int estimate_op(Context& cx, const OpArgs& a) {
            << "; use --unfused\n";
     return kExitBadInput;
   }
-  if (cx.json || cx.yaml) {
-    write_structured(cx.out, cx.yaml, "operation", op_json(*chosen));
-    return kExitOk;
+  if (cx.structured()) {
+    return write_document(cx, "operation", op_json(*chosen));
   }
   print_op(cx.out, *d, *chosen);
   if (info->compound) {

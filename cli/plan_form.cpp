@@ -110,7 +110,7 @@ int save_plan(Context& cx,
     cx.err << "error: --save-plan: " << error << "\n";
     return kExitBadInput;
   }
-  if (!cx.json && !cx.yaml)
+  if (!cx.structured())
     cx.out << "plan " << layout << " written to " << a.save_plan << "\n";
   return kExitOk;
 }
@@ -159,11 +159,12 @@ int evaluate_layout(Context& cx,
     return *code;
   const auto& p = std::get<planner::PlanEstimate>(e);
   planner::StepTrust t = trust(cx, tc);
-  if (cx.json || cx.yaml) {
+  if (cx.structured()) {
     nlohmann::ordered_json j = names_json(tc.cluster, tc.task);
     j["trust"] = trust_json(t, p.layout.tp > 1);
     j["plans"] = nlohmann::ordered_json::array({plan_run_json(p, tc.task)});
-    write_structured(cx.out, cx.yaml, "training", j);
+    if (int rc = write_document(cx, "training", j); rc != kExitOk)
+      return rc;
   } else {
     print_plan_detail(cx.out, p, tc.task,
                       note + "\n  step model: " + planner::step_trust_text(t, p.layout.tp > 1));
@@ -203,11 +204,12 @@ int evaluate_infer_layout(Context& cx, const planner::InferContext& ic, const Pl
     return *code;
   const auto& p = std::get<planner::InferEstimate>(e);
   planner::InferTrust t = infer_trust(cx, ic);
-  if (cx.json || cx.yaml) {
+  if (cx.structured()) {
     nlohmann::ordered_json j = names_json(ic.cluster, ic.task);
     j["trust"] = infer_trust_json(t);
     j["plans"] = nlohmann::ordered_json::array({infer_json(p)});
-    write_structured(cx.out, cx.yaml, "inference", j);
+    if (int rc = write_document(cx, "inference", j); rc != kExitOk)
+      return rc;
   } else {
     cx.out << ic.task.name << " (" << devices::mode_name(ic.task.mode) << ") on " << ic.cluster.name
            << ", the given layout:\n";
@@ -223,11 +225,12 @@ int no_answer(Context& cx,
               std::string_view kind,
               nlohmann::ordered_json j,
               const std::string& why) {
-  if (cx.json || cx.yaml) {
+  if (cx.structured()) {
     if (!j.contains("plans"))
       j["plans"] = nlohmann::ordered_json::array();
     j["no_answer"] = why;
-    write_structured(cx.out, cx.yaml, kind, j);
+    if (int rc = write_document(cx, kind, j); rc != kExitOk)
+      return rc;
   } else {
     cx.out << why << "\n";
   }
@@ -280,7 +283,7 @@ int plan_inference(Context& cx,
     j["candidates"] = r.candidates;
     return no_answer(cx, "inference", j, why);
   }
-  if (cx.json || cx.yaml) {
+  if (cx.structured()) {
     nlohmann::ordered_json j = names_json(cluster, task);
     j["candidates"] = r.candidates;
     j["trust"] = infer_trust_json(infer_trust(cx, ic));
@@ -288,7 +291,8 @@ int plan_inference(Context& cx,
     for (std::size_t i = 0; i < r.plans.size() && i < a.top; ++i) {
       j["plans"].push_back(infer_json(r.plans[i]));
     }
-    write_structured(cx.out, cx.yaml, "inference", j);
+    if (int rc = write_document(cx, "inference", j); rc != kExitOk)
+      return rc;
     return emit(
         save_plan(cx, a, cluster, task, r.plans.front().layout.str(), infer_json(r.plans.front())),
         cx, a, r.plans.front().layout.str(), cluster, calibrations,
@@ -317,12 +321,13 @@ int evaluate_hetero_layout(Context& cx,
   if (const int* code = std::get_if<int>(&e))
     return *code;
   const planner::HeteroPipelinePlan& plan = std::get<planner::HeteroPipelinePlan>(e);
-  if (cx.json || cx.yaml) {
+  if (cx.structured()) {
     nlohmann::ordered_json j = names_json(cluster, task);
     nlohmann::ordered_json p = {{"strategy", "pipeline"}};
     p.update(hetero_pipeline_json(plan));
     j["plans"] = nlohmann::ordered_json::array({p});
-    write_structured(cx.out, cx.yaml, "mixed_training", j);
+    if (int rc = write_document(cx, "mixed_training", j); rc != kExitOk)
+      return rc;
   } else {
     print_hetero_pipeline(cx.out, plan);
     cx.out << "  model: " << model_note(cluster, calibrations, devices::Mode::kTrain) << "\n";
@@ -353,10 +358,11 @@ int plan_hetero(Context& cx,
                          ":\n  data parallelism across the node groups: " + r.why +
                          "\n  one pipeline across the node groups: " + r.pipeline_why);
   }
-  if (cx.json || cx.yaml) {
+  if (cx.structured()) {
     nlohmann::ordered_json j = names_json(cluster, task);
     j.update(hetero_training_json(r));
-    write_structured(cx.out, cx.yaml, "mixed_training", j);
+    if (int rc = write_document(cx, "mixed_training", j); rc != kExitOk)
+      return rc;
   } else {
     cx.out << task.name << " on " << cluster.name << " (" << cluster.total_devices()
            << " devices in " << cluster.groups.size() << " node groups)\n";
@@ -393,7 +399,7 @@ int plan_hetero_inference(Context& cx,
     sites.push_back({g.group, g.device, g.plan.compounds});
     layouts += (layouts.empty() ? "" : " | ") + g.group + ": " + g.plan.layout.str();
   }
-  if (cx.json || cx.yaml) {
+  if (cx.structured()) {
     nlohmann::ordered_json plan;
     plan["tokens_per_s"] = h.tokens_per_s;
     plan["ttft_s"] = h.ttft;
@@ -408,7 +414,8 @@ int plan_hetero_inference(Context& cx,
     }
     nlohmann::ordered_json j = names_json(cluster, task);
     j["plans"] = nlohmann::ordered_json::array({plan});
-    write_structured(cx.out, cx.yaml, "mixed_inference", j);
+    if (int rc = write_document(cx, "mixed_inference", j); rc != kExitOk)
+      return rc;
     return emit(kExitOk, cx, a, layouts, cluster, calibrations, sites);
   }
   cx.out << task.name << " (" << devices::mode_name(task.mode) << ") on " << cluster.name << " ("
@@ -484,7 +491,7 @@ int plan(Context& cx, const PlanArgs& given) {
       cx.err << "yirage-plan: --export is not available yet for mixed clusters\n";
       return kExitNoAnswer;
     }
-    if (cx.json || cx.yaml || !a.emit_kernels.empty() || a.simulate_top > 0) {
+    if (cx.structured() || !a.emit_kernels.empty() || a.simulate_top > 0) {
       cx.err << "error: --export prints the job's arguments alone: not with --json, --yaml, "
                 "--emit-kernels or --simulate-top\n";
       return kExitBadInput;
@@ -517,7 +524,7 @@ int plan(Context& cx, const PlanArgs& given) {
   planner::SearchResult r = planner::search_training(tc);
   if (r.plans.empty())
     return explain_nothing_fits(cx, tc, r);
-  if (cx.json || cx.yaml) {
+  if (cx.structured()) {
     nlohmann::ordered_json j = names_json(cluster, task);
     j["candidates"] = r.candidates;
     j["feasible"] = r.plans.size();
@@ -527,7 +534,8 @@ int plan(Context& cx, const PlanArgs& given) {
     }
     for (const SimulatedPlan& s : rerank_by_simulation(tc, r.plans, a.simulate_top))
       j["simulated"].push_back(simulated_json(s));
-    write_structured(cx.out, cx.yaml, "training", j);
+    if (int rc = write_document(cx, "training", j); rc != kExitOk)
+      return rc;
     return emit(
         save_plan(cx, a, cluster, task, r.plans.front().layout.str(), plan_json(r.plans.front())),
         cx, a, r.plans.front().layout.str(), cluster, calibrations,

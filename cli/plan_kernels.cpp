@@ -108,7 +108,7 @@ int emit_plan_kernels(Context& cx,
       "model's for the generated µGraph and for library kernels at the same shape";
   manifest["device_types"] = nlohmann::ordered_json::array();
   manifest["kernels"] = nlohmann::ordered_json::array();
-  std::ostream& out = cx.json || cx.yaml ? cx.err : cx.out;
+  std::ostream& out = cx.structured() ? cx.err : cx.out;
   out << "kernels of plan " << plan << " in " << root.string() << ":\n";
   for (const DeviceWork& w : device_work(cluster, sites)) {
     const devices::DeviceSpec& d = *w.device;

@@ -33,6 +33,10 @@ void configure(CLI::App& app, Context& cx) {
       ->allow_extra_args(false);
   app.add_flag("--json", cx.json, "Machine-readable JSON output where supported");
   app.add_flag("--yaml", cx.yaml, "The same as --json, as YAML (plans and estimates)");
+  app.add_option("--csv", cx.csv,
+                 "The answer's table (plans, rows or devices) as CSV to FILE ('-': standard "
+                 "output)")
+      ->type_name("FILE");
   app.require_subcommand(0, 1);
   // Global options (--json, --devices) may follow the subcommand: `devices --json`.
   app.fallthrough();
@@ -68,21 +72,24 @@ int parse_error(CLI::App& app, const CLI::ParseError& e, std::ostream& out, std:
   return code == 0 ? kExitOk : kExitBadInput;
 }
 
-// --json and --yaml: honoured by the subcommands that print structured output, refused by
-// the others (never accepted and ignored), and never both at once.
+// --json, --yaml and --csv: honoured by the subcommands that print structured output,
+// refused by the others (never accepted and ignored), and never two at once.
 std::string structured_output_error(const CLI::App& app, const Context& cx) {
-  if (!cx.json && !cx.yaml)
+  if (!cx.structured())
     return {};
-  if (cx.json && cx.yaml)
-    return "give --json or --yaml, not both";
+  if (int(cx.json) + int(cx.yaml) + int(!cx.csv.empty()) > 1)
+    return "give one of --json, --yaml and --csv";
   std::string name = app.get_subcommands().empty() ? "" : app.get_subcommands().front()->get_name();
-  // Their documents: docs/json.md and docs/schema/output.schema.json.
+  // Their documents: docs/json.md and docs/schema/output.schema.json. `sweep` prints a table
+  // only: CSV, not a document.
   const std::vector<std::string> structured = {"",         "devices",       "estimate",
                                                "simulate", "superoptimize", "comet"};
   if (std::find(structured.begin(), structured.end(), name) != structured.end())
     return {};
-  return std::string(cx.json ? "--json" : "--yaml") + " is not available for `" + name +
-         "`, which prints text only";
+  if (name == "sweep" && !cx.csv.empty())
+    return {};
+  std::string flag = cx.json ? "--json" : cx.yaml ? "--yaml" : "--csv";
+  return flag + " is not available for `" + name + "`, which prints text only";
 }
 
 // The chosen subcommand, its errors mapped to the exit-code table.
@@ -115,7 +122,7 @@ int run(const std::vector<std::string>& args,
   // A command's standard output is held until it has finished: bad input and internal errors
   // print none of it, and neither does an answer with a number that is not finite.
   std::ostringstream held;
-  Context cx{held, err, {}, false, false, err_is_terminal, {}};
+  Context cx{held, err, {}, false, false, err_is_terminal, {}, {}};
   CLI::App app(kDescription, "yirage-plan");
   configure(app, cx);
   std::vector<std::string> reversed(args.rbegin(), args.rend());

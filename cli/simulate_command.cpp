@@ -190,15 +190,14 @@ int report(Context& cx,
       return kExitBadInput;
     }
   }
-  if (cx.json || cx.yaml) {
+  if (cx.structured()) {
     nlohmann::ordered_json j;
     j["cluster"] = cluster.name;
     j["task"] = task.name;
     j["plans"] = nlohmann::ordered_json::array();
     for (const SimulatedPlan& s : simulated)
       j["plans"].push_back(simulated_json(s));
-    write_structured(cx.out, cx.yaml, "simulation", j);
-    return kExitOk;
+    return write_document(cx, "simulation", j);
   }
   cx.out << task.name << " on " << cluster.name << " (" << cluster.total_devices()
          << " devices): " << simulated.size() << (simulated.size() == 1 ? " plan" : " plans")

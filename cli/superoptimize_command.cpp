@@ -58,9 +58,8 @@ int superoptimize(Context& cx, const SuperoptimizeArgs& a) {
     cx.err << "yirage-plan: " << why << "\n";
     return kExitBadInput;
   }
-  if (cx.json || cx.yaml) {
-    report::write_structured(cx.out, cx.yaml, "superoptimize", result_json(s, r));
-    return kExitOk;
+  if (cx.structured()) {
+    return write_document(cx, "superoptimize", result_json(s, r));
   }
   print_result(cx.out, s, r);
   cx.out << "saved " << (dir / (name + ".ugraph.json")).string() << " and "

@@ -38,7 +38,6 @@ struct SweepArgs {
   std::string nodes;    // "LO:HI", doubling from LO
   std::string devices;  // "H100-SXM,H200"
   std::string batches;  // "512,1024"
-  std::string csv;
   std::string svg;
   unsigned threads = 0;  // 0: every core
   double price_per_hour = 0;
@@ -358,17 +357,19 @@ int sweep(Context& cx, const SweepArgs& a) {
       return kExitBadInput;
     }
   }
-  if (!a.csv.empty()) {
+  // --csv (global): the table for machines, and nothing else on standard output.
+  if (!cx.csv.empty()) {
     std::ostringstream csv;
     write_csv(csv, all, types, training);
-    if (a.csv == "-") {
+    if (cx.csv == "-") {
       cx.out << csv.str();
       return kExitOk;
     }
-    if (std::string why = write_output(a.csv, csv.str()); !why.empty()) {
+    if (std::string why = write_output(cx.csv, csv.str()); !why.empty()) {
       cx.err << "error: --csv: " << why << "\n";
       return kExitBadInput;
     }
+    return kExitOk;
   }
 
   cx.out << task.name << " (" << devices::mode_name(task.mode) << ") over " << all.size()
@@ -434,8 +435,7 @@ int sweep(Context& cx, const SweepArgs& a) {
   if (cx.err_is_terminal)
     cx.err << "sweep: " << all.size() << " searches in " << devices::format_number(wall, 3)
            << " s on " << threads << (threads == 1 ? " thread" : " threads") << "\n";
-  if (!a.csv.empty())
-    cx.out << "  CSV written to " << a.csv << "\n";
+
   return kExitOk;
 }
 
@@ -460,8 +460,6 @@ void add_sweep_command(CLI::App& app, Context& cx) {
       ->type_name("A,B");
   cmd->add_option("--batch", a->batches, "Global batches to try (default: the task's)")
       ->type_name("N,M");
-  cmd->add_option("--csv", a->csv, "Write every scenario as CSV to FILE ('-': to stdout alone)")
-      ->type_name("FILE");
   cmd->add_option("--svg", a->svg,
                   "Write the Pareto front (tokens/s against USD per million "
                   "tokens) as SVG to FILE")

@@ -2,6 +2,7 @@
 
 #include "devices/support/check.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -29,7 +30,62 @@ std::string number_cell(double v) {
   return std::string(buf.data(), end);
 }
 
+// The leaves of `j` under `prefix`, as cells by column name.
+void leaves(const nlohmann::ordered_json& j,
+            const std::string& prefix,
+            std::vector<std::pair<std::string, CsvCell>>* out) {
+  if (j.is_object()) {
+    for (const auto& [key, value] : j.items())
+      leaves(value, prefix.empty() ? key : prefix + "." + key, out);
+    return;
+  }
+  if (j.is_array()) {
+    std::string joined;
+    for (const auto& v : j) {
+      if (v.is_structured())
+        return;  // a list of objects has no one cell
+      joined += (joined.empty() ? "" : ";") + (v.is_string() ? v.get<std::string>() : v.dump());
+    }
+    out->emplace_back(prefix, joined);
+    return;
+  }
+  if (j.is_string())
+    out->emplace_back(prefix, j.get<std::string>());
+  else if (j.is_boolean())
+    out->emplace_back(prefix, std::string(j.get<bool>() ? "true" : "false"));
+  else if (j.is_number_integer())
+    out->emplace_back(prefix, j.get<std::int64_t>());
+  else if (j.is_number())
+    out->emplace_back(prefix, j.get<double>());
+  else
+    out->emplace_back(prefix, std::monostate{});
+}
+
 }  // namespace
+
+void write_csv_table(std::ostream& out, const nlohmann::ordered_json& rows) {
+  CHECK(rows.is_array()) << "a CSV table is an array of rows";
+  std::vector<std::vector<std::pair<std::string, CsvCell>>> cells;
+  std::vector<std::string> columns;
+  for (const auto& row : rows) {
+    cells.emplace_back();
+    leaves(row, "", &cells.back());
+    for (const auto& [name, cell] : cells.back()) {
+      if (std::find(columns.begin(), columns.end(), name) == columns.end())
+        columns.push_back(name);
+    }
+  }
+  std::vector<CsvCell> line(columns.begin(), columns.end());
+  write_csv_line(out, line);
+  for (const auto& row : cells) {
+    line.assign(columns.size(), std::monostate{});
+    for (const auto& [name, cell] : row) {
+      auto at = std::find(columns.begin(), columns.end(), name) - columns.begin();
+      line[static_cast<std::size_t>(at)] = cell;
+    }
+    write_csv_line(out, line);
+  }
+}
 
 CsvCell csv_optional(const std::optional<double>& v) {
   return v ? CsvCell(*v) : CsvCell(std::monostate{});

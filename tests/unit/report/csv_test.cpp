@@ -20,5 +20,19 @@ TEST(Csv, NumbersInTheirShortestExactForm) {
   EXPECT_EQ(out.str(), "0.3333333333333333,1e-09,2.5e+12\n");
 }
 
+TEST(Csv, ATableOfObjectsHasAColumnPerLeafPath) {
+  auto rows = nlohmann::ordered_json::parse(R"([
+    {"layout": {"text": "tp=2", "tp": 2}, "step_s": 1.5, "fusions": ["a", "b"], "run": null,
+     "groups": [{"x": 1}]},
+    {"layout": {"text": "tp=1,vpp=2", "tp": 1, "vpp": 2}, "step_s": 2, "ok": true}
+  ])");
+  std::ostringstream out;
+  write_csv_table(out, rows);
+  EXPECT_EQ(out.str(),
+            "layout.text,layout.tp,step_s,fusions,run,layout.vpp,ok\n"
+            "tp=2,2,1.5,a;b,,,\n"
+            "\"tp=1,vpp=2\",1,2,,,2,true\n");
+}
+
 }  // namespace
 }  // namespace yirage::report
