@@ -3,6 +3,7 @@
 // breakdown. What the planner cannot do yet is said
 // plainly, with exit code kExitNoAnswer.
 #include "report/hetero_report.h"
+#include "report/plan_plot.h"
 #include "report/plan_report.h"
 #include "report/simulate_report.h"
 #include "report/structured_output.h"
@@ -25,6 +26,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <sstream>
 #include <string_view>
 #include <tuple>
@@ -46,7 +48,24 @@ struct PlanArgs {
   std::string emit_kernels;      // --emit-kernels: the best plan's fused kernels go here
   std::string export_as;         // --export megatron|torch: the plan as a job's arguments
   double price_per_hour = 0;     // --price-per-hour: USD per device-hour for every group
+  std::string plot;              // --plot: the best plans' time and memory as SVG
 };
+
+// How many of the best plans --plot draws.
+constexpr std::size_t kPlotted = 8;
+
+// --plot FILE, if asked: the SVG `svg` makes, written whole or not at all (exit 2).
+int write_plot(Context& cx, const PlanArgs& a, const std::function<std::string()>& svg) {
+  if (a.plot.empty())
+    return kExitOk;
+  if (std::string why = write_output(a.plot, svg()); !why.empty()) {
+    cx.err << "error: --plot: " << why << "\n";
+    return kExitBadInput;
+  }
+  if (!cx.structured())
+    cx.out << "  time and memory of the best plans drawn in " << a.plot << "\n";
+  return kExitOk;
+}
 
 // After --save-plan (exit code `rc`): --emit-kernels, if asked.
 int emit(int rc,
@@ -283,6 +302,10 @@ int plan_inference(Context& cx,
     j["candidates"] = r.candidates;
     return no_answer(cx, "inference", j, why);
   }
+  auto plot = [&] {
+    return inference_plot_svg(task.name + " on " + cluster.name, r.plans,
+                              std::min(a.top, kPlotted));
+  };
   if (cx.structured()) {
     nlohmann::ordered_json j = names_json(cluster, task);
     j["candidates"] = r.candidates;
@@ -292,6 +315,8 @@ int plan_inference(Context& cx,
       j["plans"].push_back(infer_json(r.plans[i]));
     }
     if (int rc = write_document(cx, "inference", j); rc != kExitOk)
+      return rc;
+    if (int rc = write_plot(cx, a, plot); rc != kExitOk)
       return rc;
     return emit(
         save_plan(cx, a, cluster, task, r.plans.front().layout.str(), infer_json(r.plans.front())),
@@ -304,6 +329,8 @@ int plan_inference(Context& cx,
   print_infer_table(cx.out, task, r.plans, a.top);
   cx.out << "  model: " << model_note(cluster, calibrations, task.mode) << "\n";
   cx.out << "  inference model: " << planner::infer_trust_text(infer_trust(cx, ic)) << "\n";
+  if (int rc = write_plot(cx, a, plot); rc != kExitOk)
+    return rc;
   return emit(
       save_plan(cx, a, cluster, task, r.plans.front().layout.str(), infer_json(r.plans.front())),
       cx, a, r.plans.front().layout.str(), cluster, calibrations,
@@ -481,6 +508,17 @@ int plan(Context& cx, const PlanArgs& given) {
   }
   PlanArgs a = given;
   a.layout = layout;
+  if (!a.plot.empty()) {
+    std::string why = !a.layout.empty() ? "not with --layout or --plan (one plan: the text says it)"
+                      : !a.export_as.empty() ? "not with --export"
+                      : planner::unsupported_reason(cluster, task).empty()
+                          ? ""
+                          : "not yet for clusters of several device types";
+    if (!why.empty()) {
+      cx.err << "error: --plot draws a search's best plans; " << why << "\n";
+      return kExitBadInput;
+    }
+  }
   if (!a.export_as.empty()) {
     if (task.mode != devices::Mode::kTrain) {
       cx.err << "error: --export takes training plans; " << task.name << " is "
@@ -524,6 +562,9 @@ int plan(Context& cx, const PlanArgs& given) {
   planner::SearchResult r = planner::search_training(tc);
   if (r.plans.empty())
     return explain_nothing_fits(cx, tc, r);
+  auto plot = [&] {
+    return training_plot_svg(task.name + " on " + cluster.name, r.plans, std::min(a.top, kPlotted));
+  };
   if (cx.structured()) {
     nlohmann::ordered_json j = names_json(cluster, task);
     j["candidates"] = r.candidates;
@@ -535,6 +576,8 @@ int plan(Context& cx, const PlanArgs& given) {
     for (const SimulatedPlan& s : rerank_by_simulation(tc, r.plans, a.simulate_top))
       j["simulated"].push_back(simulated_json(s));
     if (int rc = write_document(cx, "training", j); rc != kExitOk)
+      return rc;
+    if (int rc = write_plot(cx, a, plot); rc != kExitOk)
       return rc;
     return emit(
         save_plan(cx, a, cluster, task, r.plans.front().layout.str(), plan_json(r.plans.front())),
@@ -553,6 +596,8 @@ int plan(Context& cx, const PlanArgs& given) {
     cx.out << "the best " << sims.size() << " re-ranked by SimGrid simulation of their step:\n";
     print_simulated(cx.out, sims);
   }
+  if (int rc = write_plot(cx, a, plot); rc != kExitOk)
+    return rc;
   return emit(
       save_plan(cx, a, cluster, task, r.plans.front().layout.str(), plan_json(r.plans.front())), cx,
       a, r.plans.front().layout.str(), cluster, calibrations,
@@ -590,6 +635,10 @@ void add_plan_form(CLI::App& app, Context& cx) {
   app.add_option("--plan", a->plan_file,
                  "Evaluate the layout of a plan file written by --save-plan");
   add_price_option(app, &a->price_per_hour);
+  app.add_option("--plot", a->plot,
+                 "Draw the best plans' step (or token) time and memory per device as SVG to "
+                 "FILE (training and inference searches on one device type)")
+      ->type_name("FILE");
   app.callback([&cx, &app, a] {
     if (!app.get_subcommands().empty() || a->files.empty())
       return;

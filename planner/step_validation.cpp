@@ -225,6 +225,37 @@ Layout measured_layout(const std::filesystem::path& path, const MeasuredStep& r,
   return l;
 }
 
+// Prices row `r` into `p`: its layout, or with `mb=best` every power of two up to the
+// replica's batch, the fastest that fits.
+void price_row(const std::filesystem::path& path,
+               const MeasuredStep& r,
+               const TrainContext& cx,
+               StepPoint* p) {
+  bool best = false;
+  Layout l = measured_layout(path, r, &best);
+  std::int64_t last = best ? cx.task.global_batch / std::max<std::int64_t>(1, l.dp) : l.micro_batch;
+  std::optional<PlanEstimate> chosen;
+  for (std::int64_t mb = l.micro_batch; mb <= std::max(last, l.micro_batch); mb *= 2) {
+    Layout tried = l;
+    tried.micro_batch = mb;
+    auto e = estimate_training(cx, tried);
+    if (auto* pe = std::get_if<PlanEstimate>(&e)) {
+      if (!chosen || pe->step.total < chosen->step.total) {
+        chosen = *pe;
+        p->micro_batch = mb;
+      }
+    } else if (p->rejected.empty()) {
+      p->rejected = std::get<Rejected>(e).reason;
+    }
+  }
+  if (chosen) {
+    p->estimate_s = chosen->step.total;
+    p->estimate_memory = chosen->memory.total() + chosen->memory.reserve;
+    p->estimate_optimizer_s = chosen->step.optimizer;
+    p->rejected.clear();
+  }
+}
+
 }  // namespace
 
 std::vector<StepPoint> price_measured_steps(const std::filesystem::path& path,
@@ -242,30 +273,7 @@ std::vector<StepPoint> price_measured_steps(const std::filesystem::path& path,
     StepPoint p;
     p.row = r;
     p.width = "h" + std::to_string(t.model.hidden);
-    bool best = false;
-    Layout l = measured_layout(path, r, &best);
-    // mb=best: every power of two up to the replica's batch; the fastest that fits.
-    std::int64_t last = best ? t.global_batch / std::max<std::int64_t>(1, l.dp) : l.micro_batch;
-    std::optional<PlanEstimate> chosen;
-    for (std::int64_t mb = l.micro_batch; mb <= std::max(last, l.micro_batch); mb *= 2) {
-      Layout tried = l;
-      tried.micro_batch = mb;
-      auto e = estimate_training(TrainContext{c, t, calibrations}, tried);
-      if (auto* pe = std::get_if<PlanEstimate>(&e)) {
-        if (!chosen || pe->step.total < chosen->step.total) {
-          chosen = *pe;
-          p.micro_batch = mb;
-        }
-      } else if (p.rejected.empty()) {
-        p.rejected = std::get<Rejected>(e).reason;
-      }
-    }
-    if (chosen) {
-      p.estimate_s = chosen->step.total;
-      p.estimate_memory = chosen->memory.total() + chosen->memory.reserve;
-      p.estimate_optimizer_s = chosen->step.optimizer;
-      p.rejected.clear();
-    }
+    price_row(path, r, TrainContext{c, t, calibrations}, &p);
     out.push_back(std::move(p));
   }
   return out;
@@ -303,7 +311,8 @@ std::pair<double, std::size_t> choice_regret(const std::vector<const StepPoint*>
       double m = costmodel::median(l.measured);
       best = best > 0 ? std::min(best, m) : m;
     }
-    worst = std::max(worst, 100 * (costmodel::median(pick->measured) / best - 1));
+    if (pick != nullptr)  // a choice has two layouts or more
+      worst = std::max(worst, 100 * (costmodel::median(pick->measured) / best - 1));
   }
   return {worst, n};
 }

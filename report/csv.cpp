@@ -35,8 +35,13 @@ void leaves(const nlohmann::ordered_json& j,
             const std::string& prefix,
             std::vector<std::pair<std::string, CsvCell>>* out) {
   if (j.is_object()) {
-    for (const auto& [key, value] : j.items())
-      leaves(value, prefix.empty() ? key : prefix + "." + key, out);
+    for (const auto& [key, value] : j.items()) {
+      std::string path = prefix;
+      if (!path.empty())
+        path += '.';
+      path += key;
+      leaves(value, path, out);
+    }
     return;
   }
   if (j.is_array()) {
@@ -44,7 +49,9 @@ void leaves(const nlohmann::ordered_json& j,
     for (const auto& v : j) {
       if (v.is_structured())
         return;  // a list of objects has no one cell
-      joined += (joined.empty() ? "" : ";") + (v.is_string() ? v.get<std::string>() : v.dump());
+      if (!joined.empty())
+        joined += ';';
+      joined += v.is_string() ? v.get<std::string>() : v.dump();
     }
     out->emplace_back(prefix, joined);
     return;

@@ -1,5 +1,7 @@
 #include "report/pareto.h"
 
+#include "report/svg.h"
+
 #include "devices/support/check.h"
 #include "devices/support/units.h"
 
@@ -49,32 +51,6 @@ constexpr double kRight = 190;  // the legend
 constexpr double kTop = 50;
 constexpr double kBottom = 60;
 
-const char* const kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
-                                "#ff7f0e", "#17becf", "#8c564b", "#e377c2"};
-
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 // A tick's label: 20k, 1.5M.
 std::string tick(double v) {
   const char* suffix = "";
@@ -86,13 +62,6 @@ std::string tick(double v) {
     }
   }
   return devices::format_number(v, 3) + suffix;
-}
-
-std::string num(double v) {
-  std::ostringstream s;
-  s.precision(1);
-  s << std::fixed << v;
-  return s.str();
 }
 
 // One axis: the range with some room, logarithmic where it spans a decade, and its ticks.
@@ -126,7 +95,9 @@ struct Axis {
   std::vector<double> ticks() const {
     std::vector<double> t;
     if (log) {
-      for (double d = lo; d <= hi * 1.0001; d *= 10) {
+      auto decades = static_cast<int>(std::lround(std::log10(hi / lo)));
+      for (int k = 0; k <= decades; ++k) {
+        double d = lo * std::pow(10, k);
         for (double m : {1.0, 2.0, 5.0}) {
           if (d * m <= hi * 1.0001)
             t.push_back(d * m);
@@ -134,27 +105,27 @@ struct Axis {
       }
       return t;
     }
-    double raw = (hi - lo) / 6;
-    double step = std::pow(10, std::floor(std::log10(raw)));
-    for (double m : {1.0, 2.0, 5.0, 10.0}) {
-      if (step * m >= raw) {
-        step *= m;
-        break;
-      }
-    }
-    for (double v = std::ceil(lo / step) * step; v <= hi; v += step)
-      t.push_back(v);
+    double step = svg::nice_step((hi - lo) / 6);
+    auto first = static_cast<std::int64_t>(std::ceil(lo / step));
+    auto last = static_cast<std::int64_t>(std::floor(hi / step));
+    for (std::int64_t k = first; k <= last; ++k)
+      t.push_back(static_cast<double>(k) * step);
     return t;
   }
 };
 
-}  // namespace
+// The plotting area: both axes and where a value lands.
+struct Frame {
+  Axis x, y;
+  double width = kWidth - kLeft - kRight;
+  double height = kHeight - kTop - kBottom;
 
-std::string pareto_svg(const std::vector<ParetoPoint>& points,
-                       const std::string& title,
-                       const std::string& cost_label,
-                       const std::string& throughput_label) {
-  CHECK(!points.empty()) << "a Pareto plot needs points";
+  double px(double v) const { return kLeft + x.at(v) * width; }
+
+  double py(double v) const { return kTop + (1 - y.at(v)) * height; }
+};
+
+Frame frame_of(const std::vector<ParetoPoint>& points) {
   double xmin = points[0].cost, xmax = xmin, ymin = points[0].throughput, ymax = ymin;
   for (const ParetoPoint& p : points) {
     CHECK(p.cost > 0 && p.throughput > 0 && std::isfinite(p.cost) && std::isfinite(p.throughput))
@@ -164,52 +135,47 @@ std::string pareto_svg(const std::vector<ParetoPoint>& points,
     ymin = std::min(ymin, p.throughput);
     ymax = std::max(ymax, p.throughput);
   }
-  Axis xa(xmin, xmax), ya(ymin, ymax);
-  double pw = kWidth - kLeft - kRight, ph = kHeight - kTop - kBottom;
-  auto px = [&](double v) {
-    return kLeft + xa.at(v) * pw;
-  };
-  auto py = [&](double v) {
-    return kTop + (1 - ya.at(v)) * ph;
-  };
+  return {Axis(xmin, xmax), Axis(ymin, ymax)};
+}
 
-  std::ostringstream s;
-  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\"" << kHeight
-    << "\" viewBox=\"0 0 " << kWidth << " " << kHeight
-    << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
-  s << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  s << "<text x=\"" << kLeft << "\" y=\"28\" font-size=\"15\" font-weight=\"bold\">"
-    << escape(title) << "</text>\n";
-  // Grid and ticks.
-  for (double t : xa.ticks()) {
-    std::string x = num(px(t));
-    s << "<line x1=\"" << x << "\" y1=\"" << kTop << "\" x2=\"" << x << "\" y2=\"" << kTop + ph
-      << "\" stroke=\"#e5e5e5\"/>\n";
-    s << "<text x=\"" << x << "\" y=\"" << kTop + ph + 16 << "\" text-anchor=\"middle\">"
-      << escape(tick(t)) << "</text>\n";
+// The grid, the ticks, the box and the axis labels.
+void draw_axes(std::ostringstream& s,
+               const Frame& f,
+               const std::string& cost_label,
+               const std::string& throughput_label) {
+  for (double t : f.x.ticks()) {
+    std::string x = svg::num(f.px(t));
+    s << "<line x1=\"" << x << "\" y1=\"" << kTop << "\" x2=\"" << x << "\" y2=\""
+      << kTop + f.height << "\" stroke=\"#e5e5e5\"/>\n";
+    s << "<text x=\"" << x << "\" y=\"" << kTop + f.height + 16 << "\" text-anchor=\"middle\">"
+      << svg::escape(tick(t)) << "</text>\n";
   }
-  for (double t : ya.ticks()) {
-    std::string y = num(py(t));
-    s << "<line x1=\"" << kLeft << "\" y1=\"" << y << "\" x2=\"" << kLeft + pw << "\" y2=\"" << y
-      << "\" stroke=\"#e5e5e5\"/>\n";
+  for (double t : f.y.ticks()) {
+    std::string y = svg::num(f.py(t));
+    s << "<line x1=\"" << kLeft << "\" y1=\"" << y << "\" x2=\"" << kLeft + f.width << "\" y2=\""
+      << y << "\" stroke=\"#e5e5e5\"/>\n";
     s << "<text x=\"" << kLeft - 6 << "\" y=\"" << y << "\" dy=\"4\" text-anchor=\"end\">"
-      << escape(tick(t)) << "</text>\n";
+      << svg::escape(tick(t)) << "</text>\n";
   }
-  s << "<rect x=\"" << kLeft << "\" y=\"" << kTop << "\" width=\"" << pw << "\" height=\"" << ph
-    << "\" fill=\"none\" stroke=\"#444\"/>\n";
-  s << "<text x=\"" << kLeft + pw / 2 << "\" y=\"" << kHeight - 18 << "\" text-anchor=\"middle\">"
-    << escape(cost_label) << (xa.log ? " (log scale)" : "") << "</text>\n";
-  s << "<text transform=\"translate(22 " << kTop + ph / 2
-    << ") rotate(-90)\" text-anchor=\"middle\">" << escape(throughput_label)
-    << (ya.log ? " (log scale)" : "") << "</text>\n";
-  // The front: a line through its points, by cost.
+  s << "<rect x=\"" << kLeft << "\" y=\"" << kTop << "\" width=\"" << f.width << "\" height=\""
+    << f.height << "\" fill=\"none\" stroke=\"#444\"/>\n";
+  s << "<text x=\"" << kLeft + f.width / 2 << "\" y=\"" << kHeight - 18
+    << "\" text-anchor=\"middle\">" << svg::escape(cost_label) << (f.x.log ? " (log scale)" : "")
+    << "</text>\n";
+  s << "<text transform=\"translate(22 " << kTop + f.height / 2
+    << ") rotate(-90)\" text-anchor=\"middle\">" << svg::escape(throughput_label)
+    << (f.y.log ? " (log scale)" : "") << "</text>\n";
+}
+
+// The points, a colour per series in the order the series first appear, the front's ringed
+// and joined by a line; then the legend.
+void draw_points(std::ostringstream& s, const Frame& f, const std::vector<ParetoPoint>& points) {
   std::vector<std::size_t> front = pareto_front(points);
   s << "<polyline fill=\"none\" stroke=\"#222\" stroke-width=\"1.5\" stroke-dasharray=\"5 3\" "
        "points=\"";
   for (std::size_t i : front)
-    s << num(px(points[i].cost)) << "," << num(py(points[i].throughput)) << " ";
+    s << svg::num(f.px(points[i].cost)) << "," << svg::num(f.py(points[i].throughput)) << " ";
   s << "\"/>\n";
-  // The points, a colour per series in the order the series first appear.
   std::map<std::string, std::size_t> colour;
   std::vector<std::string> series;
   for (const ParetoPoint& p : points) {
@@ -221,24 +187,43 @@ std::string pareto_svg(const std::vector<ParetoPoint>& points,
     on_front[i] = true;
   for (std::size_t i = 0; i < points.size(); ++i) {
     const ParetoPoint& p = points[i];
-    const char* c = kColours[colour[p.series] % std::size(kColours)];
-    s << "<circle cx=\"" << num(px(p.cost)) << "\" cy=\"" << num(py(p.throughput)) << "\" r=\""
-      << (on_front[i] ? 6 : 4) << "\" fill=\"" << c << "\""
+    s << "<circle cx=\"" << svg::num(f.px(p.cost)) << "\" cy=\"" << svg::num(f.py(p.throughput))
+      << "\" r=\"" << (on_front[i] ? 6 : 4) << "\" fill=\""
+      << svg::kColours[colour[p.series] % svg::kColours.size()] << "\""
       << (on_front[i] ? " stroke=\"#000\" stroke-width=\"1.5\"" : " fill-opacity=\"0.75\"")
-      << "><title>" << escape(p.label) << "</title></circle>\n";
+      << "><title>" << svg::escape(p.label) << "</title></circle>\n";
   }
-  // The legend.
-  double lx = kLeft + pw + 20;
+  double lx = kLeft + f.width + 20;
   for (std::size_t k = 0; k < series.size(); ++k) {
     double y = kTop + 10 + static_cast<double>(k) * 20;
     s << "<circle cx=\"" << lx << "\" cy=\"" << y << "\" r=\"5\" fill=\""
-      << kColours[k % std::size(kColours)] << "\"/>\n";
-    s << "<text x=\"" << lx + 12 << "\" y=\"" << y + 4 << "\">" << escape(series[k]) << "</text>\n";
+      << svg::kColours[k % svg::kColours.size()] << "\"/>\n";
+    s << "<text x=\"" << lx + 12 << "\" y=\"" << y + 4 << "\">" << svg::escape(series[k])
+      << "</text>\n";
   }
   double fy = kTop + 10 + static_cast<double>(series.size()) * 20 + 10;
   s << "<line x1=\"" << lx - 6 << "\" y1=\"" << fy << "\" x2=\"" << lx + 6 << "\" y2=\"" << fy
     << "\" stroke=\"#222\" stroke-width=\"1.5\" stroke-dasharray=\"5 3\"/>\n";
   s << "<text x=\"" << lx + 12 << "\" y=\"" << fy + 4 << "\">Pareto front (ringed)</text>\n";
+}
+
+}  // namespace
+
+std::string pareto_svg(const std::vector<ParetoPoint>& points,
+                       const std::string& title,
+                       const std::string& cost_label,
+                       const std::string& throughput_label) {
+  CHECK(!points.empty()) << "a Pareto plot needs points";
+  Frame f = frame_of(points);
+  std::ostringstream s;
+  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\"" << kHeight
+    << "\" viewBox=\"0 0 " << kWidth << " " << kHeight
+    << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  s << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  s << "<text x=\"" << kLeft << "\" y=\"28\" font-size=\"15\" font-weight=\"bold\">"
+    << svg::escape(title) << "</text>\n";
+  draw_axes(s, f, cost_label, throughput_label);
+  draw_points(s, f, points);
   s << "</svg>\n";
   return s.str();
 }
