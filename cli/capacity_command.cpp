@@ -4,6 +4,7 @@
 // counts (doubling, then bisecting) with the same planner as the main form. Bisection
 // assumes throughput grows with the cluster; where the batch must divide evenly it may not,
 // and a smaller cluster between the last miss and the answer can exist.
+#include "report/layout_json.h"
 #include "report/summary.h"
 #include "report/table.h"
 
@@ -170,6 +171,53 @@ void print_hit(std::ostream& out,
   }
 }
 
+// One node type's answer, for --json: its size where it meets the target, else the best it
+// reached.
+nlohmann::ordered_json node_type_json(const devices::ClusterSpec& tpl,
+                                      const devices::NodeGroup& g,
+                                      const Sized& r,
+                                      const devices::TaskSpec& task) {
+  nlohmann::ordered_json j;
+  j["device"] = g.device;
+  j["devices_per_node"] = g.devices_per_node;
+  j["meets_target"] = r.met;
+  const Outcome& o = r.met ? r.hit : r.best;
+  j["nodes"] = r.met ? nlohmann::ordered_json(r.nodes) : nullptr;
+  j["devices"] = r.met ? nlohmann::ordered_json(r.nodes * g.devices_per_node) : nullptr;
+  j["tokens_per_s"] = o.feasible ? nlohmann::ordered_json(o.tokens_per_s) : nullptr;
+  j["layout"] = o.feasible ? layout_json(o.layout) : nlohmann::ordered_json(nullptr);
+  const devices::DeviceSpec& d = tpl.device(g);
+  double n = static_cast<double>(r.nodes * g.devices_per_node);
+  std::optional<double> price = tpl.price_per_hour(g);
+  j["power_w"] = r.met && d.tdp ? nlohmann::ordered_json(d.tdp->value.value * n) : nullptr;
+  j["usd_per_hour"] = r.met && price ? nlohmann::ordered_json(*price * n) : nullptr;
+  j["run_days"] = r.met && task.training_tokens && o.tokens_per_s > 0
+                      ? nlohmann::ordered_json(*task.training_tokens / o.tokens_per_s / 86400)
+                      : nullptr;
+  if (!r.met)
+    j["why"] = r.why.empty() ? "does not meet the target" : r.why;
+  return j;
+}
+
+// The capacity document: the target, every node type sized, and the one chosen (null: none
+// meets the target, `no_answer` says why).
+nlohmann::ordered_json capacity_json(const devices::ClusterSpec& tpl,
+                                     const devices::TaskSpec& task,
+                                     const CapacityArgs& a,
+                                     double want,
+                                     nlohmann::ordered_json types,
+                                     const std::string& chosen,
+                                     const std::string& ranked_by) {
+  nlohmann::ordered_json j = {{"cluster", tpl.name}, {"task", task.name}};
+  j["target"] = {{"tokens_per_s", want > 0 ? nlohmann::ordered_json(want) : nullptr},
+                 {"days", a.days > 0 ? nlohmann::ordered_json(a.days) : nullptr},
+                 {"slo", a.slo}};
+  j["node_types"] = std::move(types);
+  j["chosen"] = chosen.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(chosen);
+  j["ranked_by"] = ranked_by;
+  return j;
+}
+
 // A template of several node groups offers several node types: each is sized on its own
 // (its node shape, the template's network) and the cheapest that meets the target wins: by
 // price per hour where every candidate has one, else by power at TDP (said so).
@@ -195,11 +243,13 @@ int capacity_by_type(Context& cx,
   };
 
   std::vector<Candidate> met;
+  nlohmann::ordered_json types = nlohmann::ordered_json::array();
   Table t(
       {"node type", ">nodes", ">devices", ">tokens/s", "best plan", ">power at TDP", ">USD/hour"});
   for (const devices::NodeGroup* g : groups) {
     Sized r = smallest(one_group(tpl, *g), task, cal, a, want, progress);
     const devices::DeviceSpec& d = tpl.device(*g);
+    types.push_back(node_type_json(tpl, *g, r, task));
     if (!r.met) {
       t.add_row({std::to_string(g->devices_per_node) + " x " + g->device, "-", "-",
                  r.best.feasible ? format_count(r.best.tokens_per_s) : "-", "does not meet it", "-",
@@ -216,10 +266,18 @@ int capacity_by_type(Context& cx,
                c.price ? devices::format_number(*c.price, 4) : "-"});
     met.push_back(c);
   }
-  cx.out << "node types of " << tpl.name << ", each sized alone:\n";
-  t.print(cx.out);
   if (met.empty()) {
-    cx.out << "no node type of the template meets the target within " << a.max_nodes << " nodes\n";
+    std::string why = "no node type of the template meets the target within " +
+                      std::to_string(a.max_nodes) + " nodes";
+    if (cx.structured()) {
+      nlohmann::ordered_json j = capacity_json(tpl, task, a, want, types, "", "none");
+      j["no_answer"] = why;
+      int rc = write_document(cx, "capacity", j);
+      return rc == kExitOk ? kExitNoAnswer : rc;
+    }
+    cx.out << "node types of " << tpl.name << ", each sized alone:\n";
+    t.print(cx.out);
+    cx.out << why << "\n";
     return kExitNoAnswer;
   }
   // By price where every candidate has one, else by power at TDP where every one has that,
@@ -239,6 +297,15 @@ int capacity_by_type(Context& cx,
     return x.sized.hit.tokens_per_s > y.sized.hit.tokens_per_s;
   };
   const Candidate& best = *std::min_element(met.begin(), met.end(), cheaper);
+  if (cx.structured()) {
+    return write_document(cx, "capacity",
+                          capacity_json(tpl, task, a, want, types, best.group->device,
+                                        priced    ? "price"
+                                        : powered ? "power"
+                                                  : "devices"));
+  }
+  cx.out << "node types of " << tpl.name << ", each sized alone:\n";
+  t.print(cx.out);
   cx.out << (priced    ? "cheapest by price per hour: "
              : powered ? "cheapest by power at TDP (no published price for every type): "
                        : "fewest devices (neither a price nor a TDP for every type): ");
@@ -284,6 +351,16 @@ int capacity(Context& cx, const CapacityArgs& a) {
   Progress progress(cx.err, "capacity", cx.err_is_terminal);
   if (tpl.groups.size() == 1) {
     Sized r = smallest(tpl, task, cal, a, want, progress);
+    if (cx.structured()) {
+      nlohmann::ordered_json types =
+          nlohmann::ordered_json::array({node_type_json(tpl, tpl.groups.front(), r, task)});
+      nlohmann::ordered_json j = capacity_json(tpl, task, a, want, types,
+                                               r.met ? tpl.groups.front().device : "", "one type");
+      if (!r.met)
+        j["no_answer"] = r.why;
+      int rc = write_document(cx, "capacity", j);
+      return rc != kExitOk ? rc : r.met ? kExitOk : kExitNoAnswer;
+    }
     if (!r.met) {
       cx.out << r.why << "\n";
       return kExitNoAnswer;

@@ -34,7 +34,7 @@ int write_document(Context& cx, std::string_view kind, const nlohmann::ordered_j
     return kExitOk;
   }
   const nlohmann::ordered_json* rows = nullptr;
-  for (const char* key : {"plans", "rows", "devices"}) {
+  for (const char* key : {"plans", "rows", "devices", "node_types"}) {
     if (j.contains(key)) {
       rows = &j.at(key);
       break;

@@ -48,6 +48,10 @@ run mixed_training 0 "$C/mixed-h100-mi300x-910b.yaml" "$T/llama3-70b-train.yaml"
 run mixed_decode 0 "$C/mixed-h100-mi300x-910b.yaml" "$T/llama3-70b-decode.yaml"
 run simulate 0 simulate "$C/h100-4x8-rail.yaml" "$T/llama3-8b-train.yaml" --top 2
 run simulate_decode 0 simulate "$C/h100-4x8-rail.yaml" "$T/llama3-8b-decode.yaml" --top 1
+run capacity 0 capacity "$C/h100-4x8-rail.yaml" "$T/llama3-70b-train.yaml" --days 90
+run capacity_types 0 capacity "$C/mixed-h100-mi300x-910b.yaml" "$T/llama3-8b-serve.yaml" --slo
+run capacity_unreachable 3 capacity "$C/h100-4x8-rail.yaml" "$T/llama3-70b-train.yaml" --days 1 \
+  --max-nodes 8
 run devices 0 devices
 run device 0 devices show H100-SXM
 run collective 0 estimate --cluster "$C/h100-4x8-rail.yaml" --collective all_reduce --size 64MiB
@@ -77,12 +81,11 @@ refuse calibrate
 refuse validate-training "$data/benchmarks/A100-80GB/train_steps_published.csv"
 refuse bench-plan "$C/h100-4x8-rail.yaml" "$T/llama3-70b-train.yaml"
 refuse bench-simulate
-refuse capacity "$C/h100-4x8-rail.yaml" "$T/llama3-70b-train.yaml"
 refuse codegen "$work/ugraphs/gemm_softmax.ugraph.json"
 refuse bench-superoptimize
 refuse sweep "$C/h100-4x8-rail.yaml" "$T/llama3-70b-train.yaml"
 # Every subcommand is one of the two.
-covered=" devices estimate simulate comet superoptimize $text_only "
+covered=" devices estimate simulate comet superoptimize capacity $text_only "
 for sub in $("$plan" --help | sed -n '/^Subcommands:/,$p' | awk 'NR > 1 && NF {print $1}'); do
   case "$covered" in
     *" $sub "*) ;;
