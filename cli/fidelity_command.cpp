@@ -1,5 +1,6 @@
 // `yirage-plan validate-training RUNS.csv [--device NAME] [--fit]`: the training-step model
 // against measured iterations: MAPE and Spearman rank correlation within each model.
+#include "report/layout_json.h"
 #include "report/table.h"
 
 #include "cli/context.h"
@@ -8,6 +9,8 @@
 #include "planner/step_validation.h"
 
 #include <CLI/CLI.hpp>
+
+#include <nlohmann/json.hpp>
 
 namespace yirage::cli {
 
@@ -52,6 +55,74 @@ int gate(Context& cx, const FidelityArgs& a, double mape, bool spearman_ok, cons
   return ok ? kExitOk : kExitCheckFailed;
 }
 
+// The bars given, for a document: null where no bar is set.
+nlohmann::ordered_json bars_json(const FidelityArgs& a) {
+  auto bar = [](double v) {
+    return v > 0 ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+  };
+  return {{"max_mape_percent", bar(a.max_mape)},
+          {"min_spearman", bar(a.min_spearman)},
+          {"max_memory_mape_percent", bar(a.max_memory_mape)},
+          {"max_worst_pick_percent", bar(a.max_regret)},
+          {"each_gpu_count", a.each_gpu_count}};
+}
+
+// validate-training on measured steps, for --json: the statistics of every group (`rows`),
+// every row priced (`points`) and the gate.
+nlohmann::ordered_json steps_json(const FidelityArgs& a,
+                                  const std::vector<planner::StepPoint>& points,
+                                  std::size_t oom,
+                                  std::size_t failed,
+                                  const std::vector<std::string>& missed) {
+  auto or_null = [](bool has, double v) {
+    return has ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+  };
+  nlohmann::ordered_json j;
+  j["files"] = a.files;
+  j["ran"] = points.size() - oom;
+  j["out_of_memory"] = oom;
+  j["failed"] = failed;
+  j["rows"] = nlohmann::ordered_json::array();
+  for (const planner::StepStats& s : planner::step_stats(points)) {
+    j["rows"].push_back({{"group", s.group},
+                         {"rows", s.rows},
+                         {"mape_percent", or_null(s.rows > 0, s.mape)},
+                         {"bias_percent", or_null(s.rows > 0, s.bias)},
+                         {"spearman", or_null(s.rows > 1, s.spearman)},
+                         {"memory_mape_percent", or_null(s.memory_rows > 0, s.memory_mape)},
+                         {"fits_as_measured", s.fit_agree},
+                         {"fit_rows", s.fit_rows},
+                         {"choices", s.choices},
+                         {"worst_pick_percent", or_null(s.choices > 0, s.regret)}});
+  }
+  j["points"] = nlohmann::ordered_json::array();
+  for (const planner::StepPoint& p : points) {
+    bool ran = p.row.status == "ok";
+    // The layout as priced: a micro-batch the source did not publish, as the one chosen.
+    std::string layout = p.row.layout;
+    auto best = layout.find("mb=best");
+    if (best != std::string::npos && p.micro_batch > 0)
+      layout.replace(best, 7, "mb=" + std::to_string(p.micro_batch));
+    j["points"].push_back(
+        {{"line", p.row.line},
+         {"task", p.row.task},
+         {"layout", layout_json(layout)},
+         {"micro_batch_chosen", best != std::string::npos},
+         {"status", p.row.status},
+         {"measured_s", or_null(ran, p.row.step_s)},
+         {"estimate_s", p.estimate_s ? nlohmann::ordered_json(*p.estimate_s) : nullptr},
+         {"error_percent",
+          or_null(ran && p.estimate_s.has_value(),
+                  p.estimate_s ? 100 * (*p.estimate_s - p.row.step_s) / p.row.step_s : 0)},
+         {"reserved_bytes", or_null(ran && p.row.peak_reserved > 0, p.row.peak_reserved)},
+         {"predicted_bytes", or_null(p.estimate_s.has_value(), p.estimate_memory)},
+         {"cannot_run",
+          p.estimate_s ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(p.rejected)}});
+  }
+  j["gate"] = {{"bars", bars_json(a)}, {"missed", missed}, {"pass", missed.empty()}};
+  return j;
+}
+
 // Whole steps measured on GPUs (bench/run_plan.py's train_steps CSV files).
 int measured_steps(Context& cx, const FidelityArgs& a, const devices::DeviceRegistry& registry) {
   devices::ModelRegistry models = devices::ModelRegistry::load_bundled();
@@ -72,10 +143,12 @@ int measured_steps(Context& cx, const FidelityArgs& a, const devices::DeviceRegi
         planner::price_measured_steps(file, rows, registry, models, calibrations);
     points.insert(points.end(), p.begin(), p.end());
   }
-  cx.out << "measured steps: " << points.size() + failed << " rows in " << files.size()
-         << (files.size() == 1 ? " file" : " files") << " (" << points.size() - oom << " ran, "
-         << oom << " out of memory, " << failed
-         << " failed and left out); the model calibrated by data/calibration/\n";
+  if (!cx.structured()) {
+    cx.out << "measured steps: " << points.size() + failed << " rows in " << files.size()
+           << (files.size() == 1 ? " file" : " files") << " (" << points.size() - oom << " ran, "
+           << oom << " out of memory, " << failed
+           << " failed and left out); the model calibrated by data/calibration/\n";
+  }
   Table t({"  group", ">rows", ">MAPE", ">bias", ">Spearman", ">memory MAPE", ">fits as measured",
            ">choices", ">worst pick"});
   std::vector<std::string> missed;
@@ -103,6 +176,11 @@ int measured_steps(Context& cx, const FidelityArgs& a, const devices::DeviceRegi
       if (a.max_regret > 0)
         bar(s.regret <= a.max_regret, s.group + ": worst pick +" + pct(s.regret));
     }
+  }
+  int code = missed.empty() ? kExitOk : kExitCheckFailed;
+  if (cx.structured()) {
+    int rc = write_document(cx, "step_validation", steps_json(a, points, oom, failed, missed));
+    return rc != kExitOk ? rc : code;
   }
   t.print(cx.out);
   cx.out << "  (MAPE and bias of the step time, memory MAPE of the predicted peak against the "
@@ -176,6 +254,35 @@ int fidelity(Context& cx, const FidelityArgs& a) {
   planner::FidelityResult r =
       planner::training_fidelity(runs, a.device, registry, calibrations, rows);
   const costmodel::GpuEfficiency& e = r.efficiency;
+  bool spearman_ok = true;
+  for (const planner::FidelityStats& s : r.by_model)
+    spearman_ok = spearman_ok && (a.min_spearman <= 0 || s.spearman >= a.min_spearman);
+  if (cx.structured()) {
+    bool pass = (a.max_mape <= 0 || r.overall.mape <= a.max_mape) && spearman_ok;
+    nlohmann::ordered_json j;
+    j["files"] = a.files;
+    j["device"] = a.device;
+    j["statistics_on"] = rows == planner::FidelityRows::kAll ? "all rows" : "odd rows";
+    j["fitted_here"] = rows == planner::FidelityRows::kFit;
+    j["efficiency"] = {{"matrix", e.matrix},         {"attention", e.attention},
+                       {"memory", e.memory},         {"vector", e.vector},
+                       {"launch_s", e.launch.value}, {"host_issue_per_kernel_s", e.host.value}};
+    j["rows"] = nlohmann::ordered_json::array();
+    for (const planner::FidelityStats& s : r.by_model) {
+      j["rows"].push_back({{"group", s.model},
+                           {"rows", s.rows},
+                           {"mape_percent", s.mape},
+                           {"spearman", s.spearman}});
+    }
+    j["rows"].push_back({{"group", "all"},
+                         {"rows", r.overall.rows},
+                         {"mape_percent", r.overall.mape},
+                         {"spearman", nullptr}});
+    j["refused"] = r.rejected;
+    j["gate"] = {{"bars", bars_json(a)}, {"pass", pass}};
+    int rc = write_document(cx, "iteration_validation", j);
+    return rc != kExitOk ? rc : pass ? kExitOk : kExitCheckFailed;
+  }
   cx.out << file << ": " << runs.size() << " measured runs on " << a.device << "; "
          << (rows == planner::FidelityRows::kFit
                  ? "GPU efficiencies fitted on the even rows, statistics on the odd rows"
@@ -209,9 +316,6 @@ int fidelity(Context& cx, const FidelityArgs& a) {
   }
   cx.out << "  all: MAPE " << pct(r.overall.mape) << " over " << r.overall.rows << " rows; "
          << r.rejected << " layouts refused by the model\n";
-  bool spearman_ok = true;
-  for (const planner::FidelityStats& s : r.by_model)
-    spearman_ok = spearman_ok && (a.min_spearman <= 0 || s.spearman >= a.min_spearman);
   return gate(cx, a, r.overall.mape, spearman_ok, "model");
 }
 

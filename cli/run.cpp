@@ -82,8 +82,9 @@ std::string structured_output_error(const CLI::App& app, const Context& cx) {
   std::string name = app.get_subcommands().empty() ? "" : app.get_subcommands().front()->get_name();
   // Their documents: docs/json.md and docs/schema/output.schema.json. `sweep` prints a table
   // only: CSV, not a document.
-  const std::vector<std::string> structured = {
-      "", "devices", "estimate", "simulate", "superoptimize", "comet", "capacity"};
+  const std::vector<std::string> structured = {"",         "devices",          "estimate",
+                                               "simulate", "superoptimize",    "comet",
+                                               "capacity", "validate-training"};
   if (std::find(structured.begin(), structured.end(), name) != structured.end())
     return {};
   if (name == "sweep" && !cx.csv.empty())

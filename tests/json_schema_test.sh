@@ -52,6 +52,10 @@ run capacity 0 capacity "$C/h100-4x8-rail.yaml" "$T/llama3-70b-train.yaml" --day
 run capacity_types 0 capacity "$C/mixed-h100-mi300x-910b.yaml" "$T/llama3-8b-serve.yaml" --slo
 run capacity_unreachable 3 capacity "$C/h100-4x8-rail.yaml" "$T/llama3-70b-train.yaml" --days 1 \
   --max-nodes 8
+run step_validation 0 validate-training "$data/benchmarks/A100-80GB/train_steps_published.csv"
+run step_validation_gate 1 validate-training --max-mape 1 \
+  "$data/benchmarks/A100-80GB/train_steps_published.csv"
+run iteration_validation 0 validate-training "$data/benchmarks/training/vtrain_a100.csv"
 run devices 0 devices
 run device 0 devices show H100-SXM
 run collective 0 estimate --cluster "$C/h100-4x8-rail.yaml" --collective all_reduce --size 64MiB
@@ -78,14 +82,13 @@ text_only=""
 refuse check "$C/h100-4x8-rail.yaml" "$T/llama3-70b-train.yaml"
 refuse validate "$data/benchmarks/H200/ops_casts.csv"
 refuse calibrate
-refuse validate-training "$data/benchmarks/A100-80GB/train_steps_published.csv"
 refuse bench-plan "$C/h100-4x8-rail.yaml" "$T/llama3-70b-train.yaml"
 refuse bench-simulate
 refuse codegen "$work/ugraphs/gemm_softmax.ugraph.json"
 refuse bench-superoptimize
 refuse sweep "$C/h100-4x8-rail.yaml" "$T/llama3-70b-train.yaml"
 # Every subcommand is one of the two.
-covered=" devices estimate simulate comet superoptimize capacity $text_only "
+covered=" devices estimate simulate comet superoptimize capacity validate-training $text_only "
 for sub in $("$plan" --help | sed -n '/^Subcommands:/,$p' | awk 'NR > 1 && NF {print $1}'); do
   case "$covered" in
     *" $sub "*) ;;
