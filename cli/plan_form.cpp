@@ -562,8 +562,9 @@ int plan(Context& cx, const PlanArgs& given) {
   planner::SearchResult r = planner::search_training(tc);
   if (r.plans.empty())
     return explain_nothing_fits(cx, tc, r);
-  auto plot = [&] {
-    return training_plot_svg(task.name + " on " + cluster.name, r.plans, std::min(a.top, kPlotted));
+  // The title captured by value: clang before 16 cannot capture structured bindings.
+  auto plot = [&r, &a, title = task.name + " on " + cluster.name] {
+    return training_plot_svg(title, r.plans, std::min(a.top, kPlotted));
   };
   if (cx.structured()) {
     nlohmann::ordered_json j = names_json(cluster, task);
