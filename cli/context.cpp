@@ -46,11 +46,15 @@ int write_document(Context& cx, std::string_view kind, const nlohmann::ordered_j
   }
   std::ostringstream csv;
   report::write_csv_table(csv, *rows);
+  return write_csv(cx, csv.str());
+}
+
+int write_csv(Context& cx, const std::string& text) {
   if (cx.csv == "-") {
-    cx.out << csv.str();
+    cx.out << text;
     return kExitOk;
   }
-  if (std::string why = write_output(cx.csv, csv.str()); !why.empty()) {
+  if (std::string why = write_output(cx.csv, text); !why.empty()) {
     cx.err << "error: --csv: " << why << "\n";
     return kExitBadInput;
   }

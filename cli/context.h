@@ -45,6 +45,9 @@ struct Context {
 /// standard output. Returns the exit code (2 when the file cannot be written).
 int write_document(Context& cx, std::string_view kind, const nlohmann::ordered_json& j);
 
+/// Writes CSV `text` where --csv says (a file, or "-": standard output). Returns the exit code.
+int write_csv(Context& cx, const std::string& text);
+
 // Each subcommand registers itself on the app; its callback sets `Context::action`.
 void add_devices_command(CLI::App& app, Context& cx);
 void add_check_command(CLI::App& app, Context& cx);

@@ -236,10 +236,10 @@ std::string device_of(const NodeType& t) {
   return t.cluster.groups.front().device;
 }
 
-void write_csv(std::ostream& out,
-               const std::vector<Scenario>& all,
-               const std::vector<NodeType>& types,
-               bool training) {
+void write_scenarios(std::ostream& out,
+                     const std::vector<Scenario>& all,
+                     const std::vector<NodeType>& types,
+                     bool training) {
   write_csv_line(out, {std::string("device"), std::string("nodes"), std::string("devices"),
                        std::string("batch"), std::string("layout"),
                        std::string(training ? "step_s" : "time_s"), std::string("tokens_per_s"),
@@ -360,16 +360,8 @@ int sweep(Context& cx, const SweepArgs& a) {
   // --csv (global): the table for machines, and nothing else on standard output.
   if (!cx.csv.empty()) {
     std::ostringstream csv;
-    write_csv(csv, all, types, training);
-    if (cx.csv == "-") {
-      cx.out << csv.str();
-      return kExitOk;
-    }
-    if (std::string why = write_output(cx.csv, csv.str()); !why.empty()) {
-      cx.err << "error: --csv: " << why << "\n";
-      return kExitBadInput;
-    }
-    return kExitOk;
+    write_scenarios(csv, all, types, training);
+    return write_csv(cx, csv.str());
   }
 
   cx.out << task.name << " (" << devices::mode_name(task.mode) << ") over " << all.size()

@@ -1,6 +1,8 @@
 // The Pareto front of cost against throughput, and its SVG.
 #include "report/pareto.h"
 
+#include "tests/unit/text_count.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -8,12 +10,7 @@
 namespace yirage::report {
 namespace {
 
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
-    ++n;
-  return n;
-}
+using testing::count;
 
 TEST(ParetoFront, KeepsThePointsNothingBeatsOnBothAxes) {
   std::vector<ParetoPoint> p = {
