@@ -2,6 +2,7 @@
 // and extra latency per device and fabric, print the fit, write data/calibration files.
 #include "report/table.h"
 
+#include "cli/calibrate_document.h"
 #include "cli/context.h"
 #include "cli/output_file.h"
 #include "cli/run.h"
@@ -147,10 +148,12 @@ void print_block_fits(std::ostream& out, const std::vector<costmodel::GpuCalibra
   t.print(out);
 }
 
+// Writes a calibration file per device fitted; `written` gets their paths.
 int write_files(Context& cx,
                 const CalibrateArgs& a,
                 const std::vector<costmodel::CalibrationFit>& fits,
-                const std::vector<costmodel::GpuCalibrationFit>& gpu_fits) {
+                const std::vector<costmodel::GpuCalibrationFit>& gpu_fits,
+                std::vector<std::string>& written) {
   std::set<std::string> devices_seen;
   for (const auto& f : fits) {
     devices_seen.insert(f.calibration.device);
@@ -172,7 +175,7 @@ int write_files(Context& cx,
       cx.err << "error: " << error << "\n";
       return kExitBadInput;
     }
-    cx.out << "wrote " << path.string() << "\n";
+    written.push_back(path.string());
   }
   return kExitOk;
 }
@@ -395,6 +398,18 @@ int calibrate(Context& cx, const CalibrateArgs& a) {
            << a.min_size << " or more\n";
     return kExitBadInput;
   }
+  std::vector<std::string> written;
+  if (!a.output.empty()) {
+    if (int rc = write_files(cx, a, fits, gpu_fits, written); rc != kExitOk)
+      return rc;
+  }
+  if (cx.structured()) {
+    nlohmann::ordered_json j;
+    j["files"] = a.files;
+    j["written"] = written;
+    j["rows"] = calibration_rows(fits, gpu_fits);
+    return write_document(cx, "calibration", j);
+  }
   if (!fits.empty()) {
     cx.out << "Collectives: NCCL-model time with the fabric bandwidth x scale, plus an extra\n"
               "latency per call; fitted on half the rows (alternating by size), checked on the "
@@ -409,7 +424,9 @@ int calibrate(Context& cx, const CalibrateArgs& a) {
     print_block_fits(cx.out, gpu_fits);
     print_measured_fits(cx.out, gpu_fits);
   }
-  return a.output.empty() ? kExitOk : write_files(cx, a, fits, gpu_fits);
+  for (const std::string& path : written)
+    cx.out << "wrote " << path << "\n";
+  return kExitOk;
 }
 
 }  // namespace

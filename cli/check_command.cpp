@@ -1,5 +1,6 @@
 // `yirage-plan check CLUSTER TASK`: load, validate and summarise both files.
 #include "report/summary.h"
+#include "report/summary_json.h"
 
 #include "cli/context.h"
 #include "cli/prices.h"
@@ -42,6 +43,15 @@ int check(Context& cx, const CheckArgs& a) {
   if (std::string why = apply_prices(a.price_per_hour, *cluster, *task); !why.empty()) {
     cx.err << why << "\n";
     return kExitBadInput;
+  }
+  if (cx.structured()) {
+    nlohmann::ordered_json j;
+    j["cluster"] = cluster->name;
+    j["task"] = task->name;
+    j["valid"] = true;
+    j["cluster_details"] = cluster_json(*cluster);
+    j["task_details"] = task_json(*task, *cluster);
+    return write_document(cx, "check", j);
   }
   print_cluster(cx.out, *cluster);
   print_task(cx.out, *task, *cluster);

@@ -49,6 +49,15 @@ int codegen_command(Context& cx, const CodegenArgs& a) {
   }
   std::string why_not;
   codegen::match_gemv(p, &why_not);
+  if (cx.structured()) {
+    nlohmann::ordered_json j;
+    j["ugraph"] = a.ugraph;
+    j["backend"] = a.backend;
+    j["written"] = file.string();
+    j["path"] = p.gemv ? "gemv" : "generic block";
+    j["why_not_gemv"] = p.gemv ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(why_not);
+    return write_document(cx, "codegen", j);
+  }
   cx.out << "wrote " << file.string() << " ("
          << (p.gemv ? "GEMV path" : "generic block path: " + why_not) << ")\n";
   return kExitOk;

@@ -3,7 +3,7 @@
 // in parallel over the cores, as a table, as CSV (--csv) and as an SVG of the Pareto front
 // of throughput against cost (--svg). The answers are the main form's: each scenario is
 // one search.
-#include "report/csv.h"
+#include "report/layout_json.h"
 #include "report/pareto.h"
 #include "report/plan_report.h"
 #include "report/summary.h"
@@ -236,32 +236,34 @@ std::string device_of(const NodeType& t) {
   return t.cluster.groups.front().device;
 }
 
-void write_scenarios(std::ostream& out,
-                     const std::vector<Scenario>& all,
-                     const std::vector<NodeType>& types,
-                     bool training) {
-  write_csv_line(out, {std::string("device"), std::string("nodes"), std::string("devices"),
-                       std::string("batch"), std::string("layout"),
-                       std::string(training ? "step_s" : "time_s"), std::string("tokens_per_s"),
-                       std::string("mfu"), std::string("usd_per_hour"),
-                       std::string("usd_per_million_tokens"), std::string("run_days"),
-                       std::string("run_usd"), std::string("pareto"), std::string("no_answer")});
+// The scenarios for machines (--json, --yaml, --csv): a row each, null where a scenario has
+// no answer or no price.
+nlohmann::ordered_json scenarios_json(const std::vector<Scenario>& all,
+                                      const std::vector<NodeType>& types) {
+  auto opt = [](const std::optional<double>& v) {
+    return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+  };
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const Scenario& s : all) {
     const NodeType& t = types[s.type];
-    std::int64_t devices = s.nodes * t.cluster.groups.front().devices_per_node;
-    std::vector<CsvCell> row = {device_of(t), s.nodes, devices, s.batch};
-    if (s.runs) {
-      row.insert(row.end(),
-                 {s.layout, s.time_s, s.tokens_per_s, csv_optional(s.mfu),
-                  csv_optional(s.usd_per_hour), csv_optional(s.usd_per_mtok), csv_optional(s.days),
-                  csv_optional(s.run_usd), std::int64_t{s.front ? 1 : 0}, std::monostate{}});
-    } else {
-      row.insert(row.end(), {std::monostate{}, std::monostate{}, std::monostate{}, std::monostate{},
-                             csv_optional(s.usd_per_hour), std::monostate{}, std::monostate{},
-                             std::monostate{}, std::int64_t{0}, s.why});
-    }
-    write_csv_line(out, row);
+    nlohmann::ordered_json r = {
+        {"device", device_of(t)},
+        {"nodes", s.nodes},
+        {"devices", s.nodes * t.cluster.groups.front().devices_per_node},
+        {"batch", s.batch > 0 ? nlohmann::ordered_json(s.batch) : nlohmann::ordered_json(nullptr)}};
+    r["layout"] = s.runs ? layout_json(s.layout) : nullptr;
+    r["time_s"] = s.runs ? nlohmann::ordered_json(s.time_s) : nullptr;
+    r["tokens_per_s"] = s.runs ? nlohmann::ordered_json(s.tokens_per_s) : nullptr;
+    r["mfu"] = opt(s.mfu);
+    r["usd_per_hour"] = opt(s.usd_per_hour);
+    r["usd_per_million_tokens"] = opt(s.usd_per_mtok);
+    r["run_days"] = opt(s.days);
+    r["run_usd"] = opt(s.run_usd);
+    r["pareto"] = s.front;
+    r["no_answer"] = s.runs ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s.why);
+    rows.push_back(r);
   }
+  return rows;
 }
 
 int sweep(Context& cx, const SweepArgs& a) {
@@ -357,11 +359,15 @@ int sweep(Context& cx, const SweepArgs& a) {
       return kExitBadInput;
     }
   }
-  // --csv (global): the table for machines, and nothing else on standard output.
-  if (!cx.csv.empty()) {
-    std::ostringstream csv;
-    write_scenarios(csv, all, types, training);
-    return write_csv(cx, csv.str());
+  // --json, --yaml or --csv (global): the scenarios for machines, and nothing else on
+  // standard output.
+  if (cx.structured()) {
+    nlohmann::ordered_json j;
+    j["cluster"] = tpl.name;
+    j["task"] = task.name;
+    j["time"] = training ? "step" : task.mode == devices::Mode::kPrefill ? "ttft" : "tpot";
+    j["rows"] = scenarios_json(all, types);
+    return write_document(cx, "sweep", j);
   }
 
   cx.out << task.name << " (" << devices::mode_name(task.mode) << ") over " << all.size()

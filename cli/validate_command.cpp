@@ -1,9 +1,11 @@
 // `yirage-plan validate MEASURED.csv...`: the model's estimate next to every measured row,
 // errors per size band, and a failing exit code when the error exceeds the threshold.
+#include "report/csv.h"
 #include "report/table.h"
 
 #include "cli/context.h"
 #include "cli/run.h"
+#include "cli/validate_document.h"
 #include "codegen/cost/program_validation.h"
 #include "costmodel/validation.h"
 #include "devices/support/diagnostics.h"
@@ -14,6 +16,7 @@
 #include <CLI/CLI.hpp>
 
 #include <map>
+#include <sstream>
 
 namespace yirage::cli {
 
@@ -88,77 +91,70 @@ void print_points(std::ostream& out, const std::vector<costmodel::ValidationPoin
   t.print(out);
 }
 
-// "all_gather x4 eager": the group of a collective row for --per-kind.
-std::string kind_group(const costmodel::MeasuredRow& r) {
-  return r.op + " x" + std::to_string(r.ranks) + " " + r.launch;
-}
-
-// Per (collective, ranks, launch): the error of the rows of at least `min_bytes` and of those
-// below, each against its bar (a negative bar: not gated). False when a bar is missed.
-bool report_kinds(Context& cx,
-                  const ValidateArgs& a,
-                  double min_bytes,
-                  const costmodel::Validation& v) {
-  std::vector<std::string> order;
-  std::map<std::string, std::vector<costmodel::ValidationPoint>> by;
-  for (const costmodel::ValidationPoint& p : v.points) {
-    std::string g = kind_group(p.row);
-    if (by.count(g) == 0)
-      order.push_back(g);
-    by[g].push_back(p);
-  }
-  Table t({"  collective, ranks, launch", ">rows", ">MAPE", ">bias", ">rows < " + a.min_size,
-           ">MAPE", ">bias", "result"});
-  bool ok = true;
-  for (const std::string& g : order) {
-    costmodel::BandStats big = costmodel::overall(by[g], min_bytes);
-    costmodel::BandStats small = costmodel::overall_below(by[g], min_bytes);
-    bool pass = (big.rows == 0 || big.mape <= a.max_mape) &&
-                (small.rows == 0 || a.max_small_mape < 0 || small.mape <= a.max_small_mape);
-    ok = ok && pass;
-    auto cells = [](const costmodel::BandStats& b) {
-      return b.rows == 0
-                 ? std::vector<std::string>{"0", "-", "-"}
-                 : std::vector<std::string>{std::to_string(b.rows), pct(b.mape), pct(b.bias)};
-    };
-    std::vector<std::string> row = {"  " + g};
-    for (const auto& c : {cells(big), cells(small)})
-      row.insert(row.end(), c.begin(), c.end());
-    row.push_back(pass ? "pass" : "FAIL");
-    t.add_row(row);
-  }
-  t.print(cx.out);
-  cx.out << "  collectives, every collective, GPU count and launch style: MAPE at " << a.min_size
-         << " and more at most " << pct(a.max_mape);
-  if (a.max_small_mape >= 0)
-    cx.out << ", below it at most " << pct(a.max_small_mape);
-  cx.out << ": " << (ok ? "pass" : "FAIL") << "\n";
-  return ok;
-}
-
+// The gated statistics of a file's collectives as the document computed them: one line
+// each, then with --per-kind the table of every (collective, ranks, launch).
 bool report_collectives(Context& cx,
                         const ValidateArgs& a,
-                        double min_bytes,
-                        const costmodel::Validation& v) {
-  costmodel::BandStats all = costmodel::overall(v.points, min_bytes);
-  costmodel::BandStats small = costmodel::overall_below(v.points, min_bytes);
-  bool ok = all.rows > 0 && all.mape <= a.max_mape;
+                        const costmodel::Validation& v,
+                        const std::vector<ValidationStat>& stats) {
   print_bands(cx.out, v.points);
-  if (a.verbose) {
+  if (a.verbose)
     print_points(cx.out, v.points);
+  bool ok = true;
+  std::string big = a.min_size + " and more";
+  std::string small = "below " + a.min_size;
+  bool any_big = false;
+  for (const ValidationStat& s : stats) {
+    ok = ok && s.pass;
+    if (s.group == big || (s.group == small && s.bar)) {
+      any_big = any_big || s.group == big;
+      cx.out << "  collectives, MAPE " << (s.group == big ? "at " + big : s.group) << ": "
+             << pct(s.stats.mape) << " over " << s.stats.rows << " rows (threshold " << pct(*s.bar)
+             << "): " << (s.pass ? "pass" : "FAIL") << "\n";
+    }
   }
-  cx.out << "  collectives, MAPE at " << a.min_size << " and more: " << pct(all.mape) << " over "
-         << all.rows << " rows (threshold " << pct(a.max_mape) << "): " << (ok ? "pass" : "FAIL")
-         << "\n";
-  if (a.max_small_mape >= 0 && small.rows > 0) {
-    bool small_ok = small.mape <= a.max_small_mape;
-    cx.out << "  collectives, MAPE below " << a.min_size << ": " << pct(small.mape) << " over "
-           << small.rows << " rows (threshold " << pct(a.max_small_mape)
-           << "): " << (small_ok ? "pass" : "FAIL") << "\n";
-    ok = ok && small_ok;
+  if (!any_big) {
+    ok = false;
+    cx.out << "  collectives: no row of " << big << ": FAIL\n";
   }
-  if (a.per_kind)
-    ok = report_kinds(cx, a, min_bytes, v) && ok;
+  if (a.per_kind) {
+    Table t({"  collective, ranks, launch", ">rows", ">MAPE", ">bias", ">rows < " + a.min_size,
+             ">MAPE", ">bias", "result"});
+    std::vector<std::string> order;
+    std::map<std::string, std::vector<const ValidationStat*>> by;
+    for (const ValidationStat& s : stats) {
+      auto comma = s.group.rfind(", ");
+      if (comma == std::string::npos)
+        continue;
+      std::string g = s.group.substr(0, comma);
+      if (by.count(g) == 0)
+        order.push_back(g);
+      by[g].push_back(&s);
+    }
+    for (const std::string& g : order) {
+      std::vector<std::string> row = {"  " + g, "0", "-", "-", "0", "-", "-"};
+      bool pass = true;
+      for (const ValidationStat* s : by[g]) {
+        std::size_t at =
+            s->group.size() >= small.size() &&
+                    s->group.compare(s->group.size() - small.size(), small.size(), small) == 0
+                ? 4
+                : 1;
+        row[at] = std::to_string(s->stats.rows);
+        row[at + 1] = pct(s->stats.mape);
+        row[at + 2] = pct(s->stats.bias);
+        pass = pass && s->pass;
+      }
+      row.push_back(pass ? "pass" : "FAIL");
+      t.add_row(row);
+    }
+    t.print(cx.out);
+    cx.out << "  collectives, every collective, GPU count and launch style: MAPE at " << big
+           << " at most " << pct(a.max_mape);
+    if (a.max_small_mape >= 0)
+      cx.out << ", below it at most " << pct(a.max_small_mape);
+    cx.out << ": " << (ok ? "pass" : "FAIL") << "\n";
+  }
   for (std::size_t i = 0; i < v.skipped.size() && i < 3; ++i) {
     cx.out << "  skipped " << v.skipped[i] << "\n";
   }
@@ -169,23 +165,26 @@ bool report_collectives(Context& cx,
 bool report_categories(Context& cx,
                        const ValidateArgs& a,
                        const costmodel::Validation& v,
-                       const std::string& what) {
+                       const std::string& what,
+                       const std::vector<ValidationStat>& stats) {
   Table t({"  " + what.substr(0, what.size() - 1), ">rows", ">MAPE", ">bias", ">max |error|"});
-  for (const costmodel::BandStats& b : costmodel::op_stats(v.points)) {
-    t.add_row({"  " + b.band, std::to_string(b.rows), pct(b.mape), pct(b.bias), pct(b.max_abs)});
+  for (const ValidationStat& s : stats) {
+    if (!s.bar) {
+      t.add_row({"  " + s.group, std::to_string(s.stats.rows), pct(s.stats.mape), pct(s.stats.bias),
+                 pct(s.stats.max_abs)});
+    }
   }
   t.print(cx.out);
   if (a.verbose) {
     print_points(cx.out, v.points);
   }
-  costmodel::BandStats all = costmodel::overall(v.points, 0);
-  bool ok = all.mape <= a.max_mape;
-  cx.out << "  " << what << ", MAPE: " << pct(all.mape) << " over " << all.rows
-         << " rows (threshold " << pct(a.max_mape) << "): " << (ok ? "pass" : "FAIL") << "\n";
+  const ValidationStat& all = stats.back();
+  cx.out << "  " << what << ", MAPE: " << pct(all.stats.mape) << " over " << all.stats.rows
+         << " rows (threshold " << pct(a.max_mape) << "): " << (all.pass ? "pass" : "FAIL") << "\n";
   for (std::size_t i = 0; i < v.skipped.size() && i < 3; ++i) {
     cx.out << "  skipped " << v.skipped[i] << "\n";
   }
-  return ok;
+  return all.pass;
 }
 
 // Prefill and decode steps measured on GPUs (bench/run_infer.py): TTFT and time per output
@@ -194,26 +193,24 @@ bool report_categories(Context& cx,
 bool report_infer_steps(Context& cx,
                         const ValidateArgs& a,
                         const std::string& path,
-                        const devices::DeviceRegistry& registry,
-                        const devices::ModelRegistry& models,
-                        const costmodel::CalibrationSet& calibrations) {
-  std::vector<planner::MeasuredInferStep> rows = planner::load_measured_infer_steps(path);
-  std::vector<planner::InferStepPoint> points =
-      planner::price_measured_infer_steps(path, rows, registry, models, calibrations);
-  cx.out << path << ": priced " << points.size() << " inference steps of " << rows.size()
-         << " rows\n";
+                        std::size_t rows,
+                        const std::vector<planner::InferStepPoint>& points,
+                        const std::vector<ValidationStat>& stats) {
+  cx.out << path << ": priced " << points.size() << " inference steps of " << rows << " rows\n";
   Table t({"  group", ">TTFT rows", ">TTFT MAPE", ">TTFT bias", ">TPOT rows", ">TPOT MAPE",
            ">TPOT bias"});
   bool ok = !points.empty();
-  for (const planner::InferStepStats& s : planner::infer_step_stats(points)) {
-    auto cell = [](std::size_t n, double v) {
-      return n ? pct(v) : std::string("-");
-    };
-    t.add_row({"  " + s.group, std::to_string(s.ttft_rows), cell(s.ttft_rows, s.ttft_mape),
-               cell(s.ttft_rows, s.ttft_bias), std::to_string(s.tpot_rows),
-               cell(s.tpot_rows, s.tpot_mape), cell(s.tpot_rows, s.tpot_bias)});
-    if (s.group == "all" || s.group.find("GPU") != std::string::npos)
-      ok = ok && s.ttft_mape <= a.max_mape && s.tpot_mape <= a.max_mape;
+  auto cells = [](const ValidationStat& s) {
+    bool any = s.stats.rows > 0;
+    return std::vector<std::string>{std::to_string(s.stats.rows), any ? pct(s.stats.mape) : "-",
+                                    any ? pct(s.stats.bias) : "-"};
+  };
+  for (std::size_t i = 0; i + 1 < stats.size(); i += 2) {  // TTFT, then TPOT, per group
+    std::vector<std::string> row = {"  " + stats[i].group};
+    for (const auto& c : {cells(stats[i]), cells(stats[i + 1])})
+      row.insert(row.end(), c.begin(), c.end());
+    t.add_row(row);
+    ok = ok && stats[i].pass && stats[i + 1].pass;
   }
   t.print(cx.out);
   if (a.verbose) {
@@ -247,45 +244,73 @@ int validate(Context& cx, const ValidateArgs& a) {
                      : costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
   // Every file is read and checked before anything is printed.
   std::vector<costmodel::MeasuredFile> files;
-  std::vector<std::string> infer_files;
+  std::vector<std::pair<std::string, std::vector<planner::MeasuredInferStep>>> infer_files;
   for (const std::string& path : a.files) {
     if (planner::is_measured_infer_steps_file(path)) {
-      (void)planner::load_measured_infer_steps(path);
-      infer_files.push_back(path);
+      infer_files.emplace_back(path, planner::load_measured_infer_steps(path));
       continue;
     }
     files.push_back(costmodel::load_measured(path));
     check_devices(files.back(), registry);
   }
-  cx.out << (calibrations.empty() ? "model: uncalibrated (NCCL's constants)\n"
-                                  : "model: calibrated by data/calibration/\n");
-  bool failed = false;
+  ValidationDocument doc({a.max_mape, a.max_small_mape, min.value, a.min_size, a.per_kind});
+  bool text = !cx.structured();
+  if (text) {
+    cx.out << (calibrations.empty() ? "model: uncalibrated (NCCL's constants)\n"
+                                    : "model: calibrated by data/calibration/\n");
+  }
   for (costmodel::MeasuredFile& file : files) {
-    const std::string& path = file.path;
+    const std::string path = file.path;
     if (a.held_out)
       file = held_out_rows(file);
     costmodel::Validation c = costmodel::validate_collectives(file, registry, &calibrations);
     costmodel::Validation o = costmodel::validate_ops(file, registry, &calibrations);
     costmodel::Validation l = planner::validate_layers(file, registry, models, &calibrations);
     costmodel::Validation g = codegen::validate_programs(file, registry, &calibrations);
-    cx.out << path << ": priced " << c.points.size() << " collective, " << o.points.size()
-           << " op, " << l.points.size() << " layer and " << g.points.size() << " program rows\n";
-    if (!c.points.empty())
-      failed = !report_collectives(cx, a, min.value, c) || failed;
-    if (!o.points.empty())
-      failed = !report_categories(cx, a, o, "ops") || failed;
-    if (!l.points.empty())
-      failed = !report_categories(cx, a, l, "layers") || failed;
-    if (!g.points.empty())
-      failed = !report_categories(cx, a, g, "programs") || failed;
+    if (text) {
+      cx.out << path << ": priced " << c.points.size() << " collective, " << o.points.size()
+             << " op, " << l.points.size() << " layer and " << g.points.size() << " program rows\n";
+    }
+    if (!c.points.empty()) {
+      auto stats = doc.add_collectives(path, c);
+      if (text)
+        report_collectives(cx, a, c, stats);
+    }
+    for (const auto& [part, v] : {std::pair<const char*, const costmodel::Validation*>{"ops", &o},
+                                  {"layers", &l},
+                                  {"programs", &g}}) {
+      if (v->points.empty())
+        continue;
+      auto stats = doc.add_categories(path, part, *v);
+      if (text)
+        report_categories(cx, a, *v, part, stats);
+    }
     if (c.points.empty() && o.points.empty() && l.points.empty() && g.points.empty()) {
-      cx.out << "  nothing priced\n";
-      failed = true;
+      doc.add_nothing_priced(path);
+      if (text)
+        cx.out << "  nothing priced\n";
     }
   }
-  for (const std::string& path : infer_files)
-    failed = !report_infer_steps(cx, a, path, registry, models, calibrations) || failed;
-  return failed ? kExitCheckFailed : kExitOk;
+  for (const auto& [path, rows] : infer_files) {
+    std::vector<planner::InferStepPoint> points =
+        planner::price_measured_infer_steps(path, rows, registry, models, calibrations);
+    auto stats = doc.add_infer_steps(path, points);
+    if (text)
+      report_infer_steps(cx, a, path, rows.size(), points, stats);
+  }
+  int code = doc.pass() ? kExitOk : kExitCheckFailed;
+  if (text)
+    return code;
+  nlohmann::ordered_json j = doc.json(!calibrations.empty(), a.held_out);
+  int rc = kExitOk;
+  if (a.verbose && !cx.csv.empty()) {  // every priced row, not the statistics
+    std::ostringstream csv;
+    report::write_csv_table(csv, j.at("points"));
+    rc = write_csv(cx, csv.str());
+  } else {
+    rc = write_document(cx, "validation", j);
+  }
+  return rc != kExitOk ? rc : code;
 }
 
 }  // namespace
@@ -305,7 +330,9 @@ void add_validate_command(CLI::App& app, Context& cx) {
   cmd->add_flag("--per-kind", a->per_kind,
                 "Collectives: hold the bars on every collective, GPU count and launch style, "
                 "each in a table row");
-  cmd->add_flag("--verbose", a->verbose, "Print every row: measured, estimate, error, model");
+  cmd->add_flag("--verbose", a->verbose,
+                "Print every row: measured, estimate, error, model (with --csv: every row "
+                "instead of the statistics)");
   cmd->add_flag("--held-out", a->held_out,
                 "Only the rows that `calibrate` holds out (every other row of each op, by "
                 "size)");

@@ -29,6 +29,26 @@ std::string format_count(double n) {
   return format_number(n);
 }
 
+ClusterTotals cluster_totals(const ClusterSpec& c) {
+  ClusterTotals t;
+  double power = 0;
+  bool all_powered = true;
+  for (const NodeGroup& g : c.groups) {
+    const DeviceSpec& d = c.device(g);
+    auto n = static_cast<double>(g.devices());
+    t.bf16 += n * d.peak_rate(devices::DType::kBf16).value_or(devices::FlopsPerSec{}).value;
+    t.memory += n * d.memory_capacity.value.value;
+    t.bandwidth += n * d.memory_bandwidth.value.value;
+    if (d.tdp)
+      power += n * d.tdp->value.value;
+    all_powered = all_powered && d.tdp.has_value();
+  }
+  if (all_powered)
+    t.power = power;
+  t.price = c.usd_per_hour();
+  return t;
+}
+
 namespace {
 
 std::string fabric_text(const NodeGroup& g) {
@@ -50,36 +70,21 @@ void print_groups(std::ostream& out, const ClusterSpec& c) {
 }
 
 void print_totals(std::ostream& out, const ClusterSpec& c) {
-  double bf16 = 0;
-  double memory = 0;
-  double bandwidth = 0;
-  double power = 0;
-  std::optional<double> price = c.usd_per_hour();
-  bool all_powered = true;
-  for (const NodeGroup& g : c.groups) {
-    const DeviceSpec& d = c.device(g);
-    auto n = static_cast<double>(g.devices());
-    bf16 += n * d.peak_rate(devices::DType::kBf16).value_or(devices::FlopsPerSec{}).value;
-    memory += n * d.memory_capacity.value.value;
-    bandwidth += n * d.memory_bandwidth.value.value;
-    if (d.tdp)
-      power += n * d.tdp->value.value;
-    all_powered = all_powered && d.tdp.has_value();
-  }
+  ClusterTotals t = cluster_totals(c);
   out << "  devices: " << c.total_devices() << " in " << c.total_nodes()
       << (c.total_nodes() == 1 ? " node" : " nodes") << "\n";
-  out << "  peak bf16 (dense): " << devices::format_quantity(bf16, devices::Dim::kFlopsPerSec)
+  out << "  peak bf16 (dense): " << devices::format_quantity(t.bf16, devices::Dim::kFlopsPerSec)
       << " in all\n";
-  out << "  device memory: " << devices::format_quantity(memory, devices::Dim::kBytes)
-      << " in all, " << devices::format_quantity(bandwidth, devices::Dim::kBytesPerSec) << "\n";
+  out << "  device memory: " << devices::format_quantity(t.memory, devices::Dim::kBytes)
+      << " in all, " << devices::format_quantity(t.bandwidth, devices::Dim::kBytesPerSec) << "\n";
   out << "  power: "
-      << (all_powered ? devices::format_quantity(power, devices::Dim::kWatts) + " TDP in all"
-                      : std::string("not known (a device type has no published TDP)"))
+      << (t.power ? devices::format_quantity(*t.power, devices::Dim::kWatts) + " TDP in all"
+                  : std::string("not known (a device type has no published TDP)"))
       << "\n";
   out << "  price: "
-      << (price ? devices::format_quantity(*price, devices::Dim::kUsdPerHour)
-                : std::string("not known (give the node group a `price`, the device a "
-                              "`price`, or pass --price-per-hour)"))
+      << (t.price ? devices::format_quantity(*t.price, devices::Dim::kUsdPerHour)
+                  : std::string("not known (give the node group a `price`, the device a "
+                                "`price`, or pass --price-per-hour)"))
       << "\n";
 }
 
@@ -99,9 +104,7 @@ void print_cluster(std::ostream& out, const ClusterSpec& c) {
   print_totals(out, c);
 }
 
-namespace {
-
-std::string architecture(const devices::ModelSpec& m) {
+std::string architecture_text(const devices::ModelSpec& m) {
   std::string s = std::to_string(m.layers) + " layers, hidden " + std::to_string(m.hidden) + ", " +
                   std::to_string(m.heads) + " heads";
   if (m.mla) {
@@ -122,6 +125,8 @@ std::string architecture(const devices::ModelSpec& m) {
   }
   return s + ", vocab " + std::to_string(m.vocab);
 }
+
+namespace {
 
 void print_parameters(std::ostream& out, const TaskSpec& t) {
   planner::ParameterCount p = planner::count_parameters(t.model);
@@ -174,14 +179,11 @@ void print_workload(std::ostream& out, const TaskSpec& t) {
 void print_task(std::ostream& out, const TaskSpec& t, const ClusterSpec& c) {
   out << "task " << t.name << "  (" << t.loc.file << ")\n";
   out << "  model " << t.model.name << (t.model_preset.empty() ? " (inline)" : " (preset)") << ": "
-      << architecture(t.model) << "\n";
+      << architecture_text(t.model) << "\n";
   print_parameters(out, t);
   print_workload(out, t);
   planner::MemoryFloor f = planner::memory_floor(t);
-  double memory = 0;
-  for (const NodeGroup& g : c.groups) {
-    memory += static_cast<double>(g.devices()) * c.device(g).memory_capacity.value.value;
-  }
+  double memory = cluster_totals(c).memory;
   out << "  memory floor: " << devices::format_quantity(f.bytes, devices::Dim::kBytes) << " ("
       << format_number(f.bytes_per_param) << " B per parameter: " << f.what << "), "
       << format_number(100 * f.bytes / memory, 3) << "% of the cluster's "

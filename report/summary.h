@@ -5,9 +5,22 @@
 #include "devices/cluster_spec.h"
 #include "devices/task_spec.h"
 
+#include <optional>
 #include <ostream>
 
 namespace yirage::report {
+
+/// A cluster's sums over its devices: peak dense bf16 FLOP/s, memory and its bandwidth, TDP
+/// (none when a device type has no published TDP) and USD per hour (none without prices).
+struct ClusterTotals {
+  double bf16 = 0;
+  double memory = 0;
+  double bandwidth = 0;
+  std::optional<double> power;
+  std::optional<double> price;
+};
+
+ClusterTotals cluster_totals(const devices::ClusterSpec& c);
 
 void print_cluster(std::ostream& out, const devices::ClusterSpec& c);
 void print_task(std::ostream& out, const devices::TaskSpec& t, const devices::ClusterSpec& c);
@@ -15,6 +28,9 @@ void print_task(std::ostream& out, const devices::TaskSpec& t, const devices::Cl
 /// Throws `NoAnswerError` (pointing into the task file) when no device of the cluster supports
 /// the task's precision, or when the model's memory floor exceeds the cluster's memory.
 void check_fit(const devices::ClusterSpec& c, const devices::TaskSpec& t);
+
+/// "80 layers, hidden 8192, 64 heads (8 KV, head dim 128), FFN 28672 gated, vocab 128256"
+std::string architecture_text(const devices::ModelSpec& m);
 
 /// "8.03 billion", "12.3 million", "512"
 std::string format_count(double n);

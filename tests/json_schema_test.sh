@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Every --json document yirage-plan prints validates against docs/schema/output.schema.json:
-# the main form on training, inference, mixed and no-answer cases, simulate, devices, the
-# estimates, comet and superoptimize. Every subcommand in `yirage-plan --help` is either run
-# here or refuses --json with exit 2 (listed below); a new subcommand in neither fails.
+# the main form on training, inference, mixed and no-answer cases and every subcommand. A
+# subcommand in `yirage-plan --help` that is not run here fails the test.
 #
 #   tests/json_schema_test.sh YIRAGE_PLAN SOURCE_DIR
 set -u
@@ -67,28 +66,34 @@ run comet 0 comet "$data/comet/arch.yaml" "$data/comet/problem.yaml" "$data/come
 run superoptimize 0 superoptimize "$data/programs/gemm_softmax.yaml" --device H100-SXM \
   --out "$work/ugraphs"
 
-# Subcommands that print text only: --json is refused (exit 2), never ignored.
-refuse() {  # refuse SUBCOMMAND ARGS...
-  local sub=$1
-  "$plan" --json "$@" >/dev/null 2>"$work/refused.err"
-  if [ $? -ne 2 ] || ! grep -q "is not available for \`$sub\`" "$work/refused.err"; then
-    echo "FAIL: $sub neither validates here nor refuses --json"
-    cat "$work/refused.err"
-    exit 1
-  fi
-  text_only="$text_only $sub"
-}
-text_only=""
-refuse check "$C/h100-4x8-rail.yaml" "$T/llama3-70b-train.yaml"
-refuse validate "$data/benchmarks/H200/ops_casts.csv"
-refuse calibrate
-refuse bench-plan "$C/h100-4x8-rail.yaml" "$T/llama3-70b-train.yaml"
-refuse bench-simulate
-refuse codegen "$work/ugraphs/gemm_softmax.ugraph.json"
-refuse bench-superoptimize
-refuse sweep "$C/h100-4x8-rail.yaml" "$T/llama3-70b-train.yaml"
-# Every subcommand is one of the two.
-covered=" devices estimate simulate comet superoptimize capacity validate-training $text_only "
+run check 0 check "$C/h100-4x8-rail.yaml" "$T/llama3-70b-train.yaml"
+run validation 0 validate --held-out "$data/benchmarks/H200x2/collectives_launch.csv" \
+  "$data/benchmarks/H100-SXM/ops.csv" "$data/benchmarks/H200/layers.csv" --per-kind \
+  --max-mape 20 --max-small-mape 30
+run validation_infer 0 validate "$data/benchmarks/H200/infer_steps.csv"
+run validation_gate 1 validate --max-mape 1 "$data/benchmarks/H200/ops_casts.csv"
+run calibration 0 calibrate "$data/benchmarks/H200x2/collectives.csv" "$data/benchmarks/H200/ops.csv"
+run bench_plan 0 bench-plan "$C/h100-4x8-rail.yaml" "$T/llama3-70b-train.yaml" --repeat 1
+run bench_simulate 0 bench-simulate "$C/h100-4x8-rail.yaml" "$T/llama3-8b-train.yaml"
+run bench_superoptimize 0 bench-superoptimize "$data/programs/gemm_softmax.yaml" --threads 2
+run codegen 0 codegen "$work/ugraphs/gemm_softmax.ugraph.json" --out "$work/kernels"
+run sweep 0 sweep "$C/h100-4x8-rail.yaml" "$T/llama3-70b-train.yaml" --nodes 1:4
+run sweep_decode 0 sweep "$C/h100-4x8-rail.yaml" "$T/llama3-70b-decode.yaml" --nodes 1,2 \
+  --batch 8,64 --price-per-hour 3
+
+# Refusals: two output forms at once, and --csv of an answer that is not a table.
+"$plan" --json --yaml devices >/dev/null 2>"$work/refused.err"
+if [ $? -ne 2 ] || ! grep -q "give one of --json, --yaml and --csv" "$work/refused.err"; then
+  echo "FAIL: --json --yaml is not refused"; cat "$work/refused.err"; exit 1
+fi
+"$plan" --csv - check "$C/h100-4x8-rail.yaml" "$T/llama3-70b-train.yaml" >/dev/null \
+  2>"$work/refused.err"
+if [ $? -ne 2 ] || ! grep -q "is not a table" "$work/refused.err"; then
+  echo "FAIL: --csv of check's summary is not refused"; cat "$work/refused.err"; exit 1
+fi
+# Every subcommand prints a document checked here.
+covered=" devices estimate simulate comet superoptimize capacity validate-training check "
+covered+=" validate calibrate bench-plan bench-simulate bench-superoptimize codegen sweep "
 for sub in $("$plan" --help | sed -n '/^Subcommands:/,$p' | awk 'NR > 1 && NF {print $1}'); do
   case "$covered" in
     *" $sub "*) ;;
