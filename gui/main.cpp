@@ -3,8 +3,8 @@
 //   yirage-gui --screenshot FILE [--tab T] [--layout L] [CLUSTER TASK]
 //                                                    renders the window with the best plan
 //                                                    (or layout L) selected and tab T in
-//                                                    front (step, report, timeline, cluster,
-//                                                    files) to a PNG
+//                                                    front (step, report, timeline, pareto,
+//                                                    cluster, files) to a PNG
 //   yirage-gui --bench [CLUSTER TASK]                times what-if changes (gui/bench_whatif.h)
 #include "devices/registry.h"
 #include "devices/support/diagnostics.h"
@@ -25,7 +25,8 @@ constexpr const char* kUsage =
     "       yirage-gui --bench [CLUSTER TASK]\n"
     "Interactive what-if analysis of cluster and task files (yirage-plan's libraries).\n"
     "  --screenshot FILE  render the window with the best plan (or --layout L) selected and\n"
-    "                     tab T in front (step, report, timeline, cluster, files) to a PNG\n"
+    "                     tab T in front (step, report, timeline, pareto, cluster,\n"
+    "                     files) to a PNG\n"
     "  --bench            time what-if changes\n"
     "  --help, --version  print this or the version, and open no window\n";
 
@@ -119,6 +120,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     window.replay_selected_now();  // the timeline tab shows the best plan's step
+    window.sweep_now();            // and the Pareto tab the node counts' plans
     if (!tab.isEmpty() && !window.show_tab(tab)) {
       std::fprintf(stderr, "error: --tab: no tab '%s'\n", tab.toStdString().c_str());
       return 2;

@@ -6,7 +6,6 @@
 #include "report/structured_output.h"
 #include "report/summary.h"
 
-#include "costmodel/sim/chrome_trace.h"
 #include "devices/cluster_loader.h"
 #include "devices/model_loader.h"
 #include "devices/task_loader.h"
@@ -20,7 +19,6 @@
 #include <QHeaderView>
 #include <QMenuBar>
 #include <QMessageBox>
-#include <QScrollArea>
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
@@ -52,8 +50,8 @@ MainWindow::MainWindow(QWidget* parent)
           [this](const std::string& path, const std::string& text) { apply_task(path, text); },
           this)),
       compare_(new CompareView(this)),
-      timeline_(new TimelineView(this)),
-      replay_status_(new QLabel(this)),
+      timeline_tab_(new TimelineTab(calibrations_, this)),
+      pareto_(new ParetoView(this)),
       tabs_(new QTabWidget(this)),
       status_(new QLabel(this)),
       progress_(new QProgressBar(this)),
@@ -86,30 +84,16 @@ MainWindow::MainWindow(QWidget* parent)
   });
   tabs_->addTab(ops_, tr("Operations"));
   tabs_->addTab(report_, tr("Report"));
-  auto* replay_tab = new QWidget(this);
-  auto* replay_layout = new QVBoxLayout(replay_tab);
-  auto* replay_bar = new QHBoxLayout();
-  auto* replay_button = new QPushButton(tr("Replay in SimGrid"), this);
-  replay_button->setObjectName("replay");
-  auto* trace_button = new QPushButton(tr("Export trace..."), this);
-  replay_bar->addWidget(replay_button);
-  replay_bar->addWidget(trace_button);
-  replay_bar->addWidget(replay_status_, 1);
-  replay_layout->addLayout(replay_bar);
-  auto* scroll = new QScrollArea(this);
-  scroll->setWidget(timeline_);
-  scroll->setWidgetResizable(true);
-  replay_layout->addWidget(scroll, 1);
-  replay_status_->setWordWrap(true);
-  tabs_->addTab(replay_tab, tr("Timeline"));
-  connect(replay_button, &QPushButton::clicked, this, &MainWindow::replay_selected);
-  connect(trace_button, &QPushButton::clicked, this, [this] {
-    QString path = QFileDialog::getSaveFileName(this, tr("Export trace"), QString(),
-                                                tr("Chrome trace JSON (*.json)"));
-    if (path.isEmpty())
-      return;
-    if (QString err = export_trace(path); !err.isEmpty())
-      QMessageBox::warning(this, tr("Export trace"), err);
+  tabs_->addTab(timeline_tab_, tr("Timeline"));
+  connect(timeline_tab_, &TimelineTab::replayed, this, &MainWindow::replayed);
+  tabs_->addTab(pareto_, tr("Pareto"));
+  connect(pareto_, &ParetoView::changed, this, [this] {
+    sweep_stale_ = true;
+    sweep();
+  });
+  connect(tabs_, &QTabWidget::currentChanged, this, [this] {
+    if (sweep_stale_)
+      sweep();
   });
   auto* compare_tab = new QWidget(this);
   auto* compare_layout = new QVBoxLayout(compare_tab);
@@ -253,6 +237,7 @@ bool MainWindow::open_task(const QString& path) {
 }
 
 void MainWindow::apply_cluster(const std::string& path, const std::string& text) {
+  drop_in_flight();  // its plans are of the files as they were
   try {
     cluster_ = devices::parse_cluster(path, text, registry_);
     calibrations_.inherit_derived(cluster_->device_types);
@@ -263,17 +248,15 @@ void MainWindow::apply_cluster(const std::string& path, const std::string& text)
     throw;
   }
   view_->show_cluster(*cluster_);
-  status_->setText(tr("%1: %2 devices in %3 nodes")
-                       .arg(QString::fromStdString(cluster_->name))
-                       .arg(cluster_->total_devices())
-                       .arg(cluster_->total_nodes()));
-  if (task_) {
-    what_if_->set_base(*cluster_, *task_);
-    recompute();
-  }
+  what_if_->set_cluster(*cluster_);
+  if (task_)
+    what_if_->set_task(*task_);  // "back to the files" for every control, not only the cluster's
+  show_files_status();
+  recompute();
 }
 
 void MainWindow::apply_task(const std::string& path, const std::string& text) {
+  drop_in_flight();
   try {
     task_ = devices::parse_task(path, text, devices::ModelRegistry::load_bundled());
   } catch (const devices::InputError& e) {
@@ -281,10 +264,36 @@ void MainWindow::apply_task(const std::string& path, const std::string& text) {
     status_->setText(QString::fromStdString(e.what()));
     throw;
   }
+  if (cluster_)
+    what_if_->set_cluster(*cluster_);
+  what_if_->set_task(*task_);
+  show_files_status();
+  recompute();
+}
+
+void MainWindow::drop_in_flight() {
+  ++generation_;
+  progress_->setVisible(false);
+  cancel_->setVisible(false);
+}
+
+// What the files loaded now describe, until their plans arrive.
+void MainWindow::show_files_status() {
+  QStringList parts;
   if (cluster_) {
-    what_if_->set_base(*cluster_, *task_);
-    recompute();
+    parts << tr("%1: %2 devices in %3 nodes")
+                 .arg(QString::fromStdString(cluster_->name))
+                 .arg(cluster_->total_devices())
+                 .arg(cluster_->total_nodes());
   }
+  if (task_) {
+    parts << tr("task %1 (%2)")
+                 .arg(QString::fromStdString(task_->name))
+                 .arg(QString::fromStdString(devices::mode_name(task_->mode)));
+  }
+  if (!cluster_ || !task_)
+    parts << tr("open a %1 file to plan").arg(cluster_ ? tr("task") : tr("cluster"));
+  status_->setText(parts.join("; "));
 }
 
 QStringList MainWindow::recent_files() const {
@@ -355,7 +364,9 @@ void MainWindow::recompute() {
   std::uint64_t gen = ++generation_;
   progress_->setVisible(true);
   cancel_->setVisible(true);
-  status_->setText(tr("planning..."));
+  status_->setText(tr("planning %1 on %2...")
+                       .arg(QString::fromStdString(t.name))
+                       .arg(QString::fromStdString(c.name)));
   QThreadPool::globalInstance()->start([this, gen, c = std::move(c), t = std::move(t)] {
     ScenarioResult r = evaluate(c, t, calibrations_);
     QMetaObject::invokeMethod(
@@ -383,6 +394,11 @@ void MainWindow::recompute_now() {
 
 void MainWindow::show_result(const ScenarioResult& r) {
   model_->show(r);
+  timeline_tab_->set_job(std::nullopt);  // until a plan of these is selected
+  sweep_stale_ = true;
+  if (!r.cluster.groups.empty())
+    pareto_->suggest_range(r.cluster.groups.front().nodes);
+  sweep();
   bool mixed = r.mixed_train || r.mixed_infer;
   table_->setVisible(!mixed);
   mixed_->setVisible(mixed);
@@ -479,12 +495,7 @@ void MainWindow::show_selected() {
   QModelIndexList rows = table_->selectionModel()->selectedRows();
   if (rows.isEmpty())
     return;
-  ++replay_generation_;  // a replay in flight was of another plan
-  replay_.reset();
-  timeline_->clear();
-  replay_status_->setText(
-      tr("Replay the selected plan's step in SimGrid: stage by stage, with "
-         "its collectives, sends and bubbles"));
+  timeline_tab_->set_job(replay_job());
   auto i = static_cast<std::size_t>(rows.front().row());
   const ScenarioResult& r = model_->result();
   const std::string& device = r.cluster.groups.front().device;
@@ -553,92 +564,77 @@ void MainWindow::show_mixed_selected() {
   ops_->show_plan(ops);
 }
 
-std::optional<MainWindow::ReplayJob> MainWindow::replay_job() const {
+std::optional<ReplayJob> MainWindow::replay_job() const {
   QModelIndexList rows = table_->selectionModel()->selectedRows();
   const ScenarioResult& r = model_->result();
   if (rows.isEmpty() || r.cluster.groups.size() != 1)
     return std::nullopt;
   auto i = static_cast<std::size_t>(rows.front().row());
-  ReplayJob job{r.cluster, r.task, std::nullopt, std::nullopt, {}, {}};
-  std::int64_t stages = 1;
-  std::int64_t stride = 1;  // ranks between the first devices of two stages
+  ReplayJob job{r.cluster, r.task, std::nullopt, std::nullopt, 1, 1};
   if (i < r.train.size()) {
     const planner::Layout& l = r.train[i].layout;
     job.train = r.train[i];
-    stages = l.pp;
-    stride = l.tp * l.cp * l.dp;
+    job.stages = l.pp;
+    job.stage_ranks = l.tp * l.cp * l.dp;
   } else if (i < r.infer.size()) {
     job.infer = r.infer[i];
-    stages = r.infer[i].layout.pp;
-    stride = r.infer[i].layout.tp;
+    job.stages = r.infer[i].layout.pp;
+    job.stage_ranks = r.infer[i].layout.tp;
   } else {
     return std::nullopt;
-  }
-  for (std::int64_t s = 0; s < stages; ++s) {
-    job.ranks.push_back(s * stride);
-    job.labels << tr("stage %1 (device %2)").arg(s).arg(s * stride);
   }
   return job;
 }
 
-report::SimulatedPlan MainWindow::run_replay(const ReplayJob& job,
-                                             const costmodel::CalibrationSet& calibrations) {
-  if (job.train) {
-    planner::TrainContext tc{job.cluster, job.task, calibrations};
-    return report::simulate_plan(tc, *job.train);
-  }
-  planner::InferContext ic{job.cluster, job.task, calibrations};
-  return report::simulate_plan(ic, *job.infer);
-}
-
 void MainWindow::replay_selected() {
-  std::optional<ReplayJob> job = replay_job();
-  if (!job) {
-    replay_status_->setText(tr("Select a plan of a homogeneous cluster to replay it"));
-    return;
-  }
-  std::uint64_t gen = ++replay_generation_;
-  replay_status_->setText(tr("replaying %1 in SimGrid...")
-                              .arg(QString::fromStdString(job->train ? job->train->layout.str()
-                                                                     : job->infer->layout.str())));
-  QThreadPool::globalInstance()->start([this, gen, job = std::move(*job)] {
-    report::SimulatedPlan s = run_replay(job, calibrations_);
-    QMetaObject::invokeMethod(
-        this,
-        [this, gen, s = std::move(s), ranks = job.ranks, labels = job.labels] {
-          if (gen == replay_generation_)
-            show_replay(s, ranks, labels);
-        },
-        Qt::QueuedConnection);
-  });
+  timeline_tab_->replay();
 }
 
 void MainWindow::replay_selected_now() {
-  std::optional<ReplayJob> job = replay_job();
-  if (!job)
-    return;
-  ++replay_generation_;
-  show_replay(run_replay(*job, calibrations_), job->ranks, job->labels);
+  timeline_tab_->replay_now();
 }
 
-void MainWindow::show_replay(const report::SimulatedPlan& s,
-                             const std::vector<std::int64_t>& ranks,
-                             const QStringList& labels) {
-  replay_ = s;
-  if (!s.step) {
-    timeline_->clear();
-    replay_status_->setText(tr("not simulated: %1").arg(QString::fromStdString(s.why)));
-  } else {
-    timeline_->show_step(s.step->program, s.result, ranks, labels);
-    replay_status_->setText(
-        tr("%1: simulated %2, estimate %3 (%4 transfers%5)")
-            .arg(QString::fromStdString(s.layout))
-            .arg(QString::fromStdString(report::secs(s.simulated)))
-            .arg(QString::fromStdString(report::secs(s.estimate)))
-            .arg(s.result.transfers)
-            .arg(s.result.aggregation.empty() ? QString() : tr(", aggregated")));
-  }
-  emit replayed();
+QString MainWindow::sweep_title() const {
+  const ScenarioResult& r = model_->result();
+  return tr("%1 on %2's node types: best plan per node count")
+      .arg(QString::fromStdString(r.task.name))
+      .arg(QString::fromStdString(r.cluster.name));
+}
+
+// The scenario's node types over the Pareto tab's node counts, as `yirage-plan sweep` runs
+// them, on a worker thread; only while the tab is in front (a sweep is one search per point).
+void MainWindow::sweep() {
+  const ScenarioResult& r = model_->result();
+  if (tabs_->currentWidget() != pareto_ || !sweep_stale_ || r.cluster.groups.empty())
+    return;
+  sweep_stale_ = false;
+  std::uint64_t gen = ++sweep_generation_;
+  pareto_->show_busy(scenario_label());
+  QThreadPool::globalInstance()->start(
+      [this, gen, c = r.cluster, t = r.task, counts = pareto_->counts(), cost = pareto_->cost()] {
+        SweepResult s = sweep_nodes(c, t, calibrations_, counts, cost);
+        QMetaObject::invokeMethod(
+            this,
+            [this, gen, s = std::move(s)] {
+              if (gen != sweep_generation_)
+                return;  // the scenario or the range changed since
+              pareto_->show_sweep(s, sweep_title());
+              emit swept();
+            },
+            Qt::QueuedConnection);
+      });
+}
+
+void MainWindow::sweep_now() {
+  const ScenarioResult& r = model_->result();
+  if (r.cluster.groups.empty())
+    return;
+  ++sweep_generation_;
+  sweep_stale_ = false;
+  pareto_->show_sweep(
+      sweep_nodes(r.cluster, r.task, calibrations_, pareto_->counts(), pareto_->cost()),
+      sweep_title());
+  emit swept();
 }
 
 bool MainWindow::show_tab(const QString& title) {
@@ -652,11 +648,7 @@ bool MainWindow::show_tab(const QString& title) {
 }
 
 QString MainWindow::export_trace(const QString& path) const {
-  if (!replay_ || !replay_->step)
-    return tr("replay a plan first (Timeline tab)");
-  std::ostringstream out;
-  costmodel::write_chrome_trace(replay_->step->program, replay_->result, out);
-  return QString::fromStdString(report::atomic_write(path.toStdString(), out.str()));
+  return timeline_tab_->export_trace(path);
 }
 
 void MainWindow::choose_cluster() {

@@ -5,8 +5,6 @@
 // flight.
 #pragma once
 
-#include "report/simulate_report.h"
-
 #include "costmodel/calibration.h"
 #include "devices/registry.h"
 #include "gui/cluster_view.h"
@@ -15,9 +13,10 @@
 #include "gui/file_form.h"
 #include "gui/mixed_view.h"
 #include "gui/ops_view.h"
+#include "gui/pareto_view.h"
 #include "gui/plan_charts.h"
 #include "gui/plans_model.h"
-#include "gui/timeline_view.h"
+#include "gui/timeline_tab.h"
 #include "gui/whatif_panel.h"
 
 #include <QLabel>
@@ -81,7 +80,16 @@ class MainWindow : public QMainWindow {
   void replay_selected();
   void replay_selected_now();
 
-  const TimelineView* timeline() const { return timeline_; }
+  const TimelineView* timeline() const { return timeline_tab_->timeline(); }
+
+  TimelineTab* timeline_tab() const { return timeline_tab_; }
+
+  /// The Pareto tab; its sweep runs on a worker thread (swept() when done) while the tab is
+  /// in front, after every replan, or on this thread.
+  ParetoView* pareto() const { return pareto_; }
+
+  void sweep();
+  void sweep_now();
 
   /// Keeps the current scenario as A on the Compare tab.
   void keep_scenario();
@@ -124,6 +132,7 @@ class MainWindow : public QMainWindow {
  signals:
   void plans_updated();
   void replayed();
+  void swept();
 
  protected:
   void closeEvent(QCloseEvent* e) override;
@@ -131,6 +140,8 @@ class MainWindow : public QMainWindow {
  private:
   void apply_cluster(const std::string& path, const std::string& text);
   void apply_task(const std::string& path, const std::string& text);
+  void drop_in_flight();
+  void show_files_status();
   void remember(const QString& path);
   void update_recent_menu();
   void choose_cluster();
@@ -141,23 +152,8 @@ class MainWindow : public QMainWindow {
   void show_mixed_selected();
   QWidget* files_tab();
   void show_mixed_groups(const ScenarioResult& r);
-  void show_replay(const report::SimulatedPlan& s,
-                   const std::vector<std::int64_t>& ranks,
-                   const QStringList& labels);
-
-  // The selected plan's replay: what to run, and which ranks show the stages.
-  struct ReplayJob {
-    devices::ClusterSpec cluster;
-    devices::TaskSpec task;
-    std::optional<planner::PlanEstimate> train;
-    std::optional<planner::InferEstimate> infer;
-    std::vector<std::int64_t> ranks;
-    QStringList labels;
-  };
-
   std::optional<ReplayJob> replay_job() const;
-  static report::SimulatedPlan run_replay(const ReplayJob& job,
-                                          const costmodel::CalibrationSet& calibrations);
+  QString sweep_title() const;
 
   devices::DeviceRegistry registry_;
   costmodel::CalibrationSet calibrations_;
@@ -181,10 +177,10 @@ class MainWindow : public QMainWindow {
   CompareView* compare_;
   QMenu* recent_menu_ = nullptr;
   std::function<QMessageBox::StandardButton()> ask_;
-  TimelineView* timeline_;
-  QLabel* replay_status_;
-  std::optional<report::SimulatedPlan> replay_;
-  std::uint64_t replay_generation_ = 0;
+  TimelineTab* timeline_tab_;
+  ParetoView* pareto_;
+  std::uint64_t sweep_generation_ = 0;  // of the latest sweep; older results are dropped
+  bool sweep_stale_ = true;             // the plans changed since the last sweep
   QTabWidget* tabs_;
   QLabel* status_;
   QProgressBar* progress_;

@@ -1,6 +1,7 @@
 #include "gui/ops_view.h"
 
 #include "devices/support/units.h"
+#include "gui/chart_legend.h"
 
 #include <QCursor>
 #include <QHBoxLayout>
@@ -253,7 +254,7 @@ void OpsView::plot(const devices::DeviceSpec& d, const std::vector<planner::Laye
                       .arg(quantity(peak, devices::Dim::kFlopsPerSec))
                       .arg(QString::fromStdString(devices::dtype_name(t)))
                       .arg(quantity(bw, devices::Dim::kBytesPerSec)));
-  chart->legend()->setAlignment(Qt::AlignBottom);
+  place_legend(chart);
   QFont small = chart->legend()->font();
   small.setPointSizeF(small.pointSizeF() * 0.85);
   chart->legend()->setFont(small);

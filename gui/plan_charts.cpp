@@ -1,5 +1,7 @@
 #include "gui/plan_charts.h"
 
+#include "gui/chart_legend.h"
+
 #include <QFileInfo>
 #include <QPainter>
 #include <QSvgGenerator>
@@ -44,7 +46,7 @@ QChart* stacked(const QString& title,
   x->setLabelFormat("%.3g");
   chart->addAxis(x, Qt::AlignBottom);
   series->attachAxis(x);
-  chart->legend()->setAlignment(Qt::AlignBottom);
+  place_legend(chart);
   return chart;
 }
 
@@ -125,7 +127,7 @@ std::vector<std::vector<Part>> memory_parts(const std::vector<planner::MemoryUse
 }  // namespace
 
 void PlanCharts::show(const planner::PlanEstimate& p, const std::string& device) {
-  replace(breakdown_, stacked(tr("Step time of %1").arg(QString::fromStdString(p.layout.str())),
+  replace(breakdown_, stacked(tr("Step time of<br>%1").arg(QString::fromStdString(p.layout.str())),
                               {"step"}, {step_parts(p.step)}, "seconds", 1));
   replace(memory_, stacked(tr("Memory per %1 device").arg(QString::fromStdString(device)),
                            {"capacity", "used"}, memory_parts({p.memory}), "GB", 1e-9));
@@ -153,11 +155,20 @@ void PlanCharts::show_groups(
 }
 
 void PlanCharts::show(const planner::InferEstimate& p, const std::string& device) {
-  double step = p.tpot > 0 ? p.tpot : p.ttft;
-  replace(breakdown_, stacked(tr("%1 of %2")
-                                  .arg(p.tpot > 0 ? "Time per output token" : "Time to first token")
-                                  .arg(QString::fromStdString(p.layout.str())),
-                              {"step"}, {{{"forward pass", step}}}, "seconds", 1));
+  QString layout = QString::fromStdString(p.layout.str());
+  if (p.mode == devices::Mode::kServe) {
+    // Serving has both: a prompt's first token (with its queueing) and each next token.
+    replace(breakdown_, stacked(tr("TTFT and TPOT of %1 at the offered rate").arg(layout),
+                                {"time to first token", "time per output token"},
+                                {{{"latency", p.ttft}}, {{"latency", p.tpot}}}, "seconds", 1));
+  } else {
+    double step = p.tpot > 0 ? p.tpot : p.ttft;
+    replace(breakdown_,
+            stacked(tr("%1 of %2")
+                        .arg(p.tpot > 0 ? "Time per output token" : "Time to first token")
+                        .arg(layout),
+                    {"step"}, {{{"forward pass", step}}}, "seconds", 1));
+  }
   replace(
       memory_,
       stacked(tr("Memory per %1 device").arg(QString::fromStdString(device)), {"capacity", "used"},

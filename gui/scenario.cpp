@@ -33,6 +33,10 @@ void apply(const WhatIf& w,
   positive(w.devices_per_node, "devices per node");
   positive(w.global_batch, "the global batch");
   positive(w.sequence_length, "the sequence length");
+  positive(w.prompt_length, "the prompt length");
+  positive(w.output_length, "the output length");
+  if (w.request_rate && *w.request_rate <= 0)
+    throw what_if_error("the request rate must be positive");
   if (w.fabric_scale <= 0 || w.network_scale <= 0)
     throw what_if_error("bandwidth scales must be positive");
   if (w.nodes)
@@ -75,6 +79,14 @@ void apply(const WhatIf& w,
     task.sequence_length = *w.sequence_length;
   if (w.precision)
     task.precision = *w.precision;
+  if (task.serve) {
+    if (w.request_rate)
+      task.serve->request_rate = devices::PerSec{*w.request_rate};
+    if (w.prompt_length)
+      task.serve->prompt_length = *w.prompt_length;
+    if (w.output_length)
+      task.serve->output_length = *w.output_length;
+  }
 }
 
 ScenarioResult evaluate(devices::ClusterSpec cluster,

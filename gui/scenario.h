@@ -27,6 +27,10 @@ struct WhatIf {
   std::optional<std::int64_t> global_batch;
   std::optional<std::int64_t> sequence_length;
   std::optional<devices::DType> precision;
+  // A serve task's requests (its batch is the search's choice, its lengths are these).
+  std::optional<double> request_rate;  // requests per second, the whole cluster
+  std::optional<std::int64_t> prompt_length;
+  std::optional<std::int64_t> output_length;
   double fabric_scale = 1;   // the node fabric's bandwidth, times this
   double network_scale = 1;  // the NICs' bandwidth, times this
 

@@ -8,6 +8,8 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QGraphicsScene>
+#include <QGraphicsTextItem>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -17,7 +19,9 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QToolTip>
+#include <QWheelEvent>
 #include <QtCharts/QAbstractBarSeries>
+#include <QtCharts/QLegendMarker>
 #include <QtCharts/QScatterSeries>
 
 #include <memory>
@@ -48,6 +52,21 @@ int bar_sets(const QChartView* v) {
       n += bars->count();
   }
   return n;
+}
+
+// The legend labels of `v` that the chart does not show whole (cut to "comp..." or missing).
+QStringList cut_legend_labels(const QChartView* v) {
+  QStringList shown;
+  for (QGraphicsItem* item : v->scene()->items()) {
+    if (auto* text = qgraphicsitem_cast<QGraphicsTextItem*>(item); text && text->isVisible())
+      shown << text->toPlainText();
+  }
+  QStringList cut;
+  for (QLegendMarker* m : v->chart()->legend()->markers()) {
+    if (m->isVisible() && !shown.contains(m->label()))
+      cut << m->label();
+  }
+  return cut;
 }
 
 }  // namespace
@@ -202,7 +221,7 @@ class MainWindowTest : public QObject {
     QVERIFY(w.message().contains("cancelled"));
   }
 
-  void the_timeline_replays_the_selected_plan_stage_by_stage() {
+  void the_timeline_replays_the_selected_plan_device_by_device() {
     yirage::gui::MainWindow w;
     QVERIFY(open_example(w, "dgx-h100", "llama3-8b-train"));
     // A pipelined plan: pick the first with pp = 2.
@@ -214,7 +233,11 @@ class MainWindowTest : public QObject {
     QVERIFY(row >= 0);
     w.select_plan(row);
     w.replay_selected_now();
-    QCOMPARE(w.timeline()->rows(), std::size_t{2});
+    // A lane per GPU of the DGX, named by its host, with its rank and stage.
+    QCOMPARE(w.timeline()->rows(), std::size_t{8});
+    QVERIFY2(w.timeline()->row_label(0).contains("rank 0, stage 0"),
+             qPrintable(w.timeline()->row_label(0)));
+    QVERIFY(w.timeline()->row_label(7).contains("rank 7, stage 1"));
     QVERIFY(w.timeline()->bars() > 10);
     QString path = QDir::temp().filePath("yirage_gui_trace.json");
     QFile::remove(path);
@@ -450,6 +473,159 @@ class MainWindowTest : public QObject {
     QVERIFY(svg.readAll().contains("<svg"));
     QVERIFY(QImage(dir.filePath("plan-memory.png")).width() > 100);
     QVERIFY(!w.charts()->save(dir.filePath("plan.gif")).isEmpty());
+  }
+
+  // The controls show the files loaded: a cluster opened alone, another cluster opened after a
+  // what-if change, and an edit of the file (the Nodes box used to keep its own value), with
+  // the status bar naming the cluster now loaded.
+  void the_controls_and_the_status_follow_the_files() {
+    QTemporaryDir dir;
+    QString rail = dir.filePath("rail.yaml");
+    QVERIFY(QFile::copy(kData + "/clusters/h100-4x8-rail.yaml", rail));
+    QFile::setPermissions(rail, QFile::ReadOwner | QFile::WriteOwner);
+    yirage::gui::MainWindow w;
+    QVERIFY(w.open_cluster(rail));
+    QCOMPARE(w.what_if()->nodes()->value(), 4);
+    QCOMPARE(w.what_if()->devices_per_node()->value(), 8);
+    QVERIFY2(w.message().contains("h100-4x8-rail"), qPrintable(w.message()));
+    QSignalSpy updated(&w, &yirage::gui::MainWindow::plans_updated);
+    QVERIFY(w.open_task(kData + "/tasks/llama3-8b-train.yaml"));
+    QVERIFY(updated.wait(20000));
+    QCOMPARE(w.what_if()->nodes()->value(), 4);
+    QCOMPARE(w.what_if()->global_batch()->value(), 512);
+    w.what_if()->nodes()->setValue(32);
+    QVERIFY(updated.wait(20000));
+    QCOMPARE(w.plans()->result().cluster.total_nodes(), std::int64_t{32});
+    // Another cluster: its own values, and the status says which.
+    QVERIFY(w.open_cluster(kData + "/clusters/dgx-h100.yaml"));
+    QCOMPARE(w.what_if()->nodes()->value(), 1);
+    QVERIFY2(w.message().contains("dgx-h100"), qPrintable(w.message()));
+    QVERIFY(updated.wait(20000));
+    QVERIFY2(w.message().contains("dgx-h100"), qPrintable(w.message()));
+    QCOMPARE(w.plans()->result().cluster.total_nodes(), std::int64_t{1});
+    // The first again, then an edit of its text that checks.
+    QVERIFY(w.open_cluster(rail));
+    QCOMPARE(w.what_if()->nodes()->value(), 4);
+    QVERIFY(updated.wait(20000));
+    QString text = w.cluster_editor()->text()->toPlainText();
+    w.cluster_editor()->set_text(text.replace("nodes: 4", "nodes: 2"));
+    QCOMPARE(w.what_if()->nodes()->value(), 2);
+    QVERIFY(updated.wait(20000));
+    QCOMPARE(w.plans()->result().cluster.total_nodes(), std::int64_t{2});
+    QVERIFY(!w.what_if()->what_if().nodes.has_value());
+  }
+
+  // A serve task: its request rate and lengths in the controls (no batch of 1 applied), the
+  // CLI's plans, and charts with series.
+  void a_serve_task_shows_its_requests_and_the_clis_plans() {
+    yirage::gui::MainWindow w;
+    QVERIFY(open_example(w, "dgx-h100", "llama3-8b-serve"));
+    yirage::gui::WhatIfPanel* c = w.what_if();
+    QCOMPARE(c->request_rate()->value(), 20.0);
+    QCOMPARE(c->prompt_length()->value(), 2048);
+    QCOMPARE(c->output_length()->value(), 256);
+    QVERIFY(c->global_batch()->isHidden() && c->sequence_length()->isHidden());
+    QVERIFY(!c->what_if().global_batch && !c->what_if().sequence_length);
+    const yirage::gui::ScenarioResult& r = w.plans()->result();
+    QCOMPARE(r.task.global_batch, std::int64_t{0});
+    QCOMPARE(r.infer.size(), std::size_t{9});  // `yirage-plan`: 67 layouts, 9 can run
+    QCOMPARE(r.infer.front().layout.str(), std::string("tp=1,pp=1,replicas=8,batch=8"));
+    QVERIFY(r.infer.front().layout.batch != 1);
+    QVERIFY(bar_sets(w.charts()->breakdown()) >= 1);
+    QVERIFY(bar_sets(w.charts()->memory()) >= 4);
+    // Twice the requests: replanned at that rate.
+    QSignalSpy updated(&w, &yirage::gui::MainWindow::plans_updated);
+    c->request_rate()->setValue(40);
+    QVERIFY(updated.wait(20000));
+    QCOMPARE(w.plans()->result().task.serve->request_rate.value, 40.0);
+  }
+
+  // At the window's default size, every legend shows its labels whole (under the charts they
+  // were cut to "comp..." and "TP/CP...").
+  void legends_show_their_labels_whole() {
+    yirage::gui::MainWindow w;
+    QVERIFY(open_example(w, "h100-4x8-rail", "llama3-70b-train"));
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QApplication::processEvents();
+    for (const QChartView* v : {w.charts()->breakdown(), w.charts()->memory()}) {
+      QVERIFY(!v->chart()->legend()->markers().isEmpty());
+      QCOMPARE(cut_legend_labels(v), QStringList());
+    }
+    QVERIFY(w.show_tab("operations"));
+    QApplication::processEvents();
+    QCOMPARE(cut_legend_labels(w.ops()->roofline()), QStringList());
+  }
+
+  // A lane per device; the wheel and the buttons zoom the time axis, whose ticks stay round
+  // and readable, and fit all shows the whole step again.
+  void the_timeline_zooms() {
+    yirage::gui::MainWindow w;
+    QVERIFY(open_example(w, "h100-4x8-rail", "llama3-70b-train"));
+    w.replay_selected_now();
+    yirage::gui::TimelineView* t = w.timeline_tab()->timeline();
+    QCOMPARE(t->rows(), std::size_t{32});  // tp=4, dp=8 on 4 nodes of 8
+    QVERIFY(t->row_label(31).contains("rank 31"));
+    w.show_tab("timeline");
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    auto [lo, hi] = t->visible_range();
+    QCOMPARE(lo, 0.0);
+    QVERIFY(hi > 0);
+    std::size_t ticks = t->ticks().size();
+    QVERIFY2(ticks >= 3 && ticks <= 20, qPrintable(QString::number(ticks)));
+    t->zoom_in();
+    QCOMPARE(t->visible_range().second - t->visible_range().first, hi / 2);
+    QPointF at(t->width() * 0.75, 20);
+    QWheelEvent wheel(at, t->mapToGlobal(at), QPoint(), QPoint(0, 240), Qt::NoButton,
+                      Qt::NoModifier, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(t, &wheel);
+    auto [zlo, zhi] = t->visible_range();
+    QVERIFY(zhi - zlo < hi / 2 * 0.9);
+    std::vector<double> zoomed = t->ticks();
+    QVERIFY(zoomed.size() >= 3 && zoomed.size() <= 20);
+    QVERIFY(zoomed.front() >= zlo && zoomed.back() <= zhi * (1 + 1e-9));
+    t->fit_all();
+    QCOMPARE(t->visible_range().first, 0.0);
+    QCOMPARE(t->visible_range().second, hi);
+  }
+
+  // The Pareto tab sweeps node counts on the worker thread: the CLI's `sweep --nodes 1:32`
+  // answers, with 8, 16 and 32 nodes on the front of tokens/s against USD per million tokens.
+  void the_pareto_tab_shows_the_front_over_node_counts() {
+    yirage::gui::MainWindow w;
+    QVERIFY(open_example(w, "h100-4x8-rail", "llama3-70b-train"));
+    yirage::gui::ParetoView* p = w.pareto();
+    QCOMPARE(p->up_to()->value(), 16);  // four times the cluster's nodes, at least 16
+    QSignalSpy swept(&w, &yirage::gui::MainWindow::swept);
+    QVERIFY(w.show_tab("pareto"));
+    QVERIFY(swept.wait(30000));
+    p->up_to()->setValue(32);
+    QVERIFY(swept.wait(30000));
+    const yirage::gui::SweepResult& r = p->result();
+    QCOMPARE(r.points.size(), std::size_t{6});  // 1, 2, 4, 8, 16, 32
+    std::vector<std::int64_t> front;
+    for (const yirage::gui::SweepPoint& s : r.points) {
+      QVERIFY(s.usd_per_mtok.has_value());
+      if (s.front)
+        front.push_back(s.nodes);
+    }
+    QCOMPARE(front, (std::vector<std::int64_t>{8, 16, 32}));
+    QCOMPARE(p->table()->rowCount(), 6);
+    QCOMPARE(p->table()->item(3, 7)->text(), QString("*"));
+    int points = 0;
+    int on_front = 0;
+    for (QAbstractSeries* s : p->chart()->chart()->series()) {
+      auto* xy = qobject_cast<QXYSeries*>(s);
+      QVERIFY(xy != nullptr);
+      (s->name() == "Pareto front" ? on_front : points) += xy->count();
+    }
+    QCOMPARE(points, 6);
+    QCOMPARE(on_front, 3);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QApplication::processEvents();
+    QCOMPARE(cut_legend_labels(p->chart()), QStringList());
   }
 
   void the_screenshot_shows_the_table_and_the_charts() {
