@@ -142,14 +142,6 @@ Sized smallest(const devices::ClusterSpec& tpl,
   return r;
 }
 
-// A template of one node group: its own node type, with the template's network.
-devices::ClusterSpec one_group(const devices::ClusterSpec& c, const devices::NodeGroup& g) {
-  devices::ClusterSpec s = c;
-  s.groups = {g};
-  s.device_types = {c.device(g)};
-  return s;
-}
-
 void print_hit(std::ostream& out,
                const Sized& r,
                const devices::NodeGroup& g,
@@ -228,12 +220,7 @@ int capacity_by_type(Context& cx,
                      const CapacityArgs& a,
                      double want,
                      Progress& progress) {
-  std::vector<const devices::NodeGroup*> groups;
-  for (const devices::NodeGroup& g : tpl.groups)
-    groups.push_back(&g);
-  std::sort(groups.begin(), groups.end(), [](const auto* x, const auto* y) {
-    return std::tie(x->device, x->name) < std::tie(y->device, y->name);
-  });
+  std::vector<const devices::NodeGroup*> groups = devices::groups_by_device(tpl);
 
   struct Candidate {
     const devices::NodeGroup* group;
@@ -247,7 +234,7 @@ int capacity_by_type(Context& cx,
   Table t(
       {"node type", ">nodes", ">devices", ">tokens/s", "best plan", ">power at TDP", ">USD/hour"});
   for (const devices::NodeGroup* g : groups) {
-    Sized r = smallest(one_group(tpl, *g), task, cal, a, want, progress);
+    Sized r = smallest(devices::with_group_alone(tpl, *g), task, cal, a, want, progress);
     const devices::DeviceSpec& d = tpl.device(*g);
     types.push_back(node_type_json(tpl, *g, r, task));
     if (!r.met) {

@@ -7,6 +7,7 @@
 #include "report/pareto.h"
 #include "report/plan_report.h"
 #include "report/summary.h"
+#include "report/sweep.h"
 #include "report/table.h"
 
 #include "cli/context.h"
@@ -15,8 +16,6 @@
 #include "cli/run.h"
 #include "devices/cluster_loader.h"
 #include "devices/support/text.h"
-#include "planner/infer_estimate.h"
-#include "planner/search.h"
 
 #include <CLI/CLI.hpp>
 
@@ -44,23 +43,7 @@ struct SweepArgs {
 };
 
 // One node type, count and batch, and the best plan there.
-struct Scenario {
-  std::size_t type = 0;  // index into the node types
-  std::int64_t nodes = 0;
-  std::int64_t batch = 0;
-  // The answer.
-  bool runs = false;
-  std::string why;  // when it does not
-  std::string layout;
-  double time_s = 0;  // training: the step; inference: TPOT, else TTFT
-  double tokens_per_s = 0;
-  std::optional<double> mfu;
-  std::optional<double> usd_per_hour;
-  std::optional<double> usd_per_mtok;
-  std::optional<double> days;
-  std::optional<double> run_usd;
-  bool front = false;
-};
+using Scenario = SweepScenario;
 
 struct NodeType {
   devices::ClusterSpec cluster;  // one group: the template's, or with the device swapped
@@ -107,9 +90,8 @@ std::string parse_nodes(const std::string& text, std::vector<std::int64_t>* out)
     return "--nodes " + text + ": the first count is larger than the last";
   if (ends[1] > 1'000'000)
     return "--nodes " + text + ": at most 1,000,000 nodes";
-  for (std::int64_t n = ends[0]; n < ends[1]; n *= 2)
+  for (std::int64_t n : doubling_counts(ends[0], ends[1]))
     out->push_back(n);
-  out->push_back(ends[1]);
   return {};
 }
 
@@ -120,18 +102,8 @@ std::string node_types(const devices::ClusterSpec& tpl,
                        const std::string& names,
                        std::vector<NodeType>* out) {
   if (names.empty()) {
-    std::vector<const devices::NodeGroup*> groups;
-    for (const devices::NodeGroup& g : tpl.groups)
-      groups.push_back(&g);
-    std::sort(groups.begin(), groups.end(), [](const auto* x, const auto* y) {
-      return std::tie(x->device, x->name) < std::tie(y->device, y->name);
-    });
-    for (const devices::NodeGroup* g : groups) {
-      NodeType t{tpl, ""};
-      t.cluster.groups = {*g};
-      t.cluster.device_types = {tpl.device(*g)};
-      out->push_back(std::move(t));
-    }
+    for (const devices::NodeGroup* g : devices::groups_by_device(tpl))
+      out->push_back({devices::with_group_alone(tpl, *g), ""});
     return {};
   }
   const devices::NodeGroup& g = tpl.groups.front();
@@ -169,49 +141,6 @@ std::string node_types(const devices::ClusterSpec& tpl,
   return {};
 }
 
-void evaluate(Scenario& s,
-              const NodeType& type,
-              const devices::TaskSpec& tpl_task,
-              const costmodel::CalibrationSet& cal) {
-  devices::ClusterSpec c = type.cluster;
-  c.groups.front().nodes = s.nodes;
-  devices::TaskSpec t = tpl_task;
-  if (s.batch > 0)
-    t.global_batch = s.batch;
-  s.usd_per_hour = c.usd_per_hour();
-  if (t.mode == devices::Mode::kTrain) {
-    planner::SearchResult r = planner::search_training(planner::TrainContext{c, t, cal});
-    if (r.plans.empty()) {
-      s.why = "no layout of " + std::to_string(r.candidates) + " fits";
-      return;
-    }
-    const planner::PlanEstimate& p = r.plans.front();
-    s.runs = true;
-    s.layout = p.layout.str();
-    s.time_s = p.step.total;
-    s.tokens_per_s = p.tokens_per_s;
-    s.mfu = p.mfu;
-    if (t.training_tokens && p.tokens_per_s > 0) {
-      s.days = *t.training_tokens / p.tokens_per_s / 86400;
-      if (s.usd_per_hour)
-        s.run_usd = *s.days * 24 * *s.usd_per_hour;
-    }
-  } else {
-    planner::InferSearchResult r = planner::search_inference(planner::InferContext{c, t, cal});
-    if (r.plans.empty()) {
-      s.why = "no layout of " + std::to_string(r.candidates) + " can run";
-      return;
-    }
-    const planner::InferEstimate& p = r.plans.front();
-    s.runs = true;
-    s.layout = p.layout.str();
-    s.time_s = p.tpot > 0 ? p.tpot : p.ttft;
-    s.tokens_per_s = p.tokens_per_s;
-  }
-  if (s.usd_per_hour && s.tokens_per_s > 0)
-    s.usd_per_mtok = *s.usd_per_hour / (s.tokens_per_s * 3600) * 1e6;
-}
-
 // Every scenario, on `threads` threads; each writes only its own slot, so the result does not
 // depend on the thread count.
 void evaluate_all(std::vector<Scenario>& all,
@@ -222,7 +151,7 @@ void evaluate_all(std::vector<Scenario>& all,
   std::atomic<std::size_t> next{0};
   auto work = [&] {
     for (std::size_t i = next++; i < all.size(); i = next++)
-      evaluate(all[i], types[all[i].type], task, cal);
+      evaluate_scenario(all[i], types[all[i].type].cluster, task, cal);
   };
   std::vector<std::thread> pool;
   for (unsigned k = 1; k < threads; ++k)
@@ -327,21 +256,18 @@ int sweep(Context& cx, const SweepArgs& a) {
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   // The Pareto front of throughput against cost per million tokens, over priced answers.
-  std::vector<ParetoPoint> points;
-  std::vector<std::size_t> index;
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    const Scenario& s = all[i];
-    if (!s.runs || !s.usd_per_mtok || s.tokens_per_s <= 0)
+  mark_front(all, SweepCost::kPerMillionTokens);
+  std::vector<ParetoPoint> points;  // the SVG's, labelled
+  for (const Scenario& s : all) {
+    std::optional<double> cost = sweep_cost(s, SweepCost::kPerMillionTokens);
+    if (!cost)
       continue;
     std::string device = device_of(types[s.type]);
-    points.push_back({*s.usd_per_mtok, s.tokens_per_s, device,
+    points.push_back({*cost, s.tokens_per_s, device,
                       device + " x " + std::to_string(s.nodes) + " nodes" +
                           (s.batch > 0 ? ", batch " + std::to_string(s.batch) : "") + ": " +
                           s.layout});
-    index.push_back(i);
   }
-  for (std::size_t i : pareto_front(points))
-    all[index[i]].front = true;
   bool training = task.mode == devices::Mode::kTrain;
 
   if (!a.svg.empty()) {

@@ -2,6 +2,9 @@
 
 #include "devices/support/check.h"
 
+#include <algorithm>
+#include <tuple>
+
 namespace yirage::devices {
 
 std::string fabric_name(FabricKind k) {
@@ -49,6 +52,23 @@ std::optional<double> ClusterSpec::price_per_hour(const NodeGroup& g) const {
     return g.price->value;
   const DeviceSpec& d = device(g);
   return d.price ? std::optional<double>(d.price->value.value) : std::nullopt;
+}
+
+std::vector<const NodeGroup*> groups_by_device(const ClusterSpec& c) {
+  std::vector<const NodeGroup*> out;
+  for (const NodeGroup& g : c.groups)
+    out.push_back(&g);
+  std::sort(out.begin(), out.end(), [](const NodeGroup* x, const NodeGroup* y) {
+    return std::tie(x->device, x->name) < std::tie(y->device, y->name);
+  });
+  return out;
+}
+
+ClusterSpec with_group_alone(const ClusterSpec& c, const NodeGroup& g) {
+  ClusterSpec s = c;
+  s.groups = {g};
+  s.device_types = {c.device(g)};
+  return s;
 }
 
 std::optional<double> ClusterSpec::usd_per_hour() const {

@@ -89,4 +89,11 @@ struct ClusterSpec {
   bool operator==(const ClusterSpec&) const = default;
 };
 
+/// The node groups of `c` in a fixed order, by device then group name, whatever the order of
+/// the file: the node types a sweep or a capacity search tries one by one.
+std::vector<const NodeGroup*> groups_by_device(const ClusterSpec& c);
+
+/// `c` with group `g` alone (a node type of its own), keeping the cluster's network.
+ClusterSpec with_group_alone(const ClusterSpec& c, const NodeGroup& g);
+
 }  // namespace yirage::devices

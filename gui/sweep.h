@@ -4,7 +4,7 @@
 // cost. No Qt here: the window runs sweep_nodes() on a worker thread, tests call it directly.
 #pragma once
 
-#include "report/pareto.h"
+#include "report/sweep.h"
 
 #include "costmodel/calibration.h"
 #include "devices/cluster_spec.h"
@@ -17,20 +17,14 @@
 
 namespace yirage::gui {
 
-/// One node type at one node count, and its best plan.
-struct SweepPoint {
-  std::string device;
-  std::int64_t nodes = 0;
-  std::int64_t devices = 0;
-  std::string layout;  // empty: no plan (see why)
-  std::string why;
-  double tokens_per_s = 0;
-  std::optional<double> usd_per_hour;  // the cluster's price, when every device has one
-  std::optional<double> usd_per_mtok;  // USD per million tokens, as the CLI's sweep gives it
-  bool front = false;                  // on the front of tokens/s against the chosen cost
-};
+using SweepCost = report::SweepCost;
 
-enum class SweepCost { kPerMillionTokens, kPerHour };
+/// One node type at one node count, and its best plan (report/sweep.h, as `yirage-plan
+/// sweep` finds it), with the node type's device and the devices at that count.
+struct SweepPoint : report::SweepScenario {
+  std::string device;
+  std::int64_t devices = 0;
+};
 
 struct SweepResult {
   std::vector<SweepPoint> points;  // by node type (device, group name), then node count
