@@ -71,7 +71,7 @@ std::string megatron_arguments(const devices::ClusterSpec& cluster,
   } else if (l.zero == 3) {
     a.emplace_back("--use-torch-fsdp2", "");
   }
-  if (l.dp > 1)
+  if (l.dp > 1 && l.dp_overlap)
     a.emplace_back("--overlap-grad-reduce", "");  // the plan prices DP overlapped with backward
   if (l.offload)
     a.emplace_back("--optimizer-cpu-offload", "");

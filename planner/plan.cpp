@@ -22,7 +22,8 @@ std::string Layout::str() const {
          ",mb=" + std::to_string(micro_batch) + ",recompute=" + recompute_name(recompute) +
          ",zero=" + std::to_string(zero) + (vpp > 1 ? ",vpp=" + std::to_string(vpp) : "") +
          (ep > 1 ? ",ep=" + std::to_string(ep) : "") + (cp > 1 ? ",cp=" + std::to_string(cp) : "") +
-         (tp > 1 && !sp ? ",sp=off" : "") + (offload ? ",offload=on" : "");
+         (tp > 1 && !sp ? ",sp=off" : "") + (offload ? ",offload=on" : "") +
+         (dp_overlap ? "" : ",dp_overlap=off");
 }
 
 std::string layout_items(const std::string& text,
@@ -90,16 +91,16 @@ std::string parse_layout(const std::string& text, Layout* out) {
       if (v > 3)
         return "zero must be 0, 1, 2 or 3";
       l.zero = static_cast<int>(v);
-    } else if (key == "sp" || key == "offload") {
+    } else if (key == "sp" || key == "offload" || key == "dp_overlap") {
       if (value != "on" && value != "off")
         return key + " must be on or off, got '" + value + "'";
-      (key == "sp" ? l.sp : l.offload) = value == "on";
+      (key == "sp" ? l.sp : key == "offload" ? l.offload : l.dp_overlap) = value == "on";
     } else if (keys.count(key) > 0) {
       if (std::string err = layout_number(key, value, 1, keys[key]); !err.empty())
         return err;
     } else {
       return "unknown layout key '" + key +
-             "' (keys: tp, pp, dp, mb, recompute, zero, vpp, ep, cp, sp, offload)";
+             "' (keys: tp, pp, dp, mb, recompute, zero, vpp, ep, cp, sp, offload, dp_overlap)";
     }
   }
   *out = l;

@@ -39,11 +39,16 @@ struct Layout {
   // memory and the host CPUs run the optimizer step; gradients go down and the updated
   // weights come back over each device's host link.
   bool offload = false;
+  // The data-parallel gradient synchronisation overlaps the backward (Megatron-LM's
+  // --overlap-grad-reduce, bucketed as its gradients become ready); off, it starts when the
+  // last micro-batch's backward ends, as Megatron-LM's train_step ran it before that option
+  // (2021-2022: the SC'21 and Korthikanti et al. runs). `dp_overlap=off` in the text form.
+  bool dp_overlap = true;
 
   std::int64_t devices() const { return dp * tp * pp * cp; }
 
   /// "tp=8,pp=4,dp=32,mb=1,recompute=none,zero=1[,vpp=2][,ep=8][,cp=2][,sp=off]
-  /// [,offload=on]": the form `--layout` reads.
+  /// [,offload=on][,dp_overlap=off]": the form `--layout` reads.
   std::string str() const;
   bool operator==(const Layout&) const = default;
 };

@@ -107,6 +107,8 @@ std::string check_shape(const TrainContext& cx, const Layout& l) {
   if (cx.task.global_batch % (l.dp * l.micro_batch) != 0) {
     return "global batch " + std::to_string(cx.task.global_batch) + " is not a multiple of dp x mb";
   }
+  if (!l.dp_overlap && cx.task.framework == devices::Framework::kPytorch)
+    return "dp_overlap=off is Megatron-LM's; eager PyTorch's DDP and FSDP2 overlap as they run";
   return {};
 }
 
@@ -188,9 +190,11 @@ std::variant<PlanEstimate, Rejected> estimate_training(const TrainContext& cx, c
   // Offloaded, the gradients also go down the host link while the backward runs.
   double opt_params = l.zero >= 1 ? stage_params : held;
   OffloadTimes off = l.offload ? offload_times(cx, l, opt_params) : OffloadTimes{};
+  // Without overlap (Layout::dp_overlap) the synchronisation starts after the backward.
+  double overlapped = l.dp_overlap ? slowest->backward : 0;
   costmodel::ScheduleCost tail = costmodel::cost_schedule(costmodel::ScheduleNode::group(
       "dp", costmodel::Binding::kParallel,
-      {costmodel::ScheduleNode::task("backward", devices::Seconds{slowest->backward}, "compute"),
+      {costmodel::ScheduleNode::task("backward", devices::Seconds{overlapped}, "compute"),
        costmodel::ScheduleNode::task("grad sync", devices::Seconds{dp}, "network"),
        costmodel::ScheduleNode::task("offload", devices::Seconds{off.gradients_down}, "pcie")}));
   PlanEstimate e;
@@ -202,10 +206,9 @@ std::variant<PlanEstimate, Rejected> estimate_training(const TrainContext& cx, c
   b.tp_comm = f(m) * slowest->tp;
   b.pp_comm = f(m) * slowest->pp;
   b.bubble = pipe.total.value - f(m) * (slowest->compute + slowest->tp + slowest->pp);
-  b.dp_comm =
-      cx.task.framework == devices::Framework::kPytorch
-          ? eager_dp_exposed(cx, l, first, m, times.front().backward, dcx)
-          : tail.total.value - slowest->backward + zero3_exposed(cx, l, held, slowest->compute, m);
+  b.dp_comm = cx.task.framework == devices::Framework::kPytorch
+                  ? eager_dp_exposed(cx, l, first, m, times.front().backward, dcx)
+                  : tail.total.value - overlapped + zero3_exposed(cx, l, held, slowest->compute, m);
   b.optimizer =
       l.offload ? off.cpu_step + off.weights_up : optimizer_time(cx, l, opt_params, dcx.efficiency);
   b.total = pipe.total.value + b.dp_comm + b.optimizer;

@@ -65,6 +65,11 @@ TEST(PlanExport, TheLayoutIsWhatMegatronIsAskedFor) {
         "--num-query-groups 8 \\"}) {
     EXPECT_NE(out.find(want), std::string::npos) << want << "\n" << out;
   }
+  // The plan prices the gradient all-reduce overlapped with the backward: Megatron-LM is asked
+  // for it, unless the layout says otherwise.
+  EXPECT_NE(out.find("--overlap-grad-reduce"), std::string::npos);
+  l.dp_overlap = false;
+  EXPECT_EQ(megatron_arguments(c, t, l).find("--overlap-grad-reduce"), std::string::npos);
 }
 
 }  // namespace

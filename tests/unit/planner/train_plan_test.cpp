@@ -4,6 +4,7 @@
 #include "devices/task_loader.h"
 #include "planner/search.h"
 #include "planner/train_estimate.h"
+#include "planner/train_stage.h"
 
 #include <gtest/gtest.h>
 
@@ -25,7 +26,11 @@ TEST(Layout, ParsesAndPrints) {
   EXPECT_EQ(l.devices(), 16);
   EXPECT_EQ(
       parse_layout("tp=8,xp=2", &l),
-      "unknown layout key 'xp' (keys: tp, pp, dp, mb, recompute, zero, vpp, ep, cp, sp, offload)");
+      "unknown layout key 'xp' (keys: tp, pp, dp, mb, recompute, zero, vpp, ep, cp, sp, offload, "
+      "dp_overlap)");
+  ASSERT_EQ(parse_layout("tp=8,dp=4,dp_overlap=off", &l), "");
+  EXPECT_FALSE(l.dp_overlap);
+  EXPECT_EQ(l.str(), "tp=8,pp=1,dp=4,mb=1,recompute=none,zero=0,dp_overlap=off");
   EXPECT_EQ(parse_layout("sp=yes", &l), "sp must be on or off, got 'yes'");
   EXPECT_EQ(parse_layout("tp=0", &l), "tp must be at least 1");
   EXPECT_EQ(parse_layout("tp=8,pp=2,tp=4", &l), "'tp' is given twice");
@@ -97,6 +102,36 @@ TEST(TrainPlan, StepAddsUpAndMfuIsBelowOne) {
   for (std::size_t i = 1; i < r.plans.size(); ++i) {
     EXPECT_LE(r.plans[i - 1].step.total, r.plans[i].step.total);
   }
+}
+
+// Without overlap (Megatron-LM's train_step before --overlap-grad-reduce) the whole gradient
+// all-reduce follows the backward; with it, only what the last backward does not cover.
+TEST(TrainPlan, GradientSyncWithoutOverlapFollowsTheBackward) {
+  devices::ClusterSpec c = testing::example_cluster("h100-4x8-rail");
+  devices::TaskSpec t = testing::example_task("llama3-8b-train");
+  TrainContext cx{c, t, kNoCalibration};
+  Layout on;
+  ASSERT_EQ(parse_layout("tp=1,pp=1,dp=32,mb=1,recompute=full,zero=1", &on), "");
+  Layout off = on;
+  off.dp_overlap = false;
+  auto a = estimate_training(cx, on);
+  auto b = estimate_training(cx, off);
+  ASSERT_TRUE(std::holds_alternative<PlanEstimate>(a));
+  ASSERT_TRUE(std::holds_alternative<PlanEstimate>(b));
+  const StepBreakdown& hidden = std::get<PlanEstimate>(a).step;
+  const StepBreakdown& exposed = std::get<PlanEstimate>(b).step;
+  double sync = grad_sync_time(cx, on, stage_parameters(t.model, even_span(t.model, on, 0)), 0);
+  EXPECT_GT(sync, 0);
+  EXPECT_NEAR(exposed.dp_comm, sync, 1e-9 * sync);
+  EXPECT_LT(hidden.dp_comm, exposed.dp_comm);
+  EXPECT_NEAR(exposed.total - hidden.total, exposed.dp_comm - hidden.dp_comm, 1e-9 * exposed.total);
+  // Eager PyTorch has no such option: refused, not ignored.
+  t.framework = devices::Framework::kPytorch;
+  TrainContext eager{c, t, kNoCalibration};
+  auto r = estimate_training(eager, off);
+  ASSERT_TRUE(std::holds_alternative<Rejected>(r));
+  EXPECT_EQ(std::get<Rejected>(r).reason,
+            "dp_overlap=off is Megatron-LM's; eager PyTorch's DDP and FSDP2 overlap as they run");
 }
 
 TEST(TrainPlan, PipelineBubbleFollowsMegatron) {
