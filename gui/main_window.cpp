@@ -527,12 +527,17 @@ void MainWindow::show_mixed_groups(const ScenarioResult& r) {
     return;
   }
   const planner::HeteroResult& h = *r.mixed_train;
-  if (report::pipeline_is_best(h))
-    charts_->show_groups(QString::fromStdString(h.pipeline->str()), h.pipeline->step,
-                         mixed_->best_memory());
-  else
-    charts_->show_groups(tr("data parallelism across the groups"), std::nullopt,
-                         mixed_->best_memory());
+  if (report::pipeline_is_best(h)) {
+    charts_->show_groups(tr("Step time of %1").arg(QString::fromStdString(h.pipeline->str())),
+                         {{"step", h.pipeline->step}}, mixed_->best_memory());
+    return;
+  }
+  // Data parallelism across the groups: each group's step on its share of the batch.
+  std::vector<std::pair<std::string, planner::StepBreakdown>> steps;
+  for (const planner::GroupShare& g : h.plan->groups)
+    steps.emplace_back(g.group, g.plan.step);
+  charts_->show_groups(tr("Step time of each node group<br>(data parallelism across them)"), steps,
+                       mixed_->best_memory());
 }
 
 // A node group's own plan (data parallelism across groups, inference): its charts and

@@ -87,7 +87,7 @@ void MixedView::add_pipeline(const planner::HeteroPipelinePlan& h, bool best) {
     add_row(cells + memory_cells(p.memory.total(), p.memory.capacity), false,
             GroupPlan{p.device, std::nullopt, std::nullopt, stage});
     if (best)
-      best_memory_.emplace_back(p.group + " (" + p.device + ")", p.memory);
+      best_memory_.emplace_back(p.group, p.memory);
   }
 }
 
@@ -110,7 +110,7 @@ void MixedView::add_data_parallel(const planner::HeteroPlan& h, bool best) {
     add_row(cells + memory_cells(m.total(), m.capacity), false,
             GroupPlan{g.device, g.plan, std::nullopt, std::nullopt});
     if (best)
-      best_memory_.emplace_back(g.group + " (" + g.device + ")", m);
+      best_memory_.emplace_back(g.group, m);
   }
 }
 

@@ -134,15 +134,16 @@ void PlanCharts::show(const planner::PlanEstimate& p, const std::string& device)
 }
 
 void PlanCharts::show_groups(
-    const QString& layout,
-    const std::optional<planner::StepBreakdown>& step,
+    const QString& title,
+    const std::vector<std::pair<std::string, planner::StepBreakdown>>& steps,
     const std::vector<std::pair<std::string, planner::MemoryUse>>& groups) {
-  if (step) {
-    replace(breakdown_, stacked(tr("Step time of %1").arg(layout), {"step"}, {step_parts(*step)},
-                                "seconds", 1));
-  } else {
-    replace(breakdown_, stacked(tr("Step time: select a node group"), {}, {}, "s", 1));
+  QStringList names;
+  std::vector<std::vector<Part>> parts;
+  for (const auto& [name, step] : steps) {
+    names << QString::fromStdString(name);
+    parts.push_back(step_parts(step));
   }
+  replace(breakdown_, stacked(title, names, parts, "seconds", 1));
   QStringList categories;
   std::vector<planner::MemoryUse> uses;
   for (const auto& [name, m] : groups) {

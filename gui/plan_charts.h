@@ -27,10 +27,10 @@ class PlanCharts : public QObject {
 
   void show(const planner::PlanEstimate& p, const std::string& device);
   void show(const planner::InferEstimate& p, const std::string& device);
-  /// A plan of several node groups: its step (when one breakdown describes it) and each
-  /// group's memory per device against that device's capacity.
-  void show_groups(const QString& layout,
-                   const std::optional<planner::StepBreakdown>& step,
+  /// A plan of several node groups: its step (one bar, or a bar per group where each runs its
+  /// own step) and each group's memory per device against that device's capacity.
+  void show_groups(const QString& title,
+                   const std::vector<std::pair<std::string, planner::StepBreakdown>>& steps,
                    const std::vector<std::pair<std::string, planner::MemoryUse>>& groups);
   void clear();
 

@@ -21,6 +21,7 @@
 #include <QToolTip>
 #include <QWheelEvent>
 #include <QtCharts/QAbstractBarSeries>
+#include <QtCharts/QBarCategoryAxis>
 #include <QtCharts/QLegendMarker>
 #include <QtCharts/QScatterSeries>
 
@@ -65,6 +66,25 @@ QStringList cut_legend_labels(const QChartView* v) {
   for (QLegendMarker* m : v->chart()->legend()->markers()) {
     if (m->isVisible() && !shown.contains(m->label()))
       cut << m->label();
+  }
+  return cut;
+}
+
+// The category labels of `v`'s bar axes that the chart does not show whole.
+QStringList cut_category_labels(const QChartView* v) {
+  QStringList shown;
+  for (QGraphicsItem* item : v->scene()->items()) {
+    if (auto* text = qgraphicsitem_cast<QGraphicsTextItem*>(item); text && text->isVisible())
+      shown << text->toPlainText();
+  }
+  QStringList cut;
+  for (QAbstractAxis* a : v->chart()->axes()) {
+    if (auto* c = qobject_cast<QBarCategoryAxis*>(a)) {
+      for (const QString& label : c->categories()) {
+        if (!shown.contains(label))
+          cut << label;
+      }
+    }
   }
   return cut;
 }
@@ -375,6 +395,16 @@ class MainWindowTest : public QObject {
             devices.contains("Ascend-910B"));
     QVERIFY(t->item(0, 0)->text().contains("(best)"));
     QVERIFY(bar_sets(w.charts()->memory()) >= 5);
+    // The best plan's step before any row is chosen (a bar per group where each runs its own),
+    // and every chart label whole.
+    QVERIFY(bar_sets(w.charts()->breakdown()) >= 3);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QApplication::processEvents();
+    for (const QChartView* v : {w.charts()->breakdown(), w.charts()->memory()}) {
+      QCOMPARE(cut_category_labels(v), QStringList());
+      QCOMPARE(cut_legend_labels(v), QStringList());
+    }
     // A node group's own plan: its operations on its device's roofline.
     auto* view = w.findChild<yirage::gui::MixedView*>();
     int row = -1;
