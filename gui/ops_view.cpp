@@ -66,7 +66,7 @@ void set_row(QTableWidget* t, int row, const QStringList& cells, std::pair<int, 
 // Log axes over every series of `chart`: FLOP/byte across, TFLOP/s up.
 void add_log_axes(QChart* chart, std::pair<double, double> across, std::pair<double, double> up) {
   auto* x = new QLogValueAxis();
-  x->setTitleText(QObject::tr("arithmetic intensity (FLOP/byte)"));
+  x->setTitleText(QObject::tr("FLOP per byte"));
   x->setLabelFormat("%g");
   x->setRange(across.first, across.second);
   auto* y = new QLogValueAxis();
@@ -140,9 +140,11 @@ OpsView::OpsView(const devices::DeviceRegistry& registry,
   tables->addWidget(ops_);
   tables->addWidget(compounds_);
   split->addWidget(tables);
-  split->setStretchFactor(0, 1);
-  split->setStretchFactor(1, 1);
-  split->setSizes({500, 700});
+  // The roofline gets the room its six decades of intensity and its legend need to be read
+  // whole; the tables scroll.
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  split->setSizes({700, 500});
   layout->addWidget(split, 1);
   connect(device_, &QComboBox::currentTextChanged, this, [this] { refresh(); });
   clear();

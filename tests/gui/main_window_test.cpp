@@ -70,7 +70,8 @@ QStringList cut_legend_labels(const QChartView* v) {
   return cut;
 }
 
-// The category labels of `v`'s bar axes that the chart does not show whole.
+// The category labels of `v`'s bar axes, and the titles of its axes, that the chart does not
+// show whole.
 QStringList cut_category_labels(const QChartView* v) {
   QStringList shown;
   for (QGraphicsItem* item : v->scene()->items()) {
@@ -85,6 +86,8 @@ QStringList cut_category_labels(const QChartView* v) {
           cut << label;
       }
     }
+    if (!a->titleText().isEmpty() && !shown.contains(a->titleText()))
+      cut << a->titleText();
   }
   return cut;
 }
@@ -585,6 +588,7 @@ class MainWindowTest : public QObject {
     QVERIFY(w.show_tab("operations"));
     QApplication::processEvents();
     QCOMPARE(cut_legend_labels(w.ops()->roofline()), QStringList());
+    QCOMPARE(cut_category_labels(w.ops()->roofline()), QStringList());
   }
 
   // A lane per device; the wheel and the buttons zoom the time axis, whose ticks stay round
