@@ -319,7 +319,8 @@ std::string build_pipeline(const std::vector<StageSpec>& stages,
       return "the pipeline schedule cannot proceed (every stage waits for another)";
   }
   // Gradient synchronisation over the dp x cp ranks of each (stage, tp rank), overlapping
-  // the last micro-batch's backward as the bucketed all-reduce of the estimate does.
+  // the last micro-batch's backward as the bucketed all-reduce of the estimate does; without
+  // overlap, after it (a marker that ends each rank's computation: its stream runs in order).
   std::vector<std::vector<std::size_t>> sync_of(at(pp));  // per stage, per (d, c, t)
   for (std::int64_t s = 0; s < pp; ++s) {
     const StageSpec& st = stages[at(s)];
@@ -331,8 +332,10 @@ std::string build_pipeline(const std::vector<StageSpec>& stages,
       std::vector<std::size_t> after;
       for (std::int64_t d = 0; d < sh.dp; ++d) {
         for (std::int64_t c = 0; c < sh.cp; ++c) {
-          ranks.push_back(st.ranks[at((d * sh.cp + c) * st.tp + t)]);
-          after.push_back(last_forward[at(s)][at((d * sh.cp + c) * st.tp + t)]);
+          std::int64_t rank = st.ranks[at((d * sh.cp + c) * st.tp + t)];
+          ranks.push_back(rank);
+          after.push_back(sh.dp_overlap ? last_forward[at(s)][at((d * sh.cp + c) * st.tp + t)]
+                                        : p.compute(rank, "backward end", Seconds{0}, {}));
         }
       }
       std::size_t id =

@@ -47,6 +47,7 @@ struct PipelineShape {
   /// Where the ranks sit; when given, gradient syncs over more than 64 ranks replay on a
   /// representative ring.
   const std::vector<costmodel::SimRankPlace>* places = nullptr;
+  bool dp_overlap = true;  // the gradient sync overlaps the last backward (Layout::dp_overlap)
 };
 
 /// Appends the step to `out`: every micro-batch's forward and backward on every rank in

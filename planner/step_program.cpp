@@ -70,6 +70,7 @@ StepProgramResult training_step_program(const TrainContext& cx,
                    f(l.micro_batch * cx.task.sequence_length / l.cp * cx.task.model.hidden) *
                        devices::dtype_bytes(cx.task.precision),
                    ranks == nullptr ? &places : nullptr};
+  sh.dp_overlap = l.dp_overlap;
   StepProgram out;
   if (std::string why = build_pipeline(stages, sh, out); !why.empty())
     return {std::nullopt, why};

@@ -33,7 +33,7 @@ Replayed replay(const TrainContext& cx, const Layout& l) {
   out.simulated = r.makespan.value + std::get<PlanEstimate>(e).step.optimizer;
   for (const costmodel::SimTask& t : p.step->program.tasks) {
     if (t.kind == costmodel::SimTaskKind::kCompute && t.ranks.front() == 0 &&
-        t.name != "step end") {
+        t.name != "step end" && t.name != "backward end") {
       ++out.computes_on_rank0;
     }
   }
@@ -60,6 +60,25 @@ TEST(StepProgram, InterleavingShrinksTheBubbleAsEstimated) {
     }
     previous = r.simulated;
   }
+}
+
+// Without overlap the replay starts the gradient sync after the last backward, as the estimate
+// prices it: both steps grow by about the same time.
+TEST(StepProgram, AGradientSyncWithoutOverlapFollowsTheBackward) {
+  devices::ClusterSpec c = testing::example_cluster("h100-4x8-rail");
+  devices::TaskSpec t = testing::example_task("llama3-8b-train");
+  t.global_batch = 64;
+  TrainContext cx{c, t, kNoCalibration};
+  Layout on{32, 1, 1, 1, Recompute::kFull, 1};
+  Layout off = on;
+  off.dp_overlap = false;
+  Replayed a = replay(cx, on);
+  Replayed b = replay(cx, off);
+  double estimated = b.estimate - a.estimate;
+  EXPECT_GT(estimated, 0.01 * a.estimate);
+  EXPECT_NEAR((b.simulated - a.simulated) / estimated, 1.0, 0.25)
+      << "simulated " << a.simulated << " and " << b.simulated << " s, estimated " << a.estimate
+      << " and " << b.estimate << " s";
 }
 
 }  // namespace
