@@ -63,6 +63,25 @@ std::variant<SimulatedPlan, int> replay_best(Context& cx,
   return simulate_plan(ic, r.plans.front());
 }
 
+// A row for machines: what the table shows, null where the replay did not run.
+nlohmann::ordered_json row_json(const std::string& task,
+                                const std::string& layout,
+                                const std::string& why,
+                                const SimulatedPlan* s) {
+  nlohmann::ordered_json r = {{"task", task}, {"layout", layout}};
+  bool ran = s != nullptr && s->step;
+  const costmodel::SimResult* res = ran ? &s->result : nullptr;
+  r["tasks"] = ran ? nlohmann::ordered_json(s->step->program.tasks.size()) : nullptr;
+  r["transfers"] = ran ? nlohmann::ordered_json(res->transfers) : nullptr;
+  r["aggregated"] = ran ? nlohmann::ordered_json(!res->aggregation.empty()) : nullptr;
+  r["replayed_step_s"] = ran ? nlohmann::ordered_json(res->makespan.value) : nullptr;
+  r["simulation_s"] = ran ? nlohmann::ordered_json(res->wall_seconds) : nullptr;
+  r["peak_memory_bytes"] = ran ? nlohmann::ordered_json(res->peak_memory_bytes) : nullptr;
+  r["of_target"] = ran ? nlohmann::ordered_json(res->wall_seconds / kTargetSeconds) : nullptr;
+  r["not_simulated"] = ran ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(why);
+  return r;
+}
+
 int bench(Context& cx, const BenchSimArgs& a) {
   std::filesystem::path data = devices::data_dir();
   std::string cluster_file =
@@ -89,22 +108,6 @@ int bench(Context& cx, const BenchSimArgs& a) {
            ">peak memory", ">of 30 s"});
   std::vector<std::string> aggregations;
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  // A row for machines: what the table shows, null where the replay did not run.
-  auto row_json = [&](const std::string& task, const std::string& layout, const std::string& why,
-                      const SimulatedPlan* s) {
-    nlohmann::ordered_json r = {{"task", task}, {"layout", layout}};
-    bool ran = s != nullptr && s->step;
-    const costmodel::SimResult* res = ran ? &s->result : nullptr;
-    r["tasks"] = ran ? nlohmann::ordered_json(s->step->program.tasks.size()) : nullptr;
-    r["transfers"] = ran ? nlohmann::ordered_json(res->transfers) : nullptr;
-    r["aggregated"] = ran ? nlohmann::ordered_json(!res->aggregation.empty()) : nullptr;
-    r["replayed_step_s"] = ran ? nlohmann::ordered_json(res->makespan.value) : nullptr;
-    r["simulation_s"] = ran ? nlohmann::ordered_json(res->wall_seconds) : nullptr;
-    r["peak_memory_bytes"] = ran ? nlohmann::ordered_json(res->peak_memory_bytes) : nullptr;
-    r["of_target"] = ran ? nlohmann::ordered_json(res->wall_seconds / kTargetSeconds) : nullptr;
-    r["not_simulated"] = ran ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(why);
-    rows.push_back(r);
-  };
   for (const std::string& file : task_files) {
     devices::TaskSpec task = cx.load_task(file);
     check_fit(cluster, task);
@@ -113,17 +116,17 @@ int bench(Context& cx, const BenchSimArgs& a) {
       if (!a.files.empty())
         return *code;
       t.add_row({task.name, "no plan fits", "-", "-", "-", "-", "-", "-", "-"});
-      row_json(task.name, "", "no plan fits", nullptr);
+      rows.push_back(row_json(task.name, "", "no plan fits", nullptr));
       continue;
     }
     const SimulatedPlan& s = std::get<SimulatedPlan>(r);
     if (!s.step) {
       t.add_row({task.name, s.layout, "-", "-", "-", "not simulated: " + s.why, "-", "-", "-"});
-      row_json(task.name, s.layout, s.why, &s);
+      rows.push_back(row_json(task.name, s.layout, s.why, &s));
       continue;
     }
     const costmodel::SimResult& res = s.result;
-    row_json(task.name, s.layout, "", &s);
+    rows.push_back(row_json(task.name, s.layout, "", &s));
     if (!res.aggregation.empty())
       aggregations.push_back(task.name + ": " + res.aggregation);
     t.add_row({task.name, s.layout, format_count(static_cast<double>(s.step->program.tasks.size())),

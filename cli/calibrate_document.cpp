@@ -6,26 +6,29 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// A constant fitted on half of some rows, checked on the others against `without` (its
+// A constant fitted on half of some rows, checked on the others against `without_mape` (its
 // error without the constant).
-Json held_out(const std::string& device,
-              const std::string& part,
-              const std::string& name,
-              double value,
-              std::size_t fit_rows,
-              std::size_t held_out_rows,
-              double held_out_mape,
-              double without,
-              const std::string& fitted_on) {
+struct HeldOut {
+  std::string part;
+  std::string name;
+  double value = 0;
+  std::size_t fit_rows = 0;
+  std::size_t held_out_rows = 0;
+  double held_out_mape = 0;
+  double without_mape = 0;
+  std::string fitted_on;
+};
+
+Json held_out(const std::string& device, const HeldOut& h) {
   return {{"device", device},
-          {"part", part},
-          {"name", name},
-          {"value", value},
-          {"fit_rows", fit_rows},
-          {"held_out_rows", held_out_rows},
-          {"held_out_mape_percent", held_out_mape},
-          {"without_mape_percent", without},
-          {"fitted_on", fitted_on}};
+          {"part", h.part},
+          {"name", h.name},
+          {"value", h.value},
+          {"fit_rows", h.fit_rows},
+          {"held_out_rows", h.held_out_rows},
+          {"held_out_mape_percent", h.held_out_mape},
+          {"without_mape_percent", h.without_mape},
+          {"fitted_on", h.fitted_on}};
 }
 
 void collective_rows(const costmodel::CalibrationFit& f, Json& rows) {
@@ -121,19 +124,20 @@ void measured_rows(const costmodel::GpuCalibrationFit& f, Json& rows) {
                     {"fitted_on", b.fitted_on}});
   }
   if (const auto& o = f.overlap) {
-    rows.push_back(held_out(f.device, "overlap", "overlap_wait", o->wait, o->fit_rows,
-                            o->held_out_rows, o->held_out_mape, o->unpriced_mape, o->fitted_on));
+    rows.push_back(
+        held_out(f.device, {"overlap", "overlap_wait", o->wait, o->fit_rows, o->held_out_rows,
+                            o->held_out_mape, o->unpriced_mape, o->fitted_on}));
   }
   if (const auto& e = f.eager_tp) {
-    rows.push_back(held_out(f.device, "eager tensor parallelism", "eager_tp_host_s", e->host.value,
-                            e->fit_rows, e->held_out_rows, e->held_out_mape, e->unpriced_mape,
-                            e->fitted_on));
+    rows.push_back(held_out(
+        f.device, {"eager tensor parallelism", "eager_tp_host_s", e->host.value, e->fit_rows,
+                   e->held_out_rows, e->held_out_mape, e->unpriced_mape, e->fitted_on}));
   }
   auto constant = [&](const std::optional<costmodel::HeldOutFit>& h, const char* part,
                       const char* name) {
     if (h) {
-      rows.push_back(held_out(f.device, part, name, h->value, h->fit_rows, h->held_out_rows,
-                              h->held_out_mape, h->unfitted_mape, h->fitted_on));
+      rows.push_back(held_out(f.device, {part, name, h->value, h->fit_rows, h->held_out_rows,
+                                         h->held_out_mape, h->unfitted_mape, h->fitted_on}));
     }
   };
   constant(f.optimizer, "optimizer", "optimizer");

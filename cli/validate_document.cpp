@@ -102,15 +102,20 @@ std::vector<ValidationStat> ValidationDocument::add_collectives(const std::strin
       by[g].push_back(p);
     }
     for (const std::string& g : order) {
+      std::string at_least = g;
+      at_least += ", ";
+      std::string below_it = at_least;
+      at_least += big;
+      below_it += small;
       costmodel::BandStats b = costmodel::overall(by[g], bars_.min_bytes);
       if (b.rows > 0)
-        out.push_back(stat(file, "collectives", g + ", " + big, b, bars_.max_mape));
+        out.push_back(stat(file, "collectives", at_least, b, bars_.max_mape));
       costmodel::BandStats s = costmodel::overall_below(by[g], bars_.min_bytes);
       if (s.rows > 0) {
         std::optional<double> bar;
         if (bars_.max_small_mape >= 0)
           bar = bars_.max_small_mape;
-        out.push_back(stat(file, "collectives", g + ", " + small, s, bar));
+        out.push_back(stat(file, "collectives", below_it, s, bar));
       }
     }
   }
