@@ -55,13 +55,19 @@ int bar_sets(const QChartView* v) {
   return n;
 }
 
-// The legend labels of `v` that the chart does not show whole (cut to "comp..." or missing).
-QStringList cut_legend_labels(const QChartView* v) {
+// Every text `v` draws, as drawn (a cut label reads "comp...").
+QStringList shown_texts(const QChartView* v) {
   QStringList shown;
   for (QGraphicsItem* item : v->scene()->items()) {
     if (auto* text = qgraphicsitem_cast<QGraphicsTextItem*>(item); text && text->isVisible())
       shown << text->toPlainText();
   }
+  return shown;
+}
+
+// The legend labels of `v` that the chart does not show whole (cut to "comp..." or missing).
+QStringList cut_legend_labels(const QChartView* v) {
+  QStringList shown = shown_texts(v);
   QStringList cut;
   for (QLegendMarker* m : v->chart()->legend()->markers()) {
     if (m->isVisible() && !shown.contains(m->label()))
@@ -73,11 +79,7 @@ QStringList cut_legend_labels(const QChartView* v) {
 // The category labels of `v`'s bar axes, and the titles of its axes, that the chart does not
 // show whole.
 QStringList cut_category_labels(const QChartView* v) {
-  QStringList shown;
-  for (QGraphicsItem* item : v->scene()->items()) {
-    if (auto* text = qgraphicsitem_cast<QGraphicsTextItem*>(item); text && text->isVisible())
-      shown << text->toPlainText();
-  }
+  QStringList shown = shown_texts(v);
   QStringList cut;
   for (QAbstractAxis* a : v->chart()->axes()) {
     if (auto* c = qobject_cast<QBarCategoryAxis*>(a)) {
