@@ -33,10 +33,12 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 #   a 2-core machine; the golden simulate cases run here) and examples/emit_kernels (the
 #   superoptimizer and the kernel compilers again);
 # - examples/estimate_all (426 estimate processes, 256 s instrumented, mostly each process's
-#   start; the estimate goldens run here).
+#   start; the estimate goldens run here);
+# - json/schema (every subcommand's document against the schema, the superoptimizer's search
+#   among them: 93 s instrumented; the goldens run those commands here).
 # Everything else runs here, the vTrain fit (about 3 minutes instrumented) and the other
 # examples included: about 5 minutes on 2 cores.
 labels='codegen|gui|format|layering'
-skip='^(examples/simulate_all|examples/emit_kernels|examples/estimate_all|.*_NOT_BUILT)$'
+skip='^(examples/simulate_all|examples/emit_kernels|examples/estimate_all|json/schema|.*_NOT_BUILT)$'
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" --timeout 1800 -LE "$labels" \
   -E "$skip" "$@"
