@@ -203,6 +203,7 @@ void read_ops(const devices::YamlDoc& doc,
   m.number("matrix_8bit_unfitted_held_out_mape", false, devices::Sign::kNonNegative);
   e.memory = m.number("memory", true).value_or(1);
   e.vector = m.number("vector", true).value_or(1);
+  e.stream_k = m.boolean("stream_k").value_or(false);
   // A non-negative duration, zero where the key is absent (not fitted).
   auto seconds = [&](const char* key, bool required = false) {
     return m.quantity<devices::Dim::kSeconds>(key, required, devices::Sign::kNonNegative)
@@ -738,6 +739,7 @@ std::string calibration_yaml(const std::vector<CalibrationFit>& fits,
     }
     y << "  memory: " << format_number(e.memory, 3) << "\n"
       << "  vector: " << format_number(e.vector, 3) << "\n"
+      << "  stream_k: " << (e.stream_k ? "true" : "false") << "\n"
       << "  launch: " << devices::format(e.launch) << "\n";
     if (g.steps) {
       y << "  host: " << devices::format(e.host) << "\n"

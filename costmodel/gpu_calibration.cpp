@@ -126,7 +126,8 @@ double mape(const std::vector<Sample>& s,
 
 GpuEfficiency coordinate_descent(const std::vector<Sample>& s,
                                  const devices::DeviceRegistry& r,
-                                 const GpuEfficiency& start) {
+                                 const GpuEfficiency& start,
+                                 bool fit_memory) {
   GpuEfficiency best = start;
   // Causal attention over a prompt gets its own fraction where the fit split has such rows.
   bool causal = std::any_of(
@@ -135,7 +136,9 @@ GpuEfficiency coordinate_descent(const std::vector<Sample>& s,
     best.attention_causal = best.attention;
   double best_error = evaluate(s, r, best).error;
   std::vector<double GpuEfficiency::*> params = {&GpuEfficiency::matrix, &GpuEfficiency::attention,
-                                                 &GpuEfficiency::memory, &GpuEfficiency::vector};
+                                                 &GpuEfficiency::vector};
+  if (fit_memory)
+    params.push_back(&GpuEfficiency::memory);
   if (causal)
     params.push_back(&GpuEfficiency::attention_causal);
   for (int round = 0; round < 3; ++round) {
@@ -236,6 +239,64 @@ bool narrow_gemm(const MeasuredRow& row) {
   return row.op == "gemm" && (row.dtype == "fp8" || row.dtype == "int8");
 }
 
+// Fits GpuEfficiency::stream[kind], the stream of a matrix-unit kernel's operands ("gemm":
+// decode's GEMVs; "attention": attention over a KV cache): each row of that kind (16-bit
+// GEMMs; attention, causal or not) in the fit split is priced as its launch and the longer of its
+// tiles' arithmetic (with their ramps) and the stream, min(T, latency) + traffic x T with T its
+// minimal bytes at the achievable HBM rate; traffic over [0.5, 1.5] by 0.01 and the ramp's limit
+// over [0, 20 us] by 0.05 us, least mean absolute relative error (a row where the library picks a
+// poor kernel must not drag the stream of every other).
+void fit_operand_stream(const std::vector<Sample>& s,
+                        const devices::DeviceRegistry& r,
+                        const std::string& kind,
+                        GpuEfficiency& eff) {
+  struct Point {
+    double launch;
+    double arithmetic;
+    double bytes_time;
+    double measured;
+  };
+
+  GpuEfficiency tiles_only = eff;
+  tiles_only.stream.erase(kind);
+  std::vector<Point> fit;
+  for (const Sample& x : s) {
+    bool of_kind = kind == "gemm" ? x.row->op == "gemm" && !narrow_gemm(*x.row)
+                                  : x.row->op.rfind(kind, 0) == 0;
+    if (!x.fit || !of_kind)
+      continue;
+    std::string why;
+    const devices::DeviceSpec* d = r.find(x.row->device);
+    auto est = estimate_op_row(*x.row, r, tiles_only, &why);
+    if (d == nullptr || !est)
+      continue;
+    const KernelEstimate& k = est->kernels.front();
+    fit.push_back({k.launch.value, (k.ramp_up + k.compute + k.ramp_down).value,
+                   k.stream_bytes / (d->memory_bandwidth.value.value * eff.memory), x.row->time_s});
+  }
+  if (fit.size() < 4)
+    return;
+  double best_err = 1e300;
+  GpuEfficiency::StreamFit best;
+  for (int step = 50; step <= 150; ++step) {
+    for (int lat = 0; lat <= 400; ++lat) {
+      double traffic = step / 100.0;
+      double latency = lat * 0.05e-6;
+      double err = 0;
+      for (const Point& p : fit) {
+        double ramp = std::min(p.bytes_time, latency);
+        double t = p.launch + std::max(p.arithmetic, ramp + traffic * p.bytes_time);
+        err += std::fabs(t - p.measured) / p.measured;
+      }
+      if (err < best_err) {
+        best_err = err;
+        best = {traffic, devices::Seconds{latency}, devices::Seconds{}};
+      }
+    }
+  }
+  eff.stream[kind] = best;
+}
+
 // GpuEfficiency::matrix_8bit over [0.3, 1] by 0.01 and unit_stream_8bit over [5, 400] GB/s by
 // 0.5 GB/s on the fit split of the 8-bit GEMM rows (least MAPE), everything else as fitted on
 // the 16-bit rows (which the 8-bit rows do not move).
@@ -302,16 +363,30 @@ std::vector<GpuCalibrationFit> fit_gpu_ops(const std::vector<MeasuredFile>& file
     GpuCalibrationFit f;
     f.device = device;
     // The fractions of peak (on the rows of every kind but the stream-only ones), then the
-    // memory-bound kinds on their own rows, then the
-    // fractions again with those in place (they no longer lean on the vector rate), and
-    // the memory-bound kinds once more at the final HBM fraction.
+    // memory-bound kinds and the matrix units' operand streams on their own rows, then the
+    // fractions but the HBM one again with those in place (they no longer lean on the vector
+    // rate; the HBM fraction stays where the memory-bound rows put it), and the memory-bound
+    // kinds and streams once more.
     std::vector<Sample> shared;
     std::copy_if(samples.begin(), samples.end(), std::back_inserter(shared),
                  [](const Sample& s) { return !stream_only(s.row->op); });
-    GpuEfficiency first = coordinate_descent(shared, registry, GpuEfficiency{});
-    fit_stream(samples, registry, first);
-    f.efficiency = coordinate_descent(shared, registry, first);
-    fit_stream(samples, registry, f.efficiency);
+    // Both GEMM schedules (whole tiles in waves, stream-K), kept where the fit split prices
+    // better: the held-out rows do not choose.
+    for (bool stream_k : {false, true}) {
+      GpuEfficiency start;
+      start.stream_k = stream_k;
+      GpuEfficiency first = coordinate_descent(shared, registry, start, true);
+      fit_stream(samples, registry, first);
+      fit_operand_stream(samples, registry, "gemm", first);
+      fit_operand_stream(samples, registry, "attention", first);
+      GpuEfficiency e = coordinate_descent(shared, registry, first, false);
+      fit_stream(samples, registry, e);
+      fit_operand_stream(samples, registry, "gemm", e);
+      fit_operand_stream(samples, registry, "attention", e);
+      if (!stream_k ||
+          mape(samples, registry, e, true) < mape(samples, registry, f.efficiency, true))
+        f.efficiency = e;
+    }
     f.efficiency.source = "";
     for (const Sample& s : samples)
       (s.fit ? f.fit_rows : f.held_out_rows)++;

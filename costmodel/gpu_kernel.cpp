@@ -129,6 +129,30 @@ KernelEstimate gemm_with_tile(const devices::DeviceSpec& d,
   return e;
 }
 
+// Where fitted (GpuEfficiency::stream, kind "gemm" or "attention"), a matrix-unit kernel's
+// operands stream at the rate the library's kernels of that kind reach (GEMVs, attention over
+// a KV cache), in place
+// of the tile model's HBM term, after a ramp while the stream fills (the time of its first
+// bytes, up to the fitted `latency`); the kernel takes the longer of that stream and its
+// tiles' arithmetic.
+void operand_stream(const devices::DeviceSpec& d,
+                    const GpuEfficiency& eff,
+                    const char* kind,
+                    KernelEstimate& e) {
+  auto it = eff.stream.find(kind);
+  if (it == eff.stream.end())
+    return;
+  Seconds bytes{e.stream_bytes / hbm(d, eff)};
+  Seconds ramp{std::min(bytes.value, it->second.latency.value)};
+  e.memory = Seconds{it->second.traffic * bytes.value};
+  if ((ramp + e.memory).value > (e.ramp_up + e.compute + e.ramp_down).value) {
+    e.ramp_up = ramp;
+    e.ramp_down = Seconds{};
+    e.tile += " (operand stream)";
+  }
+  e.steady = std::max(e.compute, e.memory);
+}
+
 // Split-K (CUTLASS's "split-K serial/parallel", cuBLAS's heuristics for small M x N and long
 // K): `split` slices of K run as separate tiles, each writing an fp32 partial product;
 // a second kernel reduces them. Worth it only when M x N has fewer tiles than the device
@@ -160,6 +184,32 @@ KernelEstimate split_k(const devices::DeviceSpec& d,
   e.steady = std::max(e.compute, e.memory);
   e.launch = kernel_launch(eff) + kernel_launch(eff);  // the reduction kernel
   e.tile += " split-k " + std::to_string(split);
+  return e;
+}
+
+// Stream-K (Osama et al., PPoPP'23; cuBLAS's persistent kernels on Hopper; where
+// GpuEfficiency::stream_k): the tiles of the full waves run one per unit, and the K loops of the
+// last, partial wave are split evenly over every unit, so no unit idles through the tail. The units
+// that share a tile write fp32 partials that one of them reads back.
+KernelEstimate stream_k(const devices::DeviceSpec& d,
+                        DType dtype,
+                        const GpuEfficiency& eff,
+                        Tile tile,
+                        std::int64_t m,
+                        std::int64_t n,
+                        std::int64_t k,
+                        std::int64_t batch) {
+  KernelEstimate e = gemm_with_tile(d, dtype, eff, tile, m, n, k, batch);
+  std::int64_t units = compute_units(d);
+  if (e.tiles <= units || e.tiles % units == 0)
+    return {};  // tiles == 0: nothing to even out
+  double busiest = static_cast<double>(ceil_div(e.tiles, units));
+  double even = static_cast<double>(e.tiles) / static_cast<double>(units);
+  e.compute = Seconds{e.compute.value * even / busiest};
+  e.hbm_bytes += 2.0 * static_cast<double>(units * tile.m * tile.n) * 4;
+  e.memory = Seconds{e.hbm_bytes / hbm(d, eff)};
+  e.steady = std::max(e.compute, e.memory);
+  e.tile += " stream-k";
   return e;
 }
 
@@ -199,8 +249,20 @@ KernelEstimate gemm_kernel(const devices::DeviceSpec& d,
       if (best.tiles == 0 || e.time() < best.time())
         best = e;  // ties keep the larger tile and the fewer splits
     }
+    if (fixed || !eff.stream_k)
+      continue;
+    KernelEstimate e = stream_k(d, dtype, eff, t, m, n, k, batch);
+    if (e.tiles > 0 && e.time() < best.time())
+      best = e;
   }
   CHECK(best.tiles > 0) << "no GEMM tile fits the shared memory of " << d.name;
+  if (!fixed) {
+    double out_b = std::max(2.0, devices::dtype_bytes(dtype));
+    best.stream_bytes = (static_cast<double>(m * k + k * n) * devices::dtype_bytes(dtype) +
+                         static_cast<double>(m * n) * out_b) *
+                        static_cast<double>(batch);
+    operand_stream(d, eff, "gemm", best);
+  }
   best.name = "gemm " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
               (batch > 1 ? " x" + std::to_string(batch) : "");
   return best;
@@ -289,6 +351,8 @@ KernelEstimate attention_kernel(const devices::DeviceSpec& d,
   e.launch = kernel_launch(eff);
   e.host = eff.in_graph ? Seconds{} : eff.host;
   e.tile = s.q_len > 1 ? "128 queries x head" : "KV split";
+  e.stream_bytes = e.hbm_bytes;
+  operand_stream(d, eff, "attention", e);
   e.name = std::string(s.q_len > 1 ? "attention prefill" : "attention decode") +
            (s.causal ? " (causal)" : "");
   return e;

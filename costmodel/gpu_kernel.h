@@ -67,6 +67,10 @@ struct GpuEfficiency {
   };
 
   std::map<std::string, StreamFit> stream;
+  // The GEMM library evens out a partial last wave by splitting its tiles' K loops over
+  // every unit (stream-K: cuBLAS's persistent kernels on Hopper). Chosen by calibration on
+  // op rows, where the fit split prices better with it; false: whole tiles in waves.
+  bool stream_k = false;
   bool in_graph = false;  // price kernels as replayed from a CUDA graph (graph_launch each)
   // Host time to issue one kernel from an eager framework (Python, dispatcher, launch call):
   // a kernel shorter than this leaves the GPU waiting. Fitted on measured training steps.
@@ -108,6 +112,9 @@ struct KernelEstimate {
   devices::Seconds serial;     // a generated block program's dependent steps, waves in turn
   double flops = 0;
   double hbm_bytes = 0;
+  // The bytes a matrix-unit kernel's operands stream at least (each read once, the result
+  // written once), priced by GpuEfficiency::stream's "gemm" or "attention" fit where fitted.
+  double stream_bytes = 0;
   std::int64_t tiles = 0;
   std::int64_t waves = 0;
   std::string tile;            // "128x256x64", or "stream"
