@@ -7,6 +7,7 @@ the row-wise kernels and the add over a grid of row counts and lengths in bf16 a
 (--only rows) and softmax at vocabulary widths in fp32, with the log-softmax and the casts a
 step runs printed beside (--only loss); the bf16-to-fp32 cast of weight gradients (--only
 casts); causal attention forward and backward as a step runs it (--only attention_backward);
+GEMMs at tensor-parallel shard widths and attention at other shapes (--only unseen);
 compound operations as PyTorch eager runs them (unfused).
 
 Method (the device tool's METHOD.md): every op is first checked against a float64 reference
@@ -66,6 +67,42 @@ def run_gemm(rows, device):
             check("gemm", a @ b, a.double() @ b.double(), 1e-2)
         t = bench(lambda: a @ b)
         rows.append(["op", "gemm", device, "%dx%dx%d" % (m, n, k), "bf16", t])
+
+
+def run_unseen(rows, device):
+    """GEMMs and attention at shapes the default grid never times, for checking a calibration
+    on rows it was not fitted on: the tensor-parallel shards of Llama 3 8B/70B/405B and Qwen2.5
+    7B's projections (N x K per shard) at row counts between the grid's, and attention at
+    other lengths, head counts and batches."""
+    widths = [(3072, 4096), (4096, 2048), (7168, 4096), (4096, 7168),       # 8B, tp=2
+              (2560, 8192), (8192, 2048), (7168, 8192), (8192, 7168),       # 70B, tp=4
+              (1280, 8192), (3584, 8192), (8192, 3584),                     # 70B, tp=8
+              (2304, 16384), (6656, 16384), (16384, 6656),                  # 405B, tp=8
+              (18944, 3584), (3584, 18944)]                                 # Qwen2.5 7B
+    for m in [1, 4, 24, 96, 384, 1536, 3072, 6144, 12288]:
+        for n, k in widths:
+            a = torch.randn(m, k, device="cuda", dtype=BF16)
+            b = torch.randn(k, n, device="cuda", dtype=BF16)
+            if m <= 2048:
+                check("gemm", a @ b, a.double() @ b.double(), 1e-2)
+            rows.append(["op", "gemm", device, "%dx%dx%d" % (m, n, k), "bf16", bench(lambda: a @ b)])
+            del a, b
+    cases = [(b, h, kv, l, l, causal) for b, l in [(2, 1024), (8, 1024), (1, 3072), (1, 16384)]
+             for h, kv in [(16, 8), (40, 8), (8, 1)] for causal in [True, False]]
+    cases += [(b, h, kv, 1, l, False) for b in [4, 16, 48] for l in [2048, 8192, 32768]
+              for h, kv in [(40, 8), (16, 2)] if b * l * kv * 128 * 4 <= 8e9]
+    for b, h, kv, lq, lk, causal in cases:
+        q = torch.randn(b, h, lq, 128, device="cuda", dtype=BF16)
+        k = torch.randn(b, kv, lk, 128, device="cuda", dtype=BF16)
+        v = torch.randn(b, kv, lk, 128, device="cuda", dtype=BF16)
+        f = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
+        if b * h * lq * lk <= 2 ** 28 and b * h * lk * 128 <= 2 ** 28:
+            check("attention", f(), attention_ref(q, k, v, causal), 2e-2)
+        shape = "%dx%dx%dx%dx%dx128" % (b, h, kv, lq, lk)
+        rows.append(["op", "attention_causal" if causal else "attention", device, shape, "bf16",
+                     bench(f)])
+        del q, k, v
+        torch.cuda.empty_cache()
 
 
 def to_fp8(x, rowwise):
@@ -442,7 +479,8 @@ def run_decode_attention(rows, device):
 
 # The groups measured only when asked for (--only NAME).
 ONLY = {"decode_attention": run_decode_attention, "strided": run_strided, "rows": run_rows_grid,
-        "loss": run_loss_rows, "casts": run_casts, "attention_backward": run_attention_backward}
+        "loss": run_loss_rows, "casts": run_casts, "attention_backward": run_attention_backward,
+        "unseen": run_unseen}
 
 
 def main():

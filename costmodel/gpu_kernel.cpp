@@ -110,6 +110,7 @@ KernelEstimate gemm_with_tile(const devices::DeviceSpec& d,
   double b_reads = b_bytes <= l2 / 2 ? 1 : std::ceil(static_cast<double>(ceil_div(m, tile.m)) / w);
   double c_bytes = static_cast<double>(m * n) * out_b * static_cast<double>(batch);
   e.hbm_bytes = a_bytes * a_reads + b_bytes * b_reads + c_bytes;
+  e.stream_bytes = a_bytes + b_bytes + c_bytes;
   e.memory = Seconds{e.hbm_bytes / hbm(d, eff)};
   if (narrow && eff.unit_stream_8bit > 0) {
     // The busiest unit's tiles each stream a k-deep strip of A and of B, on top of the
@@ -180,9 +181,12 @@ KernelEstimate split_k(const devices::DeviceSpec& d,
   double mn = static_cast<double>(m * n * batch);
   double partial = static_cast<double>(split) * mn * 4;
   e.hbm_bytes += partial - static_cast<double>(split) * mn * out_b + partial + mn * out_b;
+  e.stream_bytes += partial - static_cast<double>(split) * mn * out_b + partial + mn * out_b;
   e.memory = Seconds{e.hbm_bytes / hbm(d, eff)};
   e.steady = std::max(e.compute, e.memory);
-  e.launch = kernel_launch(eff) + kernel_launch(eff);  // the reduction kernel
+  // The reduction kernel is queued behind the GEMM, so it costs the gap between back-to-back
+  // kernels (as in a graph), not a second lone launch.
+  e.launch = kernel_launch(eff) + eff.graph_launch;
   e.tile += " split-k " + std::to_string(split);
   return e;
 }
@@ -206,7 +210,9 @@ KernelEstimate stream_k(const devices::DeviceSpec& d,
   double busiest = static_cast<double>(ceil_div(e.tiles, units));
   double even = static_cast<double>(e.tiles) / static_cast<double>(units);
   e.compute = Seconds{e.compute.value * even / busiest};
-  e.hbm_bytes += 2.0 * static_cast<double>(units * tile.m * tile.n) * 4;
+  double fixup = 2.0 * static_cast<double>(units * tile.m * tile.n) * 4;
+  e.hbm_bytes += fixup;
+  e.stream_bytes += fixup;
   e.memory = Seconds{e.hbm_bytes / hbm(d, eff)};
   e.steady = std::max(e.compute, e.memory);
   e.tile += " stream-k";
@@ -246,23 +252,21 @@ KernelEstimate gemm_kernel(const devices::DeviceSpec& d,
                                     : split_k(d, dtype, eff, t, m, n, k, batch, split);
       if (e.tiles == 0)
         continue;
+      if (!fixed)
+        operand_stream(d, eff, "gemm", e);
       if (best.tiles == 0 || e.time() < best.time())
         best = e;  // ties keep the larger tile and the fewer splits
     }
     if (fixed || !eff.stream_k)
       continue;
     KernelEstimate e = stream_k(d, dtype, eff, t, m, n, k, batch);
-    if (e.tiles > 0 && e.time() < best.time())
+    if (e.tiles == 0)
+      continue;
+    operand_stream(d, eff, "gemm", e);
+    if (e.time() < best.time())
       best = e;
   }
   CHECK(best.tiles > 0) << "no GEMM tile fits the shared memory of " << d.name;
-  if (!fixed) {
-    double out_b = std::max(2.0, devices::dtype_bytes(dtype));
-    best.stream_bytes = (static_cast<double>(m * k + k * n) * devices::dtype_bytes(dtype) +
-                         static_cast<double>(m * n) * out_b) *
-                        static_cast<double>(batch);
-    operand_stream(d, eff, "gemm", best);
-  }
   best.name = "gemm " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
               (batch > 1 ? " x" + std::to_string(batch) : "");
   return best;
@@ -339,8 +343,13 @@ KernelEstimate attention_kernel(const devices::DeviceSpec& d,
   double unit_rate = matrix_peak(d, dtype).value *
                      (causal_prompt ? eff.attention_causal : eff.attention) / f(units);
   // A prompt's tile computes 128 query rows however many are real: a short block of queries
-  // (a decode step's GQA group run as one) costs the whole tile.
-  double per_tile = s.q_len > 1 ? 4.0 * 128 * keys * f(s.head_dim) : flops / f(e.tiles);
+  // (a decode step's GQA group run as one) costs the whole tile. Under a causal mask the
+  // i-th block of 128 queries computes i + 1 whole blocks of 128 keys, the diagonal one
+  // included: (n + 1) / 2 blocks on average over n, where the useful keys are half of n.
+  double computed = keys;
+  if (s.causal && s.q_len > 1)
+    computed = f(s.kv_len - s.q_len) + 128.0 * f(q_tiles + 1) / 2;
+  double per_tile = s.q_len > 1 ? 4.0 * 128 * computed * f(s.head_dim) : flops / f(e.tiles);
   e.compute = Seconds{f(e.waves) * per_tile / unit_rate};
   e.memory = Seconds{e.hbm_bytes / hbm(d, eff)};
   e.steady = std::max(e.compute, e.memory);

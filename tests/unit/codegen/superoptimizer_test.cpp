@@ -89,11 +89,19 @@ TEST_P(BundledProgram, AtSmallShapesVerifies) {
   EXPECT_EQ(check_graph(r.best.graph, h100().device), "");
   double err = 0;
   EXPECT_EQ(verify_full(p.graph, r.best.graph, 4242, 3, 1e-3, &err), "");
-  if (p.graph.name == "rmsnorm_linear") {
-    // Mirage's µGraph (mugraph.md §1.3): one graph-defined op, cheaper than the library.
-    EXPECT_FALSE(r.best_is_reference);
-    EXPECT_EQ(r.best.graph.ops.size(), 1U);
-  }
+}
+
+// Mirage's µGraph (mugraph.md §1.3): at peak rates, where launches cost nothing and only
+// the bytes and the arithmetic count, RMSNorm+Linear as one graph-defined op that reads X
+// once is cheaper than the library's kernels. (Whether it is at calibrated rates depends on
+// the fitted launch gaps: on H100 three library kernels in a graph win at this tiny shape.)
+TEST(Superoptimizer, RmsNormLinearFusesIntoOneKernelAtPeakRates) {
+  Program p = small(devices::data_dir() / "programs" / "rmsnorm_linear.yaml");
+  SuperoptimizeResult r =
+      superoptimize(p.graph, *h100().device, costmodel::GpuEfficiency{}, options(2));
+  EXPECT_FALSE(r.best_is_reference);
+  EXPECT_EQ(r.best.graph.ops.size(), 1U);
+  EXPECT_EQ(verify_full(p.graph, r.best.graph, 4242, 3, 1e-3, nullptr), "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Superoptimizer,
