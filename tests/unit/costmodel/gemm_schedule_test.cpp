@@ -1,0 +1,121 @@
+// The schedules of a GEMM and of attention as the libraries run them on Hopper: stream-K
+// over a partial last wave, the operands' stream at its fitted rate, split-K's reduction
+// queued behind the GEMM, and causal attention's whole diagonal blocks.
+#include "costmodel/gpu_calibration.h"
+#include "costmodel/gpu_kernel.h"
+#include "costmodel/measured.h"
+#include "devices/registry.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace yirage::costmodel {
+namespace {
+
+using devices::DType;
+using devices::Seconds;
+
+const devices::DeviceRegistry& registry() {
+  static const devices::DeviceRegistry r = devices::DeviceRegistry::load_bundled();
+  return r;
+}
+
+const devices::DeviceSpec& h100() {
+  return *registry().find("H100-SXM");
+}
+
+TEST(GemmSchedule, StreamKEvensOutAPartialLastWave) {
+  // 2048 x 4096 in 128 x 128 tiles: 512 tiles over 132 SMs, 3.9 waves.
+  GpuEfficiency waves;
+  GpuEfficiency even;
+  even.stream_k = true;
+  KernelEstimate w = gemm_kernel(h100(), DType::kBf16, waves, 2048, 4096, 4096);
+  KernelEstimate s = gemm_kernel(h100(), DType::kBf16, even, 2048, 4096, 4096);
+  EXPECT_EQ(w.tile.find("stream-k"), std::string::npos) << w.tile;
+  EXPECT_NE(s.tile.find("stream-k"), std::string::npos) << s.tile;
+  EXPECT_LT(s.time().value, w.time().value);
+  double ideal = 2.0 * 2048 * 4096 * 4096 / h100().peak_rate(DType::kBf16)->value;
+  EXPECT_GE(s.compute.value, ideal * 0.999);
+  // Whole waves gain nothing from it: the same estimate either way.
+  KernelEstimate full_w = gemm_kernel(h100(), DType::kBf16, waves, 128 * 12, 128 * 11 * 8, 4096);
+  KernelEstimate full_s = gemm_kernel(h100(), DType::kBf16, even, 128 * 12, 128 * 11 * 8, 4096);
+  EXPECT_DOUBLE_EQ(full_s.time().value, full_w.time().value);
+}
+
+TEST(GemmSchedule, AGemvStreamsItsOperandsAtTheFittedRateAfterARamp) {
+  GpuEfficiency e;
+  e.memory = 0.8;
+  e.launch = Seconds{5e-6};
+  e.stream_k = true;
+  double hbm = h100().memory_bandwidth.value.value * e.memory;
+  double t = (8192.0 * 8192 + 8192 + 8192) * 2 / hbm;  // 1 x 8192 x 8192: about 50 us
+  // The ramp is the stream's first bytes up to the fitted limit: here 20 us, then all of it.
+  for (double limit : {20e-6, 1e-3}) {
+    e.stream["gemm"] = {0.9, Seconds{limit}, Seconds{}};
+    KernelEstimate k = gemm_kernel(h100(), DType::kBf16, e, 1, 8192, 8192);
+    EXPECT_NEAR(k.time().value, 5e-6 + std::min(t, limit) + 0.9 * t, 1e-12) << limit;
+    EXPECT_EQ(k.bound(), "memory");
+  }
+  // A GEMM bound by its arithmetic keeps the tile model's time.
+  GpuEfficiency tiles = e;
+  tiles.stream.erase("gemm");
+  EXPECT_DOUBLE_EQ(gemm_kernel(h100(), DType::kBf16, e, 8192, 8192, 8192).time().value,
+                   gemm_kernel(h100(), DType::kBf16, tiles, 8192, 8192, 8192).time().value);
+}
+
+TEST(GemmSchedule, SplitKReductionCostsAQueuedKernelsGap) {
+  GpuEfficiency e;
+  e.launch = Seconds{5e-6};
+  e.graph_launch = Seconds{1e-6};
+  // 1 x 1280 in 64-column tiles is 20 tiles on 132 SMs: the K loop is split.
+  KernelEstimate k = gemm_kernel(h100(), DType::kBf16, e, 1, 1280, 8192);
+  ASSERT_NE(k.tile.find("split-k"), std::string::npos) << k.tile;
+  EXPECT_DOUBLE_EQ(k.launch.value, 6e-6);
+}
+
+TEST(GemmSchedule, CausalAttentionComputesWholeDiagonalBlocks) {
+  // Per useful flop, the i-th block of 128 queries computes i + 1 key blocks: (n + 1) / n of
+  // the useful half at n blocks, so short prompts pay more for the diagonal. (132 heads: whole
+  // waves at both lengths.)
+  GpuEfficiency e;
+  auto per_flop = [&](std::int64_t len) {
+    KernelEstimate k =
+        attention_kernel(h100(), DType::kBf16, e, AttentionShape{1, 132, 4, len, len, 128, true});
+    return k.compute.value / k.flops;
+  };
+  double ratio = per_flop(1024) / per_flop(16384);
+  // 128 (n + 1) / 2 keys computed per query against (len + 1) / 2 useful, len = 128 n.
+  EXPECT_NEAR(ratio, (9.0 / 1025) / (129.0 / 16385), 1e-9);
+}
+
+// Fitted on the H200 rows of the fit split, the operand streams price the held-out GEMMs and
+// attention closer than the tile model's HBM term alone, and stream-K is chosen.
+TEST(GemmSchedule, CalibrationFitsTheStreamsAndChoosesStreamK) {
+  MeasuredFile ops = load_measured(devices::data_dir() / "benchmarks" / "H200" / "ops.csv");
+  std::vector<GpuCalibrationFit> fits = fit_gpu_ops({ops}, registry());
+  ASSERT_EQ(fits.size(), 1u);
+  const GpuEfficiency& e = fits[0].efficiency;
+  EXPECT_TRUE(e.stream_k);
+  ASSERT_EQ(e.stream.count("gemm"), 1u);
+  ASSERT_EQ(e.stream.count("attention"), 1u);
+  GpuEfficiency tiles = e;
+  tiles.stream.erase("gemm");
+  tiles.stream.erase("attention");
+  std::vector<bool> split = fit_split(ops, 0);
+  double streams = 0;
+  double alone = 0;
+  std::string why;
+  for (std::size_t i = 0; i < ops.rows.size(); ++i) {
+    const MeasuredRow& r = ops.rows[i];
+    if (split[i] || (r.op != "gemm" && r.op != "attention"))
+      continue;
+    streams += std::fabs(estimate_op_row(r, registry(), e, &why)->time.value - r.time_s) / r.time_s;
+    alone +=
+        std::fabs(estimate_op_row(r, registry(), tiles, &why)->time.value - r.time_s) / r.time_s;
+  }
+  EXPECT_LT(streams, 0.8 * alone);
+}
+
+}  // namespace
+}  // namespace yirage::costmodel
