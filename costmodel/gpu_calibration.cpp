@@ -162,7 +162,7 @@ constexpr std::array<const char*, 7> kStreamKinds = {
     "rmsnorm", "layernorm", "softmax", "elementwise", "strided", "strided_binary", "cat"};
 
 // Fits GpuEfficiency::stream for every memory-bound op kind with at least 4 rows in each
-// split: the model time is latency + per_column x C + traffic x T, C the row length and T
+// split: the model time is latency + hypot(per_column x C, traffic x T), C the row length and T
 // the minimal bytes at the achievable HBM rate; traffic over [0.5, 8] by steps of 0.01 and
 // per_column over [0, 4 ns] by 0.02 ns, each pair with the latency that minimises the
 // squared relative error in closed form, clamped at zero.
@@ -181,7 +181,7 @@ void fit_stream(const std::vector<Sample>& s,
     GpuEfficiency probe = eff;
     probe.stream[kind] = {1, devices::Seconds{}, devices::Seconds{}};
     GpuEfficiency per_col = probe;
-    per_col.stream[kind].per_column = devices::Seconds{1e-9};
+    per_col.stream[kind] = {0, devices::Seconds{}, devices::Seconds{1e-9}};
     for (const Sample& x : s) {
       if (x.row->op != kind)
         continue;
@@ -193,8 +193,7 @@ void fit_stream(const std::vector<Sample>& s,
       auto est = estimate_op_row(*x.row, r, probe, &why);
       auto col = estimate_op_row(*x.row, r, per_col, &why);
       if (est && col) {
-        fit.push_back({est->time.value, std::round((col->time.value - est->time.value) / 1e-9),
-                       x.row->time_s});
+        fit.push_back({est->time.value, std::round(col->time.value / 1e-9), x.row->time_s});
       }
     }
     if (fit.size() < 4 || held < 4)
@@ -209,14 +208,15 @@ void fit_stream(const std::vector<Sample>& s,
         double den = 0;
         for (const Point& p : fit) {
           double m = p.measured;
-          num += (m - traffic * p.bytes_time - per_column * p.columns) / (m * m);
+          num += (m - std::hypot(traffic * p.bytes_time, per_column * p.columns)) / (m * m);
           den += 1 / (m * m);
         }
         double latency = std::max(0.0, num / den);
         double err = 0;
         for (const Point& p : fit) {
           double rel =
-              (latency + traffic * p.bytes_time + per_column * p.columns - p.measured) / p.measured;
+              (latency + std::hypot(traffic * p.bytes_time, per_column * p.columns) - p.measured) /
+              p.measured;
           err += rel * rel;
         }
         if (err < best_err) {

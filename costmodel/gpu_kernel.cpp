@@ -298,17 +298,20 @@ KernelEstimate stream_kernel(const devices::DeviceSpec& d,
   e.launch = kernel_launch(eff);
   e.host = eff.in_graph ? Seconds{} : eff.host;
   if (auto it = eff.stream.find(kind); it != eff.stream.end()) {
-    // A fitted kernel (GpuEfficiency::stream): latency + traffic x bytes / achievable HBM.
+    // A fitted kernel (GpuEfficiency::stream): latency, then the stream of traffic x bytes at
+    // the achievable HBM rate and a block's walk along its row (per_column x the row length),
+    // which overlap: the root of the sum of their squares (the walk alone for one row, the
+    // stream alone for many short ones).
     e.tile = "stream (fitted)";
     e.fitted_start = true;
     e.compute = Seconds{};
     e.memory = Seconds{it->second.traffic * e.hbm_bytes / hbm(d, eff)};
-    e.steady = e.memory;
+    double walk = it->second.per_column.value * static_cast<double>(row_length);
+    e.steady = Seconds{std::hypot(walk, e.memory.value)};
     e.ramp_up = Seconds{};
     e.ramp_down = Seconds{};
     // The fitted latency holds a lone launch; in a graph the launch shrinks to graph_launch.
-    double fixed =
-        it->second.latency.value + it->second.per_column.value * static_cast<double>(row_length);
+    double fixed = it->second.latency.value;
     e.launch = eff.in_graph ? Seconds{std::max(eff.graph_launch.value,
                                                fixed - eff.launch.value + eff.graph_launch.value)}
                             : Seconds{fixed};

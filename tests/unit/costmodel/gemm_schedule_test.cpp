@@ -1,6 +1,7 @@
 // The schedules of a GEMM and of attention as the libraries run them on Hopper: stream-K
 // over a partial last wave, the operands' stream at its fitted rate, split-K's reduction
-// queued behind the GEMM, and causal attention's whole diagonal blocks.
+// queued behind the GEMM, and causal attention's whole diagonal blocks; and the fitted
+// row-wise kernels' walk along a row beside their stream of rows.
 #include "costmodel/gpu_calibration.h"
 #include "costmodel/gpu_kernel.h"
 #include "costmodel/measured.h"
@@ -115,6 +116,22 @@ TEST(GemmSchedule, CalibrationFitsTheStreamsAndChoosesStreamK) {
         std::fabs(estimate_op_row(r, registry(), tiles, &why)->time.value - r.time_s) / r.time_s;
   }
   EXPECT_LT(streams, 0.8 * alone);
+}
+
+// A fitted row-wise kernel: one block's walk along its row and the stream of every row
+// overlap (the root of the sum of their squares), after the fitted latency.
+TEST(RowWiseKernel, TheWalkAlongARowAndTheStreamOfRowsOverlap) {
+  GpuEfficiency e;
+  e.memory = 0.8;
+  e.stream["rmsnorm"] = {1.0, Seconds{4e-6}, Seconds{1.5e-9}};
+  double hbm = h100().memory_bandwidth.value.value * e.memory;
+  for (double rows : {1.0, 1024.0, 16384.0}) {
+    double bytes = rows * 8192 * 2 * 2;
+    KernelEstimate k =
+        stream_kernel(h100(), e, "rmsnorm", "rmsnorm", bytes / 2, bytes / 2, 0, 8192);
+    double walk = 1.5e-9 * 8192;
+    EXPECT_NEAR(k.time().value, 4e-6 + std::hypot(walk, bytes / hbm), 1e-12) << rows;
+  }
 }
 
 }  // namespace
