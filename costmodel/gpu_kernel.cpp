@@ -194,16 +194,12 @@ KernelEstimate split_k(const devices::DeviceSpec& d,
 // Stream-K (Osama et al., PPoPP'23; cuBLAS's persistent kernels on Hopper; where
 // GpuEfficiency::stream_k): the tiles of the full waves run one per unit, and the K loops of the
 // last, partial wave are split evenly over every unit, so no unit idles through the tail. The units
-// that share a tile write fp32 partials that one of them reads back.
+// that share a tile write fp32 partials that one of them reads back. `e` is the tile's estimate
+// in whole waves.
 KernelEstimate stream_k(const devices::DeviceSpec& d,
-                        DType dtype,
                         const GpuEfficiency& eff,
                         Tile tile,
-                        std::int64_t m,
-                        std::int64_t n,
-                        std::int64_t k,
-                        std::int64_t batch) {
-  KernelEstimate e = gemm_with_tile(d, dtype, eff, tile, m, n, k, batch);
+                        KernelEstimate e) {
   std::int64_t units = compute_units(d);
   if (e.tiles <= units || e.tiles % units == 0)
     return {};  // tiles == 0: nothing to even out
@@ -259,7 +255,7 @@ KernelEstimate gemm_kernel(const devices::DeviceSpec& d,
     }
     if (fixed || !eff.stream_k)
       continue;
-    KernelEstimate e = stream_k(d, dtype, eff, t, m, n, k, batch);
+    KernelEstimate e = stream_k(d, eff, t, gemm_with_tile(d, dtype, eff, t, m, n, k, batch));
     if (e.tiles == 0)
       continue;
     operand_stream(d, eff, "gemm", e);
