@@ -130,6 +130,11 @@ KernelEstimate gemm_with_tile(const devices::DeviceSpec& d,
   return e;
 }
 
+const GpuEfficiency::StreamFit* stream_fit(const GpuEfficiency& eff, const std::string& kind) {
+  auto it = eff.stream.find(kind);
+  return it == eff.stream.end() ? nullptr : &it->second;
+}
+
 // Where fitted (GpuEfficiency::stream, kind "gemm" or "attention"), a matrix-unit kernel's
 // operands stream at the rate the library's kernels of that kind reach (GEMVs, attention over
 // a KV cache), in place
@@ -138,14 +143,13 @@ KernelEstimate gemm_with_tile(const devices::DeviceSpec& d,
 // tiles' arithmetic.
 void operand_stream(const devices::DeviceSpec& d,
                     const GpuEfficiency& eff,
-                    const char* kind,
+                    const GpuEfficiency::StreamFit* fit,
                     KernelEstimate& e) {
-  auto it = eff.stream.find(kind);
-  if (it == eff.stream.end())
+  if (fit == nullptr)
     return;
   Seconds bytes{e.stream_bytes / hbm(d, eff)};
-  Seconds ramp{std::min(bytes.value, it->second.latency.value)};
-  e.memory = Seconds{it->second.traffic * bytes.value};
+  Seconds ramp{std::min(bytes.value, fit->latency.value)};
+  e.memory = Seconds{fit->traffic * bytes.value};
   if ((ramp + e.memory).value > (e.ramp_up + e.compute + e.ramp_down).value) {
     e.ramp_up = ramp;
     e.ramp_down = Seconds{};
@@ -240,6 +244,8 @@ KernelEstimate gemm_kernel(const devices::DeviceSpec& d,
       {{256, 128}, {128, 256}, {128, 128}, {128, 64}, {64, 128}, {64, 64}}};
   KernelEstimate best;
   bool fixed = (dtype == DType::kFp8 || dtype == DType::kInt8) && eff.unit_stream_8bit > 0;
+  static const std::string kGemm = "gemm";
+  const GpuEfficiency::StreamFit* operands = fixed ? nullptr : stream_fit(eff, kGemm);
   for (Tile t : kTiles) {
     if (fixed && (t.m != 128 || t.n != 128))
       continue;
@@ -248,8 +254,7 @@ KernelEstimate gemm_kernel(const devices::DeviceSpec& d,
                                     : split_k(d, dtype, eff, t, m, n, k, batch, split);
       if (e.tiles == 0)
         continue;
-      if (!fixed)
-        operand_stream(d, eff, "gemm", e);
+      operand_stream(d, eff, operands, e);
       if (best.tiles == 0 || e.time() < best.time())
         best = e;  // ties keep the larger tile and the fewer splits
     }
@@ -258,7 +263,7 @@ KernelEstimate gemm_kernel(const devices::DeviceSpec& d,
     KernelEstimate e = stream_k(d, eff, t, gemm_with_tile(d, dtype, eff, t, m, n, k, batch));
     if (e.tiles == 0)
       continue;
-    operand_stream(d, eff, "gemm", e);
+    operand_stream(d, eff, operands, e);
     if (e.time() < best.time())
       best = e;
   }
@@ -360,7 +365,8 @@ KernelEstimate attention_kernel(const devices::DeviceSpec& d,
   e.host = eff.in_graph ? Seconds{} : eff.host;
   e.tile = s.q_len > 1 ? "128 queries x head" : "KV split";
   e.stream_bytes = e.hbm_bytes;
-  operand_stream(d, eff, "attention", e);
+  static const std::string kAttention = "attention";
+  operand_stream(d, eff, stream_fit(eff, kAttention), e);
   e.name = std::string(s.q_len > 1 ? "attention prefill" : "attention decode") +
            (s.causal ? " (causal)" : "");
   return e;
