@@ -241,11 +241,11 @@ bool narrow_gemm(const MeasuredRow& row) {
 
 // Fits GpuEfficiency::stream[kind], the stream of a matrix-unit kernel's operands ("gemm":
 // decode's GEMVs; "attention": attention over a KV cache): each row of that kind (16-bit
-// GEMMs; attention, causal or not) in the fit split is priced as its launch and the longer of its
-// tiles' arithmetic (with their ramps) and the stream, min(T, latency) + traffic x T with T its
-// minimal bytes at the achievable HBM rate; traffic over [0.5, 1.5] by 0.01 and the ramp's limit
-// over [0, 20 us] by 0.05 us, least mean absolute relative error (a row where the library picks a
-// poor kernel must not drag the stream of every other).
+// GEMMs; attention, causal or not, where only the KV-split rows stream) in the fit split is priced
+// as its launch and the longer of its tiles' arithmetic (with their ramps) and the stream, min(T,
+// latency) + traffic x T with T its minimal bytes at the achievable HBM rate; traffic over
+// [0.5, 1.5] by 0.01 and the ramp's limit over [0, 20 us] by 0.05 us, least mean absolute relative
+// error (a row where the library picks a poor kernel must not drag the stream of every other).
 void fit_operand_stream(const std::vector<Sample>& s,
                         const devices::DeviceRegistry& r,
                         const std::string& kind,

@@ -145,7 +145,7 @@ void operand_stream(const devices::DeviceSpec& d,
                     const GpuEfficiency& eff,
                     const GpuEfficiency::StreamFit* fit,
                     KernelEstimate& e) {
-  if (fit == nullptr)
+  if (fit == nullptr || e.stream_bytes <= 0)
     return;
   Seconds bytes{e.stream_bytes / hbm(d, eff)};
   Seconds ramp{std::min(bytes.value, fit->latency.value)};
@@ -244,8 +244,8 @@ KernelEstimate gemm_kernel(const devices::DeviceSpec& d,
       {{256, 128}, {128, 256}, {128, 128}, {128, 64}, {64, 128}, {64, 64}}};
   KernelEstimate best;
   bool fixed = (dtype == DType::kFp8 || dtype == DType::kInt8) && eff.unit_stream_8bit > 0;
-  static const std::string kGemm = "gemm";
-  const GpuEfficiency::StreamFit* operands = fixed ? nullptr : stream_fit(eff, kGemm);
+  static const std::string gemm_fit = "gemm";
+  const GpuEfficiency::StreamFit* operands = fixed ? nullptr : stream_fit(eff, gemm_fit);
   for (Tile t : kTiles) {
     if (fixed && (t.m != 128 || t.n != 128))
       continue;
@@ -364,9 +364,12 @@ KernelEstimate attention_kernel(const devices::DeviceSpec& d,
   e.launch = kernel_launch(eff);
   e.host = eff.in_graph ? Seconds{} : eff.host;
   e.tile = s.q_len > 1 ? "128 queries x head" : "KV split";
-  e.stream_bytes = e.hbm_bytes;
-  static const std::string kAttention = "attention";
-  operand_stream(d, eff, stream_fit(eff, kAttention), e);
+  // The operand stream is fitted on (and applies to) attention over a KV cache split across
+  // the units; a block of queries per head (a prompt, or a decode step's GQA group run as
+  // one) keeps the tile model's traffic.
+  e.stream_bytes = s.q_len > 1 ? 0 : e.hbm_bytes;
+  static const std::string attention_fit = "attention";
+  operand_stream(d, eff, stream_fit(eff, attention_fit), e);
   e.name = std::string(s.q_len > 1 ? "attention prefill" : "attention decode") +
            (s.causal ? " (causal)" : "");
   return e;

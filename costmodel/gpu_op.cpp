@@ -120,8 +120,15 @@ KernelEstimate gemm_epilogue(const Ctx& c,
                  c.eff.vector;
   e.flops += vector;
   e.compute = e.compute + Seconds{vector / vrate};
-  e.hbm_bytes += extra_read - (1 - write_fraction) * f(m) * f(n) * out_b;
-  e.memory = Seconds{e.hbm_bytes / (c.d.memory_bandwidth.value.value * c.eff.memory)};
+  double extra = extra_read - (1 - write_fraction) * f(m) * f(n) * out_b;
+  e.hbm_bytes += extra;
+  double hbm = c.d.memory_bandwidth.value.value * c.eff.memory;
+  e.memory = Seconds{e.hbm_bytes / hbm};
+  // Where the GEMM's operands stream at their fitted rate, so do the epilogue's bytes.
+  if (auto it = c.eff.stream.find("gemm"); it != c.eff.stream.end() && e.stream_bytes > 0) {
+    e.stream_bytes += extra;
+    e.memory = Seconds{it->second.traffic * e.stream_bytes / hbm};
+  }
   e.steady = std::max(e.compute, e.memory);
   return e;
 }
