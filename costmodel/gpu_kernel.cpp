@@ -137,10 +137,9 @@ const GpuEfficiency::StreamFit* stream_fit(const GpuEfficiency& eff, const std::
 
 // Where fitted (GpuEfficiency::stream, kind "gemm" or "attention"), a matrix-unit kernel's
 // operands stream at the rate the library's kernels of that kind reach (GEMVs, attention over
-// a KV cache), in place
-// of the tile model's HBM term, after a ramp while the stream fills (the time of its first
-// bytes, up to the fitted `latency`); the kernel takes the longer of that stream and its
-// tiles' arithmetic.
+// a KV cache), in place of the tile model's HBM term, after a ramp while the stream fills (the
+// time of its first bytes, up to the fitted `latency`); the kernel takes the longer of that
+// stream and its tiles' arithmetic.
 void operand_stream(const devices::DeviceSpec& d,
                     const GpuEfficiency& eff,
                     const GpuEfficiency::StreamFit* fit,
