@@ -91,18 +91,7 @@ def run_unseen(rows, device):
              for h, kv in [(16, 8), (40, 8), (8, 1)] for causal in [True, False]]
     cases += [(b, h, kv, 1, l, False) for b in [4, 16, 48] for l in [2048, 8192, 32768]
               for h, kv in [(40, 8), (16, 2)] if b * l * kv * 128 * 4 <= 8e9]
-    for b, h, kv, lq, lk, causal in cases:
-        q = torch.randn(b, h, lq, 128, device="cuda", dtype=BF16)
-        k = torch.randn(b, kv, lk, 128, device="cuda", dtype=BF16)
-        v = torch.randn(b, kv, lk, 128, device="cuda", dtype=BF16)
-        f = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
-        if b * h * lq * lk <= 2 ** 28 and b * h * lk * 128 <= 2 ** 28:
-            check("attention", f(), attention_ref(q, k, v, causal), 2e-2)
-        shape = "%dx%dx%dx%dx%dx128" % (b, h, kv, lq, lk)
-        rows.append(["op", "attention_causal" if causal else "attention", device, shape, "bf16",
-                     bench(f)])
-        del q, k, v
-        torch.cuda.empty_cache()
+    time_attention(rows, device, cases)
 
 
 def to_fp8(x, rowwise):
@@ -369,18 +358,9 @@ def attention_ref(q, k, v, causal):
     return torch.softmax(s, -1) @ v
 
 
-def run_attention(rows, device):
-    cases = []
-    for b, l in [(1, 2048), (4, 2048), (1, 8192), (2, 4096)]:
-        for h, kv in [(32, 8), (64, 8), (32, 32)]:
-            for causal in [True, False]:
-                cases.append((b, h, kv, l, l, causal))
-    for b in [1, 8, 32, 64]:
-        for l in [1024, 4096, 16384, 65536]:
-            for h, kv in [(32, 8), (64, 8)]:
-                if b * l * kv * 128 * 2 * 2 > 8e9:
-                    continue
-                cases.append((b, h, kv, 1, l, False))
+def time_attention(rows, device, cases):
+    """F.scaled_dot_product_attention with GQA, head dimension 128, for each case
+    (batch, heads, kv heads, query length, key length, causal): checked, then timed."""
     for b, h, kv, lq, lk, causal in cases:
         q = torch.randn(b, h, lq, 128, device="cuda", dtype=BF16)
         k = torch.randn(b, kv, lk, 128, device="cuda", dtype=BF16)
@@ -393,6 +373,21 @@ def run_attention(rows, device):
                      bench(f)])
         del q, k, v
         torch.cuda.empty_cache()
+
+
+def run_attention(rows, device):
+    cases = []
+    for b, l in [(1, 2048), (4, 2048), (1, 8192), (2, 4096)]:
+        for h, kv in [(32, 8), (64, 8), (32, 32)]:
+            for causal in [True, False]:
+                cases.append((b, h, kv, l, l, causal))
+    for b in [1, 8, 32, 64]:
+        for l in [1024, 4096, 16384, 65536]:
+            for h, kv in [(32, 8), (64, 8)]:
+                if b * l * kv * 128 * 2 * 2 > 8e9:
+                    continue
+                cases.append((b, h, kv, 1, l, False))
+    time_attention(rows, device, cases)
 
 
 def run_attention_backward(rows, device):

@@ -1,5 +1,7 @@
 #include "costmodel/calibration.h"
 
+#include "tests/unit/costmodel/held_out_error.h"
+
 #include "costmodel/collective.h"
 #include "costmodel/gpu_calibration.h"
 #include "costmodel/validation.h"
@@ -191,18 +193,8 @@ TEST(Calibration, CausalAttentionHasItsOwnFraction) {
   EXPECT_LT(e.attention_causal, e.attention);
   GpuEfficiency shared = e;
   shared.attention_causal = 0;
-  std::vector<bool> split = fit_split(ops, 0);
-  double own = 0;
-  double one = 0;
-  std::string why;
-  for (std::size_t i = 0; i < ops.rows.size(); ++i) {
-    const MeasuredRow& r = ops.rows[i];
-    if (split[i] || r.op != "attention_causal")
-      continue;
-    own += std::fabs(estimate_op_row(r, registry(), e, &why)->time.value - r.time_s) / r.time_s;
-    one +=
-        std::fabs(estimate_op_row(r, registry(), shared, &why)->time.value - r.time_s) / r.time_s;
-  }
+  double own = held_out_error(ops, e, {"attention_causal"});
+  double one = held_out_error(ops, shared, {"attention_causal"});
   EXPECT_GT(one, 0);
   EXPECT_LT(own, one);
 }

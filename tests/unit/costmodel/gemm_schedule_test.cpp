@@ -2,6 +2,8 @@
 // over a partial last wave, the operands' stream at its fitted rate, split-K's reduction
 // queued behind the GEMM, and causal attention's whole diagonal blocks; and the fitted
 // row-wise kernels' walk along a row beside their stream of rows.
+#include "tests/unit/costmodel/held_out_error.h"
+
 #include "costmodel/gpu_calibration.h"
 #include "costmodel/gpu_kernel.h"
 #include "costmodel/measured.h"
@@ -103,18 +105,8 @@ TEST(GemmSchedule, CalibrationFitsTheStreamsAndChoosesStreamK) {
   GpuEfficiency tiles = e;
   tiles.stream.erase("gemm");
   tiles.stream.erase("attention");
-  std::vector<bool> split = fit_split(ops, 0);
-  double streams = 0;
-  double alone = 0;
-  std::string why;
-  for (std::size_t i = 0; i < ops.rows.size(); ++i) {
-    const MeasuredRow& r = ops.rows[i];
-    if (split[i] || (r.op != "gemm" && r.op != "attention"))
-      continue;
-    streams += std::fabs(estimate_op_row(r, registry(), e, &why)->time.value - r.time_s) / r.time_s;
-    alone +=
-        std::fabs(estimate_op_row(r, registry(), tiles, &why)->time.value - r.time_s) / r.time_s;
-  }
+  double streams = held_out_error(ops, e, {"gemm", "attention"});
+  double alone = held_out_error(ops, tiles, {"gemm", "attention"});
   EXPECT_LT(streams, 0.8 * alone);
 }
 
