@@ -37,6 +37,7 @@ struct FidelityArgs {
   double max_memory_mape = 0;   // 0: no gate (measured steps)
   double max_regret = 0;        // 0: no gate (measured steps)
   bool each_gpu_count = false;  // measured steps: the bars hold on every GPU count too
+  bool kernels = false;         // measured steps: the model's kernels by kind beside the profile
 };
 
 std::string pct(double v) {
@@ -119,8 +120,34 @@ nlohmann::ordered_json steps_json(const FidelityArgs& a,
          {"cannot_run",
           p.estimate_s ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(p.rejected)}});
   }
+  if (a.kernels) {
+    j["kernels"] = nlohmann::ordered_json::array();
+    for (const planner::KernelStats& k : planner::kernel_stats(points)) {
+      j["kernels"].push_back({{"group", k.group},
+                              {"kind", k.kind},
+                              {"rows", k.rows},
+                              {"measured_share_percent", k.measured_share},
+                              {"model_share_percent", k.model_share},
+                              {"mape_percent", or_null(k.rows > 0, k.mape)},
+                              {"bias_percent", or_null(k.rows > 0, k.bias)}});
+    }
+  }
   j["gate"] = {{"bars", bars_json(a)}, {"missed", missed}, {"pass", missed.empty()}};
   return j;
+}
+
+// The model's kernels of each kind beside what the profiler counted in the same steps.
+void print_kernel_stats(Context& cx, const std::vector<planner::StepPoint>& points) {
+  Table t({"  group", "kind", ">rows", ">measured share", ">model share", ">MAPE", ">bias"});
+  for (const planner::KernelStats& k : planner::kernel_stats(points)) {
+    bool any = k.rows > 0;
+    t.add_row({"  " + k.group, k.kind, std::to_string(k.rows), pct(k.measured_share),
+               pct(k.model_share), any ? pct(k.mape) : "-", any ? pct(k.bias) : "-"});
+  }
+  t.print(cx.out);
+  cx.out << "  (profiled rows: GPU time of each kind of kernel in one step, as a share of the "
+            "measured step (mean over the rows), and the model's seconds of that kind against "
+            "the profiled; memory: norms, elementwise, casts, copies, reductions, embedding)\n";
 }
 
 // Whole steps measured on GPUs (bench/run_plan.py's train_steps CSV files).
@@ -189,6 +216,8 @@ int measured_steps(Context& cx, const FidelityArgs& a, const devices::DeviceRegi
             "choices: tasks measured under two or more layouts on one cluster, worst pick: "
             "the largest shortfall of the layout the model prices fastest against the fastest "
             "measured)\n";
+  if (a.kernels)
+    print_kernel_stats(cx, points);
   if (a.verbose) {
     Table rows(
         {"  row", "task", "layout", ">measured", ">estimate", ">error", ">reserved", ">predicted"});
@@ -345,6 +374,9 @@ void add_fidelity_command(CLI::App& app, Context& cx) {
   cmd->add_flag("--each-gpu-count", a->each_gpu_count,
                 "Measured steps: hold --max-mape, --max-memory-mape and --max-regret on every GPU "
                 "count as well as overall");
+  cmd->add_flag("--kernels", a->kernels,
+                "Measured steps: the model's GPU time by kind of kernel (GEMM, attention, "
+                "memory-bound, loss, optimizer) beside the profiled kernels of the same steps");
   cmd->callback([&cx, a] {
     cx.action = [&cx, a] {
       return fidelity(cx, *a);

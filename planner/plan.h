@@ -82,6 +82,29 @@ struct MemoryUse {
   double total() const { return weights + gradients + optimizer + activations; }
 };
 
+/// GPU seconds of a step's kernels by kind, as a profiler counts them (bench/run_plan.py's
+/// kernel_*_s columns): matrix products, attention, the memory-bound kernels between them
+/// (norms, elementwise, casts and copies), the loss's softmax over the vocabulary, and the
+/// optimizer. Host waits and collectives are not kernels of these kinds.
+struct KernelTime {
+  double gemm = 0;
+  double attention = 0;
+  double memory = 0;
+  double loss = 0;
+  double optimizer = 0;
+
+  /// Adds `scale` times `o`.
+  void add(const KernelTime& o, double scale = 1) {
+    gemm += scale * o.gemm;
+    attention += scale * o.attention;
+    memory += scale * o.memory;
+    loss += scale * o.loss;
+    optimizer += scale * o.optimizer;
+  }
+
+  double total() const { return gemm + attention + memory + loss + optimizer; }
+};
+
 /// Where a step's time goes (seconds); `total` = the sum of the parts.
 struct StepBreakdown {
   double compute = 0;    // forward, backward and recomputation on the critical stage
@@ -91,6 +114,7 @@ struct StepBreakdown {
   double dp_comm = 0;    // data-parallel and ZeRO collectives not hidden by backward
   double optimizer = 0;  // the optimizer step
   double total = 0;
+  KernelTime kernels;  // the critical stage's kernels (GPU time, overlapped or not) per step
 };
 
 /// One compound operation of a layer and the fuse-or-not decision for it on one device: what

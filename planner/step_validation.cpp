@@ -71,15 +71,20 @@ const std::string& StepsCsvRow::at(const char* column) const {
   return cells_[columns_.at(column)];
 }
 
-std::optional<double> StepsCsvRow::number(const char* column, double max, bool required) const {
+std::optional<double> StepsCsvRow::number(const char* column,
+                                          double max,
+                                          bool required,
+                                          bool zero_allowed) const {
   const std::string& s = at(column);
   if (s.empty() && !required)
     return std::nullopt;
   double v = 0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v) || v <= 0 || v > max) {
+  if (ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v) || v < 0 ||
+      (v == 0 && !zero_allowed) || v > max) {
     diag_.error({path_.string(), line_, 1},
-                std::string(column) + " '" + s + "' is not a positive number of at most " +
+                std::string(column) + " '" + s + "' is not a " +
+                    (zero_allowed ? "non-negative" : "positive") + " number of at most " +
                     devices::format_number(max),
                 text_);
     return std::nullopt;
@@ -154,6 +159,27 @@ bool is_measured_steps_file(const std::filesystem::path& path) {
   return steps_csv_header_starts(path, "cluster,task,layout,gpus,");
 }
 
+namespace {
+
+// The kernel_*_s columns of a profiled row (bench/run_plan.py) as the model's kinds; the
+// collectives (kernel_nccl_s) are not among them.
+KernelTime profiled_kernels(const StepsCsvRow& c) {
+  auto cell = [&](const char* column) {
+    return c.has(column) ? c.number(column, 1e6, true, true).value_or(0) : 0.0;
+  };
+  KernelTime k;
+  k.gemm = cell("kernel_gemm_s");
+  k.attention = cell("kernel_attention_s");
+  k.loss = cell("kernel_loss_s");
+  k.optimizer = cell("kernel_optimizer_s");
+  for (const char* column : {"kernel_norm_s", "kernel_embedding_s", "kernel_copy_s",
+                             "kernel_reduce_s", "kernel_elementwise_s", "kernel_other_s"})
+    k.memory += cell(column);
+  return k;
+}
+
+}  // namespace
+
 std::vector<MeasuredStep> load_measured_steps(const std::filesystem::path& path) {
   std::vector<MeasuredStep> rows;
   read_steps_csv(path,
@@ -176,6 +202,8 @@ std::vector<MeasuredStep> load_measured_steps(const std::filesystem::path& path)
                    r.peak_allocated = c.number("peak_allocated_bytes", 1e15, false).value_or(0);
                    if (c.has("optimizer_s"))
                      r.optimizer_s = c.number("optimizer_s", 1e6, false).value_or(0);
+                   if (ok && c.has("kernel_gemm_s") && !c.at("kernel_gemm_s").empty())
+                     r.kernels = profiled_kernels(c);
                    rows.push_back(r);
                  });
   return rows;
@@ -252,6 +280,7 @@ void price_row(const std::filesystem::path& path,
     p->estimate_s = chosen->step.total;
     p->estimate_memory = chosen->memory.total() + chosen->memory.reserve;
     p->estimate_optimizer_s = chosen->step.optimizer;
+    p->estimate_kernels = chosen->step.kernels;
     p->rejected.clear();
   }
 }
@@ -354,6 +383,49 @@ std::vector<StepStats> step_stats(const std::vector<StepPoint>& points) {
     }
     std::tie(s.regret, s.choices) = choice_regret(members);
     out.push_back(s);
+  }
+  return out;
+}
+
+std::vector<KernelStats> kernel_stats(const std::vector<StepPoint>& points) {
+  using Kind = double KernelTime::*;
+  const std::vector<std::pair<std::string, Kind>> kinds = {{"gemm", &KernelTime::gemm},
+                                                           {"attention", &KernelTime::attention},
+                                                           {"memory", &KernelTime::memory},
+                                                           {"loss", &KernelTime::loss},
+                                                           {"optimizer", &KernelTime::optimizer}};
+  std::vector<StepPoint> profiled;
+  for (const StepPoint& p : points) {
+    if (p.row.status == "ok" && p.row.kernels && p.estimate_s)
+      profiled.push_back(p);
+  }
+  std::vector<KernelStats> out;
+  for (const auto& [g, members] : step_groups(profiled, false)) {
+    auto stats = [&](const std::string& kind, const std::function<double(const KernelTime&)>& of) {
+      KernelStats k{g, kind};
+      for (const StepPoint* p : members) {
+        double measured = of(*p->row.kernels);
+        double model = of(p->estimate_kernels);
+        k.measured_share += 100 * measured / p->row.step_s;
+        k.model_share += 100 * model / p->row.step_s;
+        if (measured <= 0)
+          continue;
+        double err = 100 * (model - measured) / measured;
+        k.mape += std::abs(err);
+        k.bias += err;
+        ++k.rows;
+      }
+      double n = static_cast<double>(std::max<std::size_t>(1, members.size()));
+      double r = static_cast<double>(std::max<std::size_t>(1, k.rows));
+      k.measured_share /= n;
+      k.model_share /= n;
+      k.mape /= r;
+      k.bias /= r;
+      out.push_back(k);
+    };
+    for (const auto& [name, kind] : kinds)
+      stats(name, [kind = kind](const KernelTime& t) { return t.*kind; });
+    stats("all", [](const KernelTime& t) { return t.total(); });
   }
   return out;
 }

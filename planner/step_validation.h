@@ -11,6 +11,7 @@
 #include "devices/registry.h"
 #include "devices/support/diagnostics.h"
 #include "devices/task_spec.h"
+#include "planner/plan.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -30,6 +31,9 @@ struct MeasuredStep {
   double peak_reserved = 0;   // bytes, the largest over ranks (status ok)
   double peak_allocated = 0;  // bytes
   double optimizer_s = 0;     // the optimizer phase (clipping and the step); 0: not measured
+  // The kernels of one profiled step by kind (the kernel_*_s columns; norms, embedding,
+  // copies, reductions, elementwise and other kernels count as `memory`), where profiled.
+  std::optional<KernelTime> kernels;
   int line = 0;
 };
 
@@ -48,6 +52,7 @@ struct StepPoint {
   double estimate_optimizer_s = 0;   // the model's optimizer step
   std::string rejected;              // why the model says it cannot run
   std::int64_t micro_batch = 0;      // the one priced (a layout's `mb=best`: the fastest)
+  KernelTime estimate_kernels;       // the model's kernels of one step by kind
 };
 
 /// Every row of `path` priced with the calibrated model (rows with status `error` are left
@@ -80,6 +85,22 @@ struct StepStats {
 /// Statistics of `points` grouped by GPU count, by model width, by both, and over all.
 std::vector<StepStats> step_stats(const std::vector<StepPoint>& points);
 
+/// One kind of kernel over the profiled rows of a group: what the model prices against what
+/// the profiler counted.
+struct KernelStats {
+  std::string group;  // as StepStats::group
+  std::string kind;   // gemm, attention, memory, loss, optimizer, all
+  std::size_t rows = 0;
+  double measured_share = 0;  // of the measured step time, percent (mean over the rows)
+  double model_share = 0;     // the model's seconds of that kind over the measured step, percent
+  double mape = 0;            // model against measured seconds of that kind, percent
+  double bias = 0;            // mean signed error, percent (negative: the model is fast)
+};
+
+/// Statistics of each kind of kernel over the rows of `points` that ran and were profiled,
+/// grouped by GPU count, by model width and over all.
+std::vector<KernelStats> kernel_stats(const std::vector<StepPoint>& points);
+
 /// One data row of a steps CSV as `read_steps_csv` hands it over.
 class StepsCsvRow {
  public:
@@ -99,7 +120,10 @@ class StepsCsvRow {
 
   /// The cell as a positive finite number of at most `max`; absent where the cell is empty,
   /// which is a problem (recorded at the row) where it is `required`.
-  std::optional<double> number(const char* column, double max, bool required) const;
+  std::optional<double> number(const char* column,
+                               double max,
+                               bool required,
+                               bool zero_allowed = false) const;
 
  private:
   const std::filesystem::path& path_;

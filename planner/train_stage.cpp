@@ -396,6 +396,12 @@ StageTimes stage_times(const TrainContext& cx,
     st.compute += f(count) * (c.forward + c.backward + redo);
     st.forward += f(count) * c.forward;
     st.backward += f(count) * c.backward;
+    st.kernels.add(c.forward_kernels, f(count));
+    st.kernels.add(c.backward_kernels, f(count));
+    if (l.recompute == Recompute::kFull)
+      st.kernels.add(c.forward_kernels, f(count));
+    else if (l.recompute == Recompute::kSelective)
+      st.kernels.attention += f(count) * c.attention_forward;
     // Full recomputation runs the forward again, with its tensor-parallel collectives (half
     // of the layer's forward-and-backward total).
     st.tp += f(count) * c.tp_comm * (l.recompute == Recompute::kFull ? 1.5 : 1.0);
@@ -443,6 +449,8 @@ StageTimes stage_times(const TrainContext& cx,
     st.tp += h.tp_comm;
     st.forward += h.forward;
     st.backward += h.backward;
+    st.kernels.add(h.forward_kernels);
+    st.kernels.add(h.backward_kernels);
     st.flops += 3 * h.flops_forward;
     st.hw_flops += 3 * h.flops_forward;
   }
@@ -457,6 +465,7 @@ StageTimes stage_times(const TrainContext& cx,
     st.compute += forward + backward;
     st.forward += forward;
     st.backward += backward;
+    st.kernels.memory += forward + backward;
   }
   // Each micro-batch sends its activations forward and receives their gradients back.
   st.pp = (s.last() ? 0 : send_out) + (s.first() ? 0 : send_in);

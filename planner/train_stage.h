@@ -39,6 +39,7 @@ struct StageTimes {
   double pp = 0;        // pipeline sends and receives
   double flops = 0;     // model FLOPs
   double hw_flops = 0;  // with recomputation
+  KernelTime kernels;   // GPU seconds of the kernels by kind, recomputation included
 };
 
 /// Parameters held by a stage (all its layers, the embedding on the first stage, the head

@@ -74,9 +74,11 @@ LayerCost eager_layer_cost(const devices::ModelSpec& m,
   EagerBytes bytes = eager_layer_bytes(m, s);
   c.fusions = {"rmsnorm_linear: unfused (eager PyTorch)", "gated_mlp: unfused (eager PyTorch)"};
   c.attention_forward = attn;
-  c.forward = gemm + attn + eager_stream_time(p.context(), bytes.forward);
-  c.backward = kBackwardGemm * gemm + kBackwardAttention * attn +
-               eager_stream_time(p.context(), bytes.backward);
+  c.forward_kernels = {gemm, attn, eager_stream_time(p.context(), bytes.forward)};
+  c.backward_kernels = {kBackwardGemm * gemm, kBackwardAttention * attn,
+                        eager_stream_time(p.context(), bytes.backward)};
+  c.forward = c.forward_kernels.total();
+  c.backward = c.backward_kernels.total();
   c.flops_forward += attn_flops;
   TpCollectives tp = tp_collectives(
       cx, static_cast<double>(tokens * m.hidden) * devices::dtype_bytes(cx.dtype), s);
@@ -141,6 +143,8 @@ LayerCost layer_cost(const devices::ModelSpec& m, const LayerShape& s, const Dev
   c.attention_forward = attn;
   c.forward = forward;
   c.backward = p.backward();
+  c.forward_kernels = p.forward_kernels();
+  c.backward_kernels = p.backward_kernels();
   c.flops_forward = qkv_flops + attn_flops + out.flops + mlp_flops;
   TpCollectives tp = tp_collectives(cx,
                                     static_cast<double>(tokens * m.hidden) *
@@ -174,14 +178,19 @@ LayerCost head_cost(const devices::ModelSpec& m, const LayerShape& s, const Devi
                       .latency()
                       .value;
     }
-    c.forward = head.time.value + loss + eager_stream_time(p.context(), bytes.forward);
-    c.backward =
-        kBackwardGemm * head.time.value + loss + eager_stream_time(p.context(), bytes.backward);
+    c.forward_kernels = {head.time.value, 0, eager_stream_time(p.context(), bytes.forward), loss};
+    c.backward_kernels = {kBackwardGemm * head.time.value, 0,
+                          eager_stream_time(p.context(), bytes.backward), loss};
+    c.forward = c.forward_kernels.total();
+    c.backward = c.backward_kernels.total();
     return c;
   }
   OpEstimate loss = p.op("softmax", {tokens, vocab});
   c.forward = head.time.value + loss.time.value;
   c.backward = p.backward();
+  c.forward_kernels = {head.time.value, 0, 0, loss.time.value};
+  c.backward_kernels = {kBackwardGemm * head.time.value, 0, 0,
+                        backward_ratio("softmax") * loss.time.value};
   with_host_issue(cx.efficiency.host, p.kernels(), c);
   return c;
 }

@@ -46,6 +46,8 @@ struct LayerCost {
   double attention_forward = 0;      // the attention core alone (what selective recompute redoes)
   double tp_comm = 0;                // forward + backward tensor-parallel collectives (exposed)
   double flops_forward = 0;          // per device
+  KernelTime forward_kernels;        // GPU seconds of the forward's kernels by kind
+  KernelTime backward_kernels;       // and of the backward's
   std::vector<std::string> fusions;  // "rmsnorm_linear: fused (1.2x)", ...
   std::vector<CompoundChoice> compounds;
 };

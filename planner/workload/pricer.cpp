@@ -24,6 +24,14 @@ devices::DType op_dtype(const DeviceContext& cx, const std::string& name) {
 // forward's 4 B); an elementwise op's (dropout, bias, GeLU, residual) reads the gradient and
 // a mask or input and writes one, as its forward does; a norm's reads the input and the
 // gradient, writes one and reduces the weight gradients (twice the forward's traffic).
+double& kernel_slot(KernelTime& k, const std::string& name) {
+  if (name == "attention")
+    return k.attention;
+  const costmodel::GpuOpInfo* info = costmodel::find_gpu_op(name);
+  bool matrix = name == "gemm" || (info != nullptr && info->compound);
+  return matrix ? k.gemm : k.memory;
+}
+
 double backward_ratio(const std::string& op) {
   if (op == "softmax")
     return 1.5;

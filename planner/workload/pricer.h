@@ -22,6 +22,10 @@ constexpr double kBackwardAttention = 2.5;
 /// Backward over forward seconds of operation `op` (see the definition).
 double backward_ratio(const std::string& op);
 
+/// Where operation `name`'s seconds go in a KernelTime: attention, the matrix products and the
+/// compound operations around them, or the memory-bound rest.
+double& kernel_slot(KernelTime& k, const std::string& name);
+
 /// The dtype operation `name` runs in: GEMMs (and the compounds around them) in the
 /// context's gemm_dtype, attention in its kv_dtype, the rest in dtype.
 devices::DType op_dtype(const DeviceContext& cx, const std::string& name);
@@ -46,6 +50,11 @@ class Pricer {
 
   // The backward of every operation priced so far (backward_ratio of each).
   double backward() const { return backward_; }
+
+  // The forward and backward of every operation priced so far, by kind of kernel.
+  const KernelTime& forward_kernels() const { return forward_kernels_; }
+
+  const KernelTime& backward_kernels() const { return backward_kernels_; }
 
   // The mean time of the GEMMs priced so far (0 if none): what a collective launched beside
   // a weight-gradient GEMM of the same shape waits behind.
@@ -88,6 +97,8 @@ class Pricer {
   void count(const std::string& name, const costmodel::OpEstimate& e) {
     kernels_ += static_cast<std::int64_t>(e.kernels.size());
     backward_ += backward_ratio(name) * e.time.value;
+    kernel_slot(forward_kernels_, name) += e.time.value;
+    kernel_slot(backward_kernels_, name) += backward_ratio(name) * e.time.value;
     if (name == "gemm") {
       gemm_time_ += e.time.value;
       ++gemms_;
@@ -97,6 +108,8 @@ class Pricer {
   DeviceContext cx_;
   std::int64_t kernels_ = 0;
   double backward_ = 0;
+  KernelTime forward_kernels_;
+  KernelTime backward_kernels_;
   double gemm_time_ = 0;
   std::int64_t gemms_ = 0;
 };

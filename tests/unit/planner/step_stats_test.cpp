@@ -62,5 +62,39 @@ TEST(StepStats, ClustersAreSeparateChoices) {
   EXPECT_NEAR(all.regret, 100.0 * (2.0 / 1.5 - 1), 1e-9);
 }
 
+const KernelStats& kind(const std::vector<KernelStats>& stats, const std::string& name) {
+  for (const KernelStats& k : stats) {
+    if (k.group == "all" && k.kind == name)
+      return k;
+  }
+  ADD_FAILURE() << "no kind " << name;
+  return stats.front();
+}
+
+TEST(KernelStats, EachKindAgainstTheProfiledKernelsOfTheSameStep) {
+  // Two profiled steps of 1 s: GEMMs 0.5 s measured, priced 0.6 and 0.45 s (+20%, -10%); the
+  // loss priced twice what it measured; a third step without a profile is left out.
+  std::vector<StepPoint> points = {point("h200x2", "a", "tp=2", 1.0, 1.1),
+                                   point("h200x2", "a", "dp=2", 1.0, 0.9),
+                                   point("h200x2", "b", "dp=2", 1.0, 1.0)};
+  points[0].row.kernels = KernelTime{0.5, 0.1, 0.2, 0.05, 0};
+  points[0].estimate_kernels = KernelTime{0.6, 0.1, 0.2, 0.1, 0.05};
+  points[1].row.kernels = KernelTime{0.5, 0.1, 0.2, 0.05, 0};
+  points[1].estimate_kernels = KernelTime{0.45, 0.1, 0.1, 0.1, 0.05};
+  std::vector<KernelStats> stats = kernel_stats(points);
+  const KernelStats& gemm = kind(stats, "gemm");
+  EXPECT_EQ(gemm.rows, 2u);
+  EXPECT_NEAR(gemm.mape, 15.0, 1e-9);
+  EXPECT_NEAR(gemm.bias, 5.0, 1e-9);
+  EXPECT_NEAR(gemm.measured_share, 50.0, 1e-9);
+  EXPECT_NEAR(gemm.model_share, 52.5, 1e-9);
+  EXPECT_NEAR(kind(stats, "loss").bias, 100.0, 1e-9);
+  EXPECT_NEAR(kind(stats, "memory").bias, -25.0, 1e-9);
+  // Nothing measured of a kind: no error to average, only the model's share.
+  EXPECT_EQ(kind(stats, "optimizer").rows, 0u);
+  EXPECT_NEAR(kind(stats, "optimizer").model_share, 5.0, 1e-9);
+  EXPECT_NEAR(kind(stats, "all").measured_share, 85.0, 1e-9);
+}
+
 }  // namespace
 }  // namespace yirage::planner

@@ -15,7 +15,7 @@ using testing::count;
 planner::PlanEstimate plan(std::int64_t tp, double compute, double tp_comm) {
   planner::PlanEstimate p;
   p.layout.tp = tp;
-  p.step = {compute, tp_comm, 0, 0, 0, 0.5, compute + tp_comm + 0.5};
+  p.step = {compute, tp_comm, 0, 0, 0, 0.5, compute + tp_comm + 0.5, {}};
   p.memory.weights = 10e9;
   p.memory.activations = 30e9;
   p.memory.capacity = 80e9;
