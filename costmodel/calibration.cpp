@@ -177,6 +177,9 @@ void read_stream(const devices::YamlDoc& doc, const YAML::Node& map, GpuEfficien
     fit.per_column =
         m.quantity<devices::Dim::kSeconds>("per_column", false, devices::Sign::kNonNegative)
             .value_or(devices::Seconds{});
+    fit.vector = m.number("vector", false).value_or(0);
+    if (fit.vector > 0 && (fit.vector < 1e-6 || fit.vector > 1))
+      doc.error(m.get("vector"), "'vector' must be a fraction of the vector peak, 1e-06 to 1");
     m.finish();
     e.stream[kv.first.as<std::string>()] = fit;
   }
@@ -751,7 +754,10 @@ std::string calibration_yaml(const std::vector<CalibrationFit>& fits,
     for (const auto& [kind, fit] : e.stream) {
       y << "    " << kind << ": {traffic: " << format_number(fit.traffic, 3)
         << ", latency: " << devices::format(fit.latency)
-        << ", per_column: " << devices::format(fit.per_column) << "}\n";
+        << ", per_column: " << devices::format(fit.per_column);
+      if (fit.vector > 0)
+        y << ", vector: " << format_number(fit.vector, 3);
+      y << "}\n";
     }
     y << "  fitted_on: \"" << g.fitted_on << "\"\n"
       << "  held_out_mape: " << format_number(g.held_out_mape, 3) << "\n"

@@ -158,30 +158,72 @@ GpuEfficiency coordinate_descent(const std::vector<Sample>& s,
   return best;
 }
 
-constexpr std::array<const char*, 7> kStreamKinds = {
-    "rmsnorm", "layernorm", "softmax", "elementwise", "strided", "strided_binary", "cat"};
+constexpr std::array<const char*, 8> kStreamKinds = {
+    "rmsnorm", "layernorm", "softmax", "elementwise", "strided", "strided_binary", "cat", "widen"};
+
+// One row of a stream fit: the model time is latency + hypot(per_column x columns,
+// max(traffic x bytes_time, arithmetic / vector)).
+struct StreamPoint {
+  double bytes_time;  // the minimal bytes at the achievable HBM rate
+  double columns;     // the row length (0: not a row-wise op)
+  double arithmetic;  // the FLOPs at the vector peak
+  double measured;
+};
+
+// The best (traffic, per_column) for one `vector` (0: bytes alone) by least squared relative
+// error, over the grid of fit_stream with the latency in closed form; `*err` is that error.
+GpuEfficiency::StreamFit best_stream(const std::vector<StreamPoint>& fit,
+                                     double vector,
+                                     double* err) {
+  *err = 1e300;
+  GpuEfficiency::StreamFit best;
+  std::vector<double> body(fit.size());
+  for (int pc = 0; pc <= 200; ++pc) {  // per column, 0 to 4 ns by 0.02 ns
+    double per_column = pc * 0.02e-9;
+    for (int step = 50; step <= 800; ++step) {
+      double traffic = step / 100.0;
+      double num = 0;
+      double den = 0;
+      for (std::size_t i = 0; i < fit.size(); ++i) {
+        const StreamPoint& p = fit[i];
+        double bound = std::max(traffic * p.bytes_time, vector > 0 ? p.arithmetic / vector : 0);
+        body[i] = std::hypot(bound, per_column * p.columns);
+        num += (p.measured - body[i]) / (p.measured * p.measured);
+        den += 1 / (p.measured * p.measured);
+      }
+      double latency = std::max(0.0, num / den);
+      double e = 0;
+      for (std::size_t i = 0; i < fit.size(); ++i) {
+        double rel = (latency + body[i] - fit[i].measured) / fit[i].measured;
+        e += rel * rel;
+      }
+      if (e < *err) {
+        *err = e;
+        best = {traffic, devices::Seconds{latency}, devices::Seconds{per_column}, vector};
+      }
+    }
+  }
+  return best;
+}
 
 // Fits GpuEfficiency::stream for every memory-bound op kind with at least 4 rows in each
-// split: the model time is latency + hypot(per_column x C, traffic x T), C the row length and T
-// the minimal bytes at the achievable HBM rate; traffic over [0.5, 8] by steps of 0.01 and
-// per_column over [0, 4 ns] by 0.02 ns, each pair with the latency that minimises the
-// squared relative error in closed form, clamped at zero.
+// split (StreamPoint's model): traffic over [0.5, 8] by steps of 0.01 and per_column over
+// [0, 4 ns] by 0.02 ns, each pair with the latency that minimises the squared relative error
+// in closed form, clamped at zero. Where the fit rows move different bytes per element (two
+// dtypes), the bytes and the arithmetic can be told apart, and `vector` is fitted too, over
+// 0 and 2^(-k/2) for k = 2..40 (50% of the vector peak down to 0.1%).
 void fit_stream(const std::vector<Sample>& s,
                 const devices::DeviceRegistry& r,
                 GpuEfficiency& eff) {
   for (const char* kind : kStreamKinds) {
-    struct Point {
-      double bytes_time;  // the minimal bytes at the achievable HBM rate
-      double columns;     // the row length (0: not a row-wise op)
-      double measured;
-    };
-
-    std::vector<Point> fit;
+    std::vector<StreamPoint> fit;
     std::size_t held = 0;
     GpuEfficiency probe = eff;
     probe.stream[kind] = {1, devices::Seconds{}, devices::Seconds{}};
     GpuEfficiency per_col = probe;
     per_col.stream[kind] = {0, devices::Seconds{}, devices::Seconds{1e-9}};
+    GpuEfficiency arith = probe;
+    arith.stream[kind] = {0, devices::Seconds{}, devices::Seconds{}, 1};
     for (const Sample& x : s) {
       if (x.row->op != kind)
         continue;
@@ -192,47 +234,39 @@ void fit_stream(const std::vector<Sample>& s,
       std::string why;
       auto est = estimate_op_row(*x.row, r, probe, &why);
       auto col = estimate_op_row(*x.row, r, per_col, &why);
-      if (est && col) {
-        fit.push_back({est->time.value, std::round(col->time.value / 1e-9), x.row->time_s});
+      auto flops = estimate_op_row(*x.row, r, arith, &why);
+      if (est && col && flops) {
+        fit.push_back({est->time.value, std::round(col->time.value / 1e-9), flops->time.value,
+                       x.row->time_s});
       }
     }
     if (fit.size() < 4 || held < 4)
       continue;
-    double best_err = 1e300;
-    GpuEfficiency::StreamFit best;
-    for (int pc = 0; pc <= 200; ++pc) {  // per column, 0 to 4 ns by 0.02 ns
-      for (int step = 50; step <= 800; ++step) {
-        double traffic = step / 100.0;
-        double per_column = pc * 0.02e-9;
-        double num = 0;
-        double den = 0;
-        for (const Point& p : fit) {
-          double m = p.measured;
-          num += (m - std::hypot(traffic * p.bytes_time, per_column * p.columns)) / (m * m);
-          den += 1 / (m * m);
-        }
-        double latency = std::max(0.0, num / den);
-        double err = 0;
-        for (const Point& p : fit) {
-          double rel =
-              (latency + std::hypot(traffic * p.bytes_time, per_column * p.columns) - p.measured) /
-              p.measured;
-          err += rel * rel;
-        }
-        if (err < best_err) {
-          best_err = err;
-          best = {traffic, devices::Seconds{latency}, devices::Seconds{per_column}};
-        }
+    bool two_ratios = std::any_of(fit.begin(), fit.end(), [&](const StreamPoint& p) {
+      double a = p.bytes_time * fit.front().arithmetic;
+      double b = fit.front().bytes_time * p.arithmetic;
+      return std::abs(a - b) > 1e-3 * std::max(a, b);
+    });
+    double best_err = 0;
+    GpuEfficiency::StreamFit best = best_stream(fit, 0, &best_err);
+    for (int k = 2; two_ratios && k <= 40; ++k) {
+      double err = 0;
+      GpuEfficiency::StreamFit trial = best_stream(fit, std::pow(2.0, -k / 2.0), &err);
+      if (err < best_err) {
+        best_err = err;
+        best = trial;
       }
     }
     eff.stream[kind] = best;
   }
 }
 
-// Kinds whose rows fit only their own stream fit: PyTorch's unvectorised loops run far below
-// the HBM rate, and would drag the shared fractions of peak down with them.
+// Kinds whose rows fit only their own stream fit: PyTorch's unvectorised loops (strided, cat,
+// the widening cast) run far below the HBM rate, and softmax at its arithmetic's (3x its
+// bytes' time in 16 bits); they would drag the shared fractions of peak down with them.
 bool stream_only(const std::string& op) {
-  return op == "strided" || op == "strided_binary" || op == "cat";
+  return op == "strided" || op == "strided_binary" || op == "cat" || op == "widen" ||
+         op == "softmax";
 }
 
 bool narrow_gemm(const MeasuredRow& row) {

@@ -304,14 +304,15 @@ KernelEstimate stream_kernel(const devices::DeviceSpec& d,
     // stream alone for many short ones).
     e.tile = "stream (fitted)";
     e.fitted_start = true;
-    e.compute = Seconds{};
-    e.memory = Seconds{it->second.traffic * e.hbm_bytes / hbm(d, eff)};
-    double walk = it->second.per_column.value * static_cast<double>(row_length);
-    e.steady = Seconds{std::hypot(walk, e.memory.value)};
+    const GpuEfficiency::StreamFit& fit = it->second;
+    e.compute = Seconds{fit.vector > 0 ? flops / (vector_peak(d) * fit.vector) : 0};
+    e.memory = Seconds{fit.traffic * e.hbm_bytes / hbm(d, eff)};
+    double walk = fit.per_column.value * static_cast<double>(row_length);
+    e.steady = Seconds{std::hypot(walk, std::max(e.memory.value, e.compute.value))};
     e.ramp_up = Seconds{};
     e.ramp_down = Seconds{};
     // The fitted latency holds a lone launch; in a graph the launch shrinks to graph_launch.
-    double fixed = it->second.latency.value;
+    double fixed = fit.latency.value;
     e.launch = eff.in_graph ? Seconds{std::max(eff.graph_launch.value,
                                                fixed - eff.launch.value + eff.graph_launch.value)}
                             : Seconds{fixed};

@@ -64,6 +64,10 @@ struct GpuEfficiency {
     double traffic = 1;
     devices::Seconds latency;
     devices::Seconds per_column;
+    // The fraction of the vector peak the kind's arithmetic runs at, where a kernel can be
+    // bound by its instructions rather than its bytes (fitted only where the rows move
+    // different bytes per element, else the two cannot be told apart); 0: bytes alone.
+    double vector = 0;
   };
 
   std::map<std::string, StreamFit> stream;

@@ -29,6 +29,9 @@ const std::vector<GpuOpInfo>& gpu_ops() {
        "a binary op on N elements, one operand a non-contiguous view (SiLU(gate) * up)", false},
       {GpuOp::kCat, "cat", "N", "a concatenation writing N elements, a strided part among them",
        false},
+      {GpuOp::kWiden, "widen", "N",
+       "N 16-bit elements cast to fp32 (eager PyTorch's unrolled copy: gradients and logits)",
+       false},
       {GpuOp::kRmsNormLinear, "rmsnorm_linear", "MxKxN", "RMSNorm of [MxK], then x [KxN]", true},
       {GpuOp::kGatedMlp, "gated_mlp", "MxHxF",
        "SiLU(x W_gate) * (x W_up), then x W_down: hidden H, FFN width F", true},
@@ -166,6 +169,10 @@ std::vector<KernelEstimate> single(const Ctx& c, GpuOp op, const OpShape& s) {
           stream_kernel(c.d, c.eff, op == GpuOp::kCat ? "cat" : "strided",
                         std::string(op == GpuOp::kCat ? "cat " : "strided ") + std::to_string(x[0]),
                         f(x[0]) * c.b, f(x[0]) * c.b, f(x[0]))};
+    case GpuOp::kWiden:
+      // The unrolled loop casts on every load: its own rate (bench/ops.py --only casts).
+      return {stream_kernel(c.d, c.eff, "widen", "widen " + std::to_string(x[0]), f(x[0]) * c.b,
+                            4 * f(x[0]), f(x[0]))};
     case GpuOp::kStridedBinary:
       return {stream_kernel(c.d, c.eff, "strided_binary", "strided_binary " + std::to_string(x[0]),
                             2 * f(x[0]) * c.b, f(x[0]) * c.b, f(x[0]))};

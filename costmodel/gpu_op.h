@@ -24,6 +24,7 @@ enum class GpuOp {
   kStrided,
   kStridedBinary,
   kCat,
+  kWiden,
   kRmsNormLinear,
   kGatedMlp,
   kGemmSoftmax,

@@ -460,8 +460,9 @@ StageTimes stage_times(const TrainContext& cx,
     double held = stage_parameters(m, s) - stage_routed_parameters(m, s) * (1 - 1.0 / f(l.ep));
     std::int64_t mbs = cx.task.global_batch / (l.dp * l.micro_batch);
     EagerBytes per = eager_parameter_bytes(mbs, l.recompute == Recompute::kFull ? 2 : 1);
-    double forward = eager_stream_time(dcx, per.forward * held / f(l.tp));
-    double backward = eager_stream_time(dcx, per.backward * held / f(l.tp));
+    double share = held / f(l.tp);
+    double forward = eager_stream_time(dcx, per.forward * share, per.widen_forward * share);
+    double backward = eager_stream_time(dcx, per.backward * share, per.widen_backward * share);
     st.compute += forward + backward;
     st.forward += forward;
     st.backward += backward;

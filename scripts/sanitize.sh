@@ -39,11 +39,12 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 # - examples/plan_all and examples/check_all (every bundled pair planned and checked: 126 s
 #   and 63 s instrumented; the plan and check goldens run here);
 # - the calibration fits over whole op files (GemmSchedule.CalibrationFitsTheStreams...,
+#   StreamArithmetic.FittedOnly...,
 #   Calibration.CausalAttentionHasItsOwnFraction: 22 s each instrumented, floating-point
 #   searches over parsed rows the other calibration tests parse here).
 # Everything else runs here, the vTrain fit (about 3 minutes instrumented) and the other
 # examples included: about 5 minutes on 2 cores.
 labels='codegen|gui|format|layering'
-skip='^(examples/simulate_all|examples/emit_kernels|examples/estimate_all|examples/plan_all|examples/check_all|json/schema|GemmSchedule.CalibrationFitsTheStreamsAndChoosesStreamK|Calibration.CausalAttentionHasItsOwnFraction|.*_NOT_BUILT)$'
+skip='^(examples/simulate_all|examples/emit_kernels|examples/estimate_all|examples/plan_all|examples/check_all|json/schema|GemmSchedule.CalibrationFitsTheStreamsAndChoosesStreamK|Calibration.CausalAttentionHasItsOwnFraction|StreamArithmetic.FittedOnlyWhereTwoDtypesTellBytesAndArithmeticApart|.*_NOT_BUILT)$'
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" --timeout 1800 -LE "$labels" \
   -E "$skip" "$@"

@@ -21,6 +21,8 @@ double f(std::int64_t v) {
 // the two input-gradient paths added (12), the cast back to bf16 (6): 100.
 constexpr double kNormForward = 40;
 constexpr double kNormBackward = 100;
+// Of those, the casts to fp32: the input's in forward, the incoming gradient's in backward.
+constexpr double kNormWiden = 6;
 // RoPE on q and k, per element: x cos (2 + 2), the half negated (1 + 1), the halves
 // concatenated (2 + 2), times sin (2 + 2), the sum (4 + 2): 20, and the same in backward.
 constexpr double kRope = 20;
@@ -58,6 +60,8 @@ EagerBytes eager_layer_bytes(const devices::ModelSpec& m, const LayerShape& s) {
   b.backward = 2 * kNormBackward * stream + 2 * kResidual * stream +
                kContiguous * (2 * q + 2 * kv) + (rope ? kRope * (q + kv) : 0) +
                (gated ? kSwigluBackward : kActBackward) * wide;
+  b.widen_forward = 2 * kNormWiden * stream;
+  b.widen_backward = 2 * kNormWiden * stream;
   return b;
 }
 
@@ -79,27 +83,41 @@ EagerBytes eager_head_bytes(const devices::ModelSpec& m, const LayerShape& s) {
   // bf16 logits to fp32 (2 + 4); the fp32 gradient back to bf16 (4 + 2). The final norm
   // runs like a layer's.
   double norm = f(s.micro_batch * s.seq) * f(m.hidden) / (s.tp > 1 ? f(s.tp) : 1);
-  return {6 * logits + kNormForward * norm, 6 * logits + kNormBackward * norm};
+  return {6 * logits + kNormForward * norm, 6 * logits + kNormBackward * norm,
+          6 * logits + kNormWiden * norm, kNormWiden * norm};
 }
 
 EagerBytes eager_parameter_bytes(std::int64_t micro_batches, int recasts) {
   // fp32 weight read, bf16 copy written (4 + 2), per forward; the bf16 gradient read and
-  // cast to fp32 (2 + 4); from the second micro-batch on, added into .grad (4 + 4 + 4).
+  // cast to fp32 (2 + 4: a widening cast); from the second micro-batch on, added into .grad
+  // (4 + 4 + 4).
   double mbs = f(std::max<std::int64_t>(1, micro_batches));
-  return {6.0 * recasts, 6 + 12 * (mbs - 1) / mbs};
+  return {6.0 * recasts, 6 + 12 * (mbs - 1) / mbs, 0, 6};
 }
 
 double eager_optimizer_bytes_per_parameter() {
   return 28 + 12;
 }
 
-double eager_stream_time(const DeviceContext& cx, double bytes) {
-  if (bytes <= 0)
-    return 0;
-  return costmodel::stream_kernel(cx.device, cx.efficiency, "elementwise", "eager traffic", bytes,
-                                  0, 0)
-      .time()
-      .value;
+double eager_stream_time(const DeviceContext& cx, double bytes, double widen) {
+  // Where no widening cast was measured, the casts run at the elementwise rate too.
+  if (cx.efficiency.stream.count("widen") == 0)
+    widen = 0;
+  double t = 0;
+  if (bytes > widen) {
+    t += costmodel::stream_kernel(cx.device, cx.efficiency, "elementwise", "eager traffic",
+                                  bytes - widen, 0, 0)
+             .time()
+             .value;
+  }
+  if (widen > 0) {
+    // 2 bytes read for every 4 written.
+    t += costmodel::stream_kernel(cx.device, cx.efficiency, "widen", "eager casts to fp32",
+                                  widen / 3, 2 * widen / 3, 0)
+             .time()
+             .value;
+  }
+  return t;
 }
 
 }  // namespace yirage::planner

@@ -22,10 +22,14 @@
 
 namespace yirage::planner {
 
-/// Bytes moved by the memory-bound kernels of a forward and of a backward pass.
+/// Bytes moved by the memory-bound kernels of a forward and of a backward pass, and the part
+/// of each that 16-bit tensors cast to fp32 move (PyTorch runs those casts in its unrolled
+/// copy loop, at about half the rate of its vectorised kernels: costmodel's "widen").
 struct EagerBytes {
   double forward = 0;
   double backward = 0;
+  double widen_forward = 0;
+  double widen_backward = 0;
 };
 
 /// One layer, one micro-batch, one device of a tensor-parallel group of `s.tp` (norms and
@@ -56,7 +60,8 @@ double eager_optimizer_bytes_per_parameter();
 /// dispatches beside the matrix products and attention.
 std::int64_t eager_layer_operations(const devices::ModelSpec& m);
 
-/// Seconds to move `bytes` through memory-bound kernels on the context's device.
-double eager_stream_time(const DeviceContext& cx, double bytes);
+/// Seconds to move `bytes` through memory-bound kernels on the context's device, `widen` of
+/// them through casts to fp32.
+double eager_stream_time(const DeviceContext& cx, double bytes, double widen = 0);
 
 }  // namespace yirage::planner

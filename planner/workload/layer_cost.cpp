@@ -74,9 +74,10 @@ LayerCost eager_layer_cost(const devices::ModelSpec& m,
   EagerBytes bytes = eager_layer_bytes(m, s);
   c.fusions = {"rmsnorm_linear: unfused (eager PyTorch)", "gated_mlp: unfused (eager PyTorch)"};
   c.attention_forward = attn;
-  c.forward_kernels = {gemm, attn, eager_stream_time(p.context(), bytes.forward)};
+  c.forward_kernels = {gemm, attn,
+                       eager_stream_time(p.context(), bytes.forward, bytes.widen_forward)};
   c.backward_kernels = {kBackwardGemm * gemm, kBackwardAttention * attn,
-                        eager_stream_time(p.context(), bytes.backward)};
+                        eager_stream_time(p.context(), bytes.backward, bytes.widen_backward)};
   c.forward = c.forward_kernels.total();
   c.backward = c.backward_kernels.total();
   c.flops_forward += attn_flops;
@@ -178,9 +179,11 @@ LayerCost head_cost(const devices::ModelSpec& m, const LayerShape& s, const Devi
                       .latency()
                       .value;
     }
-    c.forward_kernels = {head.time.value, 0, eager_stream_time(p.context(), bytes.forward), loss};
+    c.forward_kernels = {head.time.value, 0,
+                         eager_stream_time(p.context(), bytes.forward, bytes.widen_forward), loss};
     c.backward_kernels = {kBackwardGemm * head.time.value, 0,
-                          eager_stream_time(p.context(), bytes.backward), loss};
+                          eager_stream_time(p.context(), bytes.backward, bytes.widen_backward),
+                          loss};
     c.forward = c.forward_kernels.total();
     c.backward = c.backward_kernels.total();
     return c;

@@ -148,31 +148,62 @@ TEST(Measured, ProblemsArePinnedToLineAndColumn) {
   }
 }
 
-// A calibration file with a negative launch term (the committed H100 file, one value changed)
-// is refused at that value's line and column, and nothing is loaded.
-TEST(Calibration, ANegativeProgramLaunchIsPinnedToLineAndColumn) {
-  std::ifstream in(devices::data_dir() / "calibration" / "H100-SXM.yaml");
+// The committed calibration of `device` with the text `from` replaced by `to`, loaded: the
+// first problem and where it is, and the 1-based line and column where `to` starts.
+struct BadCalibration {
+  devices::SourceLoc loc;
+  std::string message;
+  devices::SourceLoc expected;
+};
+
+BadCalibration load_changed(const std::string& device,
+                            const std::string& from,
+                            const std::string& to) {
+  std::ifstream in(devices::data_dir() / "calibration" / (device + ".yaml"));
   std::stringstream text;
   text << in.rdbuf();
   std::string yaml = text.str();
-  std::size_t at = yaml.find("  program_launch: ");
-  ASSERT_NE(at, std::string::npos);
-  std::size_t end = yaml.find('\n', at);
-  yaml.replace(at, end - at, "  program_launch: -1 us");
-  int line = 1 + static_cast<int>(std::count(yaml.begin(), yaml.begin() + at, '\n'));
+  std::size_t at = yaml.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  yaml.replace(at, from.size(), to);
+  std::size_t start = yaml.rfind('\n', at);
   std::filesystem::path dir = std::filesystem::temp_directory_path() /
                               ("yirage_bad_calibration_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  std::ofstream(dir / "H100-SXM.yaml") << yaml;
+  std::filesystem::path file = dir / (device + ".yaml");
+  std::ofstream(file) << yaml;
+  BadCalibration bad;
+  bad.expected = {file.string(),
+                  1 + static_cast<int>(std::count(yaml.begin(), yaml.begin() + at, '\n')),
+                  static_cast<int>(at - (start == std::string::npos ? 0 : start + 1)) + 1};
   try {
     CalibrationSet::load_dir(dir);
-    FAIL() << "expected an input error";
+    ADD_FAILURE() << "expected an input error";
   } catch (const devices::InputError& e) {
-    EXPECT_EQ(e.items().at(0).loc,
-              (devices::SourceLoc{(dir / "H100-SXM.yaml").string(), line, 19}));
-    EXPECT_EQ(e.items().at(0).message, "'program_launch' must be zero or more, got '-1 us'");
+    bad.loc = e.items().at(0).loc;
+    bad.message = e.items().at(0).message;
   }
   std::filesystem::remove_all(dir);
+  return bad;
+}
+
+// A calibration file with a negative launch term (the committed H100 file, one value changed)
+// is refused at that value's line and column, and nothing is loaded.
+TEST(Calibration, ANegativeProgramLaunchIsPinnedToLineAndColumn) {
+  BadCalibration bad =
+      load_changed("H100-SXM", "program_launch: 2.103 us", "program_launch: -1 us");
+  bad.expected.col += static_cast<int>(std::string("program_launch: ").size());
+  EXPECT_EQ(bad.loc, bad.expected);
+  EXPECT_EQ(bad.message, "'program_launch' must be zero or more, got '-1 us'");
+}
+
+// A stream fit's arithmetic rate must be a fraction of the vector peak: a vanishing one would
+// price a softmax in years.
+TEST(Calibration, AVanishingVectorFractionIsPinnedToLineAndColumn) {
+  BadCalibration bad = load_changed("H200", "vector: 0.0221", "vector: 1e-9");
+  bad.expected.col += static_cast<int>(std::string("vector: ").size());
+  EXPECT_EQ(bad.loc, bad.expected);
+  EXPECT_EQ(bad.message, "'vector' must be a fraction of the vector peak, 1e-06 to 1");
 }
 
 }  // namespace

@@ -53,6 +53,7 @@ OpShape random_shape(std::mt19937_64& rng, const GpuOpInfo& info) {
     case GpuOp::kStrided:
     case GpuOp::kStridedBinary:
     case GpuOp::kCat:
+    case GpuOp::kWiden:
       dims = {dim(rng, 26)};
       break;
     case GpuOp::kRmsNorm:

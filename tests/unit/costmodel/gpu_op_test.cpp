@@ -109,6 +109,7 @@ TEST(GpuOp, EveryOpOnEveryDeviceIsPositiveAndFinite) {
       {"strided", "16777216"},
       {"strided_binary", "16777216"},
       {"cat", "16777216"},
+      {"widen", "16777216"},
       {"rmsnorm_linear", "64x4096x4096"},
       {"gated_mlp", "64x4096x14336"},
       {"gemm_softmax", "256x256x128"},

@@ -1,0 +1,90 @@
+// Memory-bound kinds whose kernels are bound by their instructions or by an unvectorised
+// loop: softmax's arithmetic (GpuEfficiency::StreamFit::vector), fitted only where the rows
+// tell bytes and arithmetic apart, and the widening cast at its own rate.
+#include "tests/unit/costmodel/held_out_error.h"
+
+#include "costmodel/gpu_calibration.h"
+#include "costmodel/gpu_kernel.h"
+#include "costmodel/gpu_op.h"
+#include "costmodel/measured.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace yirage::costmodel {
+namespace {
+
+using devices::Seconds;
+
+const devices::DeviceSpec& h200() {
+  return *testing::bundled_registry().find("H200");
+}
+
+// The H200's softmax rows: 16-bit rows of 4,096 and 8,192 (ops.csv), and with `loss` the
+// loss's fp32 rows of 32K-152K (ops_loss.csv), in one file.
+MeasuredFile softmax_rows(bool loss) {
+  auto dir = devices::data_dir() / "benchmarks" / "H200";
+  MeasuredFile f = load_measured(dir / "ops.csv");
+  std::erase_if(f.rows, [](const MeasuredRow& r) { return r.op != "softmax"; });
+  if (loss) {
+    MeasuredFile l = load_measured(dir / "ops_loss.csv");
+    f.rows.insert(f.rows.end(), l.rows.begin(), l.rows.end());
+  }
+  return f;
+}
+
+TEST(StreamArithmetic, TheSlowerOfBytesAndArithmeticBoundsAFittedKernel) {
+  GpuEfficiency e;
+  e.memory = 0.8;
+  e.stream["softmax"] = {1.5, Seconds{4e-6}, Seconds{}, 0.02};
+  double hbm = h200().memory_bandwidth.value.value * e.memory;
+  for (double bytes_per_element : {2.0, 4.0}) {
+    double n = 4096.0 * 32768;
+    double bytes = 2 * n * bytes_per_element;
+    KernelEstimate k =
+        stream_kernel(h200(), e, "softmax", "softmax", bytes / 2, bytes / 2, 5 * n, 32768);
+    double peak = h200().peak_rate(devices::DType::kFp32)->value;
+    double arithmetic = 5 * n / (peak * 0.02);
+    EXPECT_NEAR(k.time().value, 4e-6 + std::max(1.5 * bytes / hbm, arithmetic), 1e-12);
+  }
+}
+
+// With one dtype the bytes and the arithmetic scale together and cannot be told apart: no
+// `vector`. With the loss's fp32 rows beside the 16-bit ones the fit finds softmax bound by
+// its arithmetic in 16 bits and by its bytes in fp32, and prices the held-out rows of both
+// far closer than one traffic for all.
+TEST(StreamArithmetic, FittedOnlyWhereTwoDtypesTellBytesAndArithmeticApart) {
+  std::vector<GpuCalibrationFit> one =
+      fit_gpu_ops({softmax_rows(false)}, testing::bundled_registry());
+  ASSERT_EQ(one.size(), 1u);
+  ASSERT_EQ(one[0].efficiency.stream.count("softmax"), 1u);
+  EXPECT_EQ(one[0].efficiency.stream.at("softmax").vector, 0);
+
+  MeasuredFile both = softmax_rows(true);
+  std::vector<GpuCalibrationFit> two = fit_gpu_ops({both}, testing::bundled_registry());
+  ASSERT_EQ(two.size(), 1u);
+  const GpuEfficiency::StreamFit& fit = two[0].efficiency.stream.at("softmax");
+  EXPECT_GT(fit.vector, 0);
+  GpuEfficiency bytes_only = one[0].efficiency;
+  EXPECT_LT(held_out_error(both, two[0].efficiency, {"softmax"}),
+            0.3 * held_out_error(both, bytes_only, {"softmax"}));
+}
+
+TEST(StreamArithmetic, AWideningCastReadsTwoBytesAndWritesFour) {
+  const GpuOpInfo* widen = find_gpu_op("widen");
+  ASSERT_NE(widen, nullptr);
+  OpShape s;
+  ASSERT_EQ(parse_op_shape(*widen, "268435456", &s), "");
+  GpuEfficiency e;
+  e.stream["widen"] = {1.7, Seconds{6e-6}, Seconds{}};
+  std::string why;
+  auto est = estimate_gpu_op(h200(), devices::DType::kBf16, e, *widen, s, false, &why);
+  ASSERT_TRUE(est) << why;
+  ASSERT_EQ(est->kernels.size(), 1u);
+  EXPECT_DOUBLE_EQ(est->kernels[0].hbm_bytes, 6.0 * 268435456);
+}
+
+}  // namespace
+}  // namespace yirage::costmodel
