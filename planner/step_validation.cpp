@@ -400,9 +400,10 @@ std::vector<KernelStats> kernel_stats(const std::vector<StepPoint>& points) {
       profiled.push_back(p);
   }
   std::vector<KernelStats> out;
-  for (const auto& [g, members] : step_groups(profiled, false)) {
+  for (const auto& group : step_groups(profiled, false)) {
+    const std::vector<const StepPoint*>& members = group.second;
     auto stats = [&](const std::string& kind, const std::function<double(const KernelTime&)>& of) {
-      KernelStats k{g, kind};
+      KernelStats k{group.first, kind};
       for (const StepPoint* p : members) {
         double measured = of(*p->row.kernels);
         double model = of(p->estimate_kernels);
