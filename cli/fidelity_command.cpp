@@ -14,6 +14,8 @@
 
 namespace yirage::cli {
 
+using planner::KernelTime;
+
 // The report library prints what the CLI shows (report/).
 using namespace report;
 
@@ -119,6 +121,18 @@ nlohmann::ordered_json steps_json(const FidelityArgs& a,
          {"predicted_bytes", or_null(p.estimate_s.has_value(), p.estimate_memory)},
          {"cannot_run",
           p.estimate_s ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(p.rejected)}});
+    if (a.kernels) {
+      auto kinds = [](const KernelTime& k) {
+        return nlohmann::ordered_json{{"gemm_s", k.gemm},
+                                      {"attention_s", k.attention},
+                                      {"memory_s", k.memory},
+                                      {"loss_s", k.loss},
+                                      {"optimizer_s", k.optimizer}};
+      };
+      j["points"].back()["kernels"] = {
+          {"profiled", p.row.kernels ? kinds(*p.row.kernels) : nlohmann::ordered_json(nullptr)},
+          {"model", p.estimate_s ? kinds(p.estimate_kernels) : nlohmann::ordered_json(nullptr)}};
+    }
   }
   if (a.kernels) {
     j["kernels"] = nlohmann::ordered_json::array();
