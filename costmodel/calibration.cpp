@@ -196,6 +196,14 @@ void read_ops(const devices::YamlDoc& doc,
   e.matrix = m.number("matrix", true).value_or(1);
   e.attention = m.number("attention", true).value_or(1);
   e.attention_causal = m.number("attention_causal", false).value_or(0);
+  e.attention_backward = m.number("attention_backward", false).value_or(0);
+  e.attention_backward_latency =
+      m.quantity<devices::Dim::kSeconds>("attention_backward_latency", false,
+                                         devices::Sign::kNonNegative)
+          .value_or(devices::Seconds{});
+  m.string("attention_backward_fitted_on");
+  m.number("attention_backward_held_out_mape", false, devices::Sign::kNonNegative);
+  m.number("attention_backward_unfitted_held_out_mape", false, devices::Sign::kNonNegative);
   e.matrix_8bit = m.number("matrix_8bit", false).value_or(0);
   e.unit_stream_8bit =
       m.quantity<devices::Dim::kBytesPerSec>("unit_stream_8bit", false, devices::Sign::kNonNegative)
@@ -731,6 +739,15 @@ std::string calibration_yaml(const std::vector<CalibrationFit>& fits,
       << "  attention: " << format_number(e.attention, 3) << "\n";
     if (e.attention_causal > 0)
       y << "  attention_causal: " << format_number(e.attention_causal, 3) << "\n";
+    if (g.attention_backward) {
+      y << "  attention_backward: " << format_number(e.attention_backward, 3) << "\n"
+        << "  attention_backward_latency: " << devices::format(e.attention_backward_latency) << "\n"
+        << "  attention_backward_fitted_on: \"" << g.attention_backward->fitted_on << "\"\n"
+        << "  attention_backward_held_out_mape: "
+        << format_number(g.attention_backward->held_out_mape, 3) << "\n"
+        << "  attention_backward_unfitted_held_out_mape: "
+        << format_number(g.attention_backward->unfitted_held_out_mape, 3) << "\n";
+    }
     if (g.matrix_8bit) {
       y << "  matrix_8bit: " << format_number(e.matrix_8bit, 3) << "\n"
         << "  unit_stream_8bit: "

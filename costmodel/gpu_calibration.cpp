@@ -18,7 +18,9 @@ std::optional<OpEstimate> estimate_op_row(const MeasuredRow& row,
     *why = "unknown device '" + row.device + "'";
     return std::nullopt;
   }
-  bool causal = row.op == "attention_causal";
+  // A backward row is priced from its causal forward (attention_backward_time).
+  bool backward = row.op == "attention_backward";
+  bool causal = row.op == "attention_causal" || backward;
   const GpuOpInfo* info = find_gpu_op(causal ? "attention" : row.op);
   if (info == nullptr) {
     *why = "unknown op '" + row.op + "'";
@@ -35,7 +37,12 @@ std::optional<OpEstimate> estimate_op_row(const MeasuredRow& row,
     if (devices::dtype_name(t) == row.dtype)
       dtype = t;
   }
-  return estimate_gpu_op(*d, dtype, eff, *info, shape, false, why);
+  std::optional<OpEstimate> est = estimate_gpu_op(*d, dtype, eff, *info, shape, false, why);
+  if (est && backward) {
+    est->op = row.op;
+    est->time = devices::Seconds{attention_backward_time(eff, est->time.value)};
+  }
+  return est;
 }
 
 namespace {
@@ -331,6 +338,60 @@ void fit_operand_stream(const std::vector<Sample>& s,
   eff.stream[kind] = best;
 }
 
+// GpuEfficiency::attention_backward (ratio r) and its latency c on the fit split's backward
+// rows: b = r F + c with F the modelled causal forward, least squared relative error in
+// closed form (c clamped at zero, r refitted alone then); everything else as fitted.
+std::optional<AttentionBackwardFit> fit_attention_backward(const std::vector<Sample>& samples,
+                                                           const std::vector<std::string>& files,
+                                                           const devices::DeviceRegistry& r,
+                                                           GpuEfficiency& eff) {
+  std::vector<Sample> rows;
+  std::copy_if(samples.begin(), samples.end(), std::back_inserter(rows),
+               [](const Sample& x) { return x.row->op == "attention_backward"; });
+  std::size_t fit = static_cast<std::size_t>(
+      std::count_if(rows.begin(), rows.end(), [](const Sample& x) { return x.fit; }));
+  if (fit < 4 || rows.size() - fit < 4)
+    return std::nullopt;
+  AttentionBackwardFit out;
+  GpuEfficiency forward = eff;
+  forward.attention_backward = 0;
+  out.unfitted_held_out_mape = mape(rows, r, forward, false);
+  // Sums of w F^2, w F, w, w F b, w b with w = 1 / b^2; the forward as kFlashBackward prices
+  // it, divided back out.
+  double ff = 0, f1 = 0, w1 = 0, fb = 0, b1 = 0;
+  std::string why;
+  for (const Sample& x : rows) {
+    auto est = x.fit ? estimate_op_row(*x.row, r, forward, &why) : std::nullopt;
+    if (!est)
+      continue;
+    double f = est->time.value / kFlashBackward;
+    double b = x.row->time_s;
+    double w = 1 / (b * b);
+    ff += w * f * f;
+    f1 += w * f;
+    w1 += w;
+    fb += w * f * b;
+    b1 += w * b;
+  }
+  double det = ff * w1 - f1 * f1;
+  double ratio = det > 0 ? (fb * w1 - f1 * b1) / det : 0;
+  double latency = det > 0 ? (ff * b1 - f1 * fb) / det : 0;
+  if (latency < 0 || ratio <= 0) {
+    latency = 0;
+    ratio = ff > 0 ? fb / ff : 0;
+  }
+  if (ratio <= 0)
+    return std::nullopt;
+  eff.attention_backward = ratio;
+  eff.attention_backward_latency = devices::Seconds{latency};
+  out.held_out_mape = mape(rows, r, eff, false);
+  for (const std::string& f : files)
+    out.fitted_on += (out.fitted_on.empty() ? "" : ", ") + f;
+  out.fitted_on += " (attention backward rows alternating by size: " + std::to_string(fit) +
+                   " fitted, " + std::to_string(rows.size() - fit) + " held out)";
+  return out;
+}
+
 // GpuEfficiency::matrix_8bit over [0.3, 1] by 0.01 and unit_stream_8bit over [5, 400] GB/s by
 // 0.5 GB/s on the fit split of the 8-bit GEMM rows (least MAPE), everything else as fitted on
 // the 16-bit rows (which the 8-bit rows do not move).
@@ -402,8 +463,9 @@ std::vector<GpuCalibrationFit> fit_gpu_ops(const std::vector<MeasuredFile>& file
     // rate; the HBM fraction stays where the memory-bound rows put it), and the memory-bound
     // kinds and streams once more.
     std::vector<Sample> shared;
-    std::copy_if(samples.begin(), samples.end(), std::back_inserter(shared),
-                 [](const Sample& s) { return !stream_only(s.row->op); });
+    std::copy_if(samples.begin(), samples.end(), std::back_inserter(shared), [](const Sample& s) {
+      return !stream_only(s.row->op) && s.row->op != "attention_backward";
+    });
     // Both GEMM schedules (whole tiles in waves, stream-K), kept where the fit split prices
     // better: the held-out rows do not choose.
     for (bool stream_k : {false, true}) {
@@ -422,6 +484,7 @@ std::vector<GpuCalibrationFit> fit_gpu_ops(const std::vector<MeasuredFile>& file
         f.efficiency = e;
     }
     f.efficiency.source = "";
+    f.attention_backward = fit_attention_backward(samples, sources[device], registry, f.efficiency);
     for (const Sample& s : samples)
       (s.fit ? f.fit_rows : f.held_out_rows)++;
     f.fit_mape = mape(samples, registry, f.efficiency, true);

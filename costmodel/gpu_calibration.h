@@ -99,9 +99,19 @@ struct Matrix8bitFit {
   double unfitted_held_out_mape = 0;  // at `matrix` (the 16-bit fraction at the 8-bit peak)
 };
 
+/// GpuEfficiency::attention_backward and its latency, fitted alone on the fit split's rows of
+/// op `attention_backward` (fused causal attention's backward, priced from its modelled
+/// forward) with everything else at the op fit.
+struct AttentionBackwardFit {
+  std::string fitted_on;  // files and rows
+  double held_out_mape = 0;
+  double unfitted_held_out_mape = 0;  // at kFlashBackward times the forward
+};
+
 struct GpuCalibrationFit {
   std::string device;
   std::optional<Matrix8bitFit> matrix_8bit;
+  std::optional<AttentionBackwardFit> attention_backward;
   GpuEfficiency efficiency;
   std::optional<StepFit> steps;
   std::optional<EagerTpHostFit> eager_tp;

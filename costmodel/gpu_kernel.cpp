@@ -220,6 +220,12 @@ KernelEstimate stream_k(const devices::DeviceSpec& d,
 
 }  // namespace
 
+double attention_backward_time(const GpuEfficiency& e, double forward) {
+  if (e.attention_backward > 0)
+    return e.attention_backward * forward + e.attention_backward_latency.value;
+  return kFlashBackward * forward;
+}
+
 GpuEfficiency sustained(const GpuEfficiency& e) {
   GpuEfficiency out = e;
   if (e.sustained_matrix > 0) {

@@ -23,6 +23,10 @@ struct GpuEfficiency {
   // The same inside fused causal attention over a prompt (masked tiles, the diagonal's wasted
   // half, tiles of unequal work), fitted on causal rows where there are any; 0: `attention`.
   double attention_causal = 0;
+  // Fused attention's backward over its forward, and a fixed time beside it, fitted on
+  // backward rows timed beside their forward where there are any; 0: kFlashBackward.
+  double attention_backward = 0;
+  devices::Seconds attention_backward_latency;
   // The same for 8-bit GEMMs (fp8 through torch._scaled_mm / cuBLASLt, int8), fitted on
   // such rows where there are any; 0: `matrix` (the 16-bit fit at the 8-bit peak).
   double matrix_8bit = 0;
@@ -141,6 +145,14 @@ struct KernelEstimate {
   /// The stall of the steady state: the longer side's excess over the shorter.
   devices::Seconds stall() const { return steady - (compute < memory ? compute : memory); }
 };
+
+/// FlashAttention-2's backward over its forward: 5 matrix products to the forward's 2 (Dao
+/// 2023, section 3.1).
+constexpr double kFlashBackward = 2.5;
+
+/// Seconds of fused attention's backward whose forward takes `forward` seconds: the fitted
+/// ratio and fixed time where there are, else kFlashBackward times the forward.
+double attention_backward_time(const GpuEfficiency& e, double forward);
 
 /// `e` for kernels that run back to back for seconds (a training step, a serving engine): the
 /// matrix and attention rates scaled by `sustained_matrix` where it was fitted.

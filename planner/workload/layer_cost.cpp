@@ -76,7 +76,8 @@ LayerCost eager_layer_cost(const devices::ModelSpec& m,
   c.attention_forward = attn;
   c.forward_kernels = {gemm, attn,
                        eager_stream_time(p.context(), bytes.forward, bytes.widen_forward)};
-  c.backward_kernels = {kBackwardGemm * gemm, kBackwardAttention * attn,
+  c.backward_kernels = {kBackwardGemm * gemm,
+                        costmodel::attention_backward_time(cx.efficiency, attn),
                         eager_stream_time(p.context(), bytes.backward, bytes.widen_backward)};
   c.forward = c.forward_kernels.total();
   c.backward = c.backward_kernels.total();

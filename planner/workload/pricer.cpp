@@ -38,7 +38,7 @@ double backward_ratio(const std::string& op) {
   if (op == "elementwise")
     return 1.0;
   if (op == "attention")
-    return kBackwardAttention;
+    return costmodel::kFlashBackward;
   return kBackwardGemm;  // GEMMs, norms and the compound operations around GEMMs
 }
 

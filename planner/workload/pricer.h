@@ -14,10 +14,8 @@
 namespace yirage::planner {
 
 // Backward over forward: a GEMM's backward computes two products of the forward's size
-// (input and weight gradients); FlashAttention-2's backward does 5 matrix products to the
-// forward's 2 (Dao 2023, §3.1), 2.5x.
+// (input and weight gradients); fused attention's is costmodel::attention_backward_time.
 constexpr double kBackwardGemm = 2.0;
-constexpr double kBackwardAttention = 2.5;
 
 /// Backward over forward seconds of operation `op` (see the definition).
 double backward_ratio(const std::string& op);
@@ -96,9 +94,12 @@ class Pricer {
  private:
   void count(const std::string& name, const costmodel::OpEstimate& e) {
     kernels_ += static_cast<std::int64_t>(e.kernels.size());
-    backward_ += backward_ratio(name) * e.time.value;
+    double back = name == "attention"
+                      ? costmodel::attention_backward_time(cx_.efficiency, e.time.value)
+                      : backward_ratio(name) * e.time.value;
+    backward_ += back;
     kernel_slot(forward_kernels_, name) += e.time.value;
-    kernel_slot(backward_kernels_, name) += backward_ratio(name) * e.time.value;
+    kernel_slot(backward_kernels_, name) += back;
     if (name == "gemm") {
       gemm_time_ += e.time.value;
       ++gemms_;

@@ -1,6 +1,6 @@
-// Memory-bound kinds whose kernels are bound by their instructions or by an unvectorised
-// loop: softmax's arithmetic (GpuEfficiency::StreamFit::vector), fitted only where the rows
-// tell bytes and arithmetic apart, and the widening cast at its own rate.
+// What a training step runs beside its GEMMs, priced as measured: softmax's arithmetic
+// (GpuEfficiency::StreamFit::vector), fitted only where the rows tell bytes and arithmetic
+// apart; the widening cast at its own rate; fused attention's backward from its forward.
 #include "tests/unit/costmodel/held_out_error.h"
 
 #include "costmodel/gpu_calibration.h"
@@ -84,6 +84,29 @@ TEST(StreamArithmetic, AWideningCastReadsTwoBytesAndWritesFour) {
   ASSERT_TRUE(est) << why;
   ASSERT_EQ(est->kernels.size(), 1u);
   EXPECT_DOUBLE_EQ(est->kernels[0].hbm_bytes, 6.0 * 268435456);
+}
+
+TEST(AttentionBackward, FlashAttentionsRatioUntilFittedThenTheFittedRatioAndLatency) {
+  GpuEfficiency e;
+  EXPECT_DOUBLE_EQ(attention_backward_time(e, 1e-3), kFlashBackward * 1e-3);
+  e.attention_backward = 2.4;
+  e.attention_backward_latency = Seconds{80e-6};
+  EXPECT_DOUBLE_EQ(attention_backward_time(e, 1e-3), 2.4e-3 + 80e-6);
+}
+
+// Fitted on half of the H200's backward rows (cuDNN's flash backward timed beside its causal
+// forward), the ratio and latency price the other half far closer than FlashAttention-2's 2.5.
+TEST(AttentionBackward, FittedOnHalfTheRowsPricesTheOtherHalf) {
+  MeasuredFile f =
+      load_measured(devices::data_dir() / "benchmarks" / "H200" / "ops_attention_backward.csv");
+  std::vector<GpuCalibrationFit> fits = fit_gpu_ops({f}, testing::bundled_registry());
+  ASSERT_EQ(fits.size(), 1u);
+  ASSERT_TRUE(fits[0].attention_backward.has_value());
+  const GpuEfficiency& e = fits[0].efficiency;
+  EXPECT_GT(e.attention_backward, 2.0);
+  EXPECT_LT(e.attention_backward, 3.5);
+  EXPECT_LT(fits[0].attention_backward->held_out_mape,
+            0.5 * fits[0].attention_backward->unfitted_held_out_mape);
 }
 
 }  // namespace
