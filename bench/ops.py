@@ -7,7 +7,8 @@ the row-wise kernels and the add over a grid of row counts and lengths in bf16 a
 (--only rows) and softmax at vocabulary widths in fp32, with the log-softmax and the casts a
 step runs printed beside (--only loss); the bf16-to-fp32 cast of weight gradients (--only
 casts); causal attention forward and backward as a step runs it (--only attention_backward);
-GEMMs at tensor-parallel shard widths and attention at other shapes (--only unseen);
+GEMMs at tensor-parallel shard widths and attention at other shapes (--only unseen); the
+row-wise kernels and add of the default set timed five times over (--only rows_repeat);
 compound operations as PyTorch eager runs them (unfused).
 
 Method (the device tool's METHOD.md): every op is first checked against a float64 reference
@@ -472,10 +473,17 @@ def run_decode_attention(rows, device):
                 torch.cuda.empty_cache()
 
 
+def run_rows_repeat(rows, device):
+    """ops.csv's row-wise kernels and add (run_rows) timed five times over, fresh data each
+    time: how far one median moves between runs (docs/validation.md)."""
+    for _ in range(5):
+        run_rows(rows, device)
+
+
 # The groups measured only when asked for (--only NAME).
 ONLY = {"decode_attention": run_decode_attention, "strided": run_strided, "rows": run_rows_grid,
         "loss": run_loss_rows, "casts": run_casts, "attention_backward": run_attention_backward,
-        "unseen": run_unseen}
+        "unseen": run_unseen, "rows_repeat": run_rows_repeat}
 
 
 def main():
