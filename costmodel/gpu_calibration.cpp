@@ -338,6 +338,27 @@ void fit_operand_stream(const std::vector<Sample>& s,
   eff.stream[kind] = best;
 }
 
+// How many of `s` are in the fit split; none where either split has fewer than 4 rows.
+std::optional<std::size_t> split_sizes(const std::vector<Sample>& s) {
+  auto fit = static_cast<std::size_t>(
+      std::count_if(s.begin(), s.end(), [](const Sample& x) { return x.fit; }));
+  if (fit < 4 || s.size() - fit < 4)
+    return std::nullopt;
+  return fit;
+}
+
+// "FILE, FILE (WHAT alternating by size: N fitted, M held out)".
+std::string fitted_on(const std::vector<std::string>& files,
+                      const std::string& what,
+                      std::size_t fit,
+                      std::size_t rows) {
+  std::string out;
+  for (const std::string& f : files)
+    out += (out.empty() ? "" : ", ") + f;
+  return out + " (" + what + " alternating by size: " + std::to_string(fit) + " fitted, " +
+         std::to_string(rows - fit) + " held out)";
+}
+
 // GpuEfficiency::attention_backward (ratio r) and its latency c on the fit split's backward
 // rows: b = r F + c with F the modelled causal forward, least squared relative error in
 // closed form (c clamped at zero, r refitted alone then); everything else as fitted.
@@ -348,9 +369,8 @@ std::optional<AttentionBackwardFit> fit_attention_backward(const std::vector<Sam
   std::vector<Sample> rows;
   std::copy_if(samples.begin(), samples.end(), std::back_inserter(rows),
                [](const Sample& x) { return x.row->op == "attention_backward"; });
-  std::size_t fit = static_cast<std::size_t>(
-      std::count_if(rows.begin(), rows.end(), [](const Sample& x) { return x.fit; }));
-  if (fit < 4 || rows.size() - fit < 4)
+  std::optional<std::size_t> fit = split_sizes(rows);
+  if (!fit)
     return std::nullopt;
   AttentionBackwardFit out;
   GpuEfficiency forward = eff;
@@ -385,10 +405,7 @@ std::optional<AttentionBackwardFit> fit_attention_backward(const std::vector<Sam
   eff.attention_backward = ratio;
   eff.attention_backward_latency = devices::Seconds{latency};
   out.held_out_mape = mape(rows, r, eff, false);
-  for (const std::string& f : files)
-    out.fitted_on += (out.fitted_on.empty() ? "" : ", ") + f;
-  out.fitted_on += " (attention backward rows alternating by size: " + std::to_string(fit) +
-                   " fitted, " + std::to_string(rows.size() - fit) + " held out)";
+  out.fitted_on = fitted_on(files, "attention backward rows", *fit, rows.size());
   return out;
 }
 
@@ -399,9 +416,8 @@ std::optional<Matrix8bitFit> fit_matrix_8bit(const std::vector<Sample>& narrow,
                                              const std::vector<std::string>& files,
                                              const devices::DeviceRegistry& r,
                                              GpuEfficiency& eff) {
-  std::size_t fit = static_cast<std::size_t>(
-      std::count_if(narrow.begin(), narrow.end(), [](const Sample& x) { return x.fit; }));
-  if (fit < 4 || narrow.size() - fit < 4)
+  std::optional<std::size_t> fit = split_sizes(narrow);
+  if (!fit)
     return std::nullopt;
   Matrix8bitFit out;
   GpuEfficiency trial = eff;
@@ -422,10 +438,7 @@ std::optional<Matrix8bitFit> fit_matrix_8bit(const std::vector<Sample>& narrow,
     }
   }
   out.held_out_mape = mape(narrow, r, eff, false);
-  for (const std::string& f : files)
-    out.fitted_on += (out.fitted_on.empty() ? "" : ", ") + f;
-  out.fitted_on += " (8-bit GEMM rows alternating by size: " + std::to_string(fit) + " fitted, " +
-                   std::to_string(narrow.size() - fit) + " held out)";
+  out.fitted_on = fitted_on(files, "8-bit GEMM rows", *fit, narrow.size());
   return out;
 }
 
