@@ -8,6 +8,7 @@
 #include "cli/run.h"
 #include "codegen/cost/program_validation.h"
 #include "costmodel/calibration.h"
+#include "costmodel/duty_fit.h"
 #include "costmodel/overlap_fit.h"
 #include "costmodel/sustained_fit.h"
 #include "planner/fidelity.h"
@@ -35,6 +36,7 @@ struct CalibrateArgs {
   std::string min_size = "0 B";  // every size: the small calls fit the fixed costs
   std::string steps;             // measured training iterations (vTrain format)
   std::string steps_device;      // the device they ran on
+  std::string duty_from;         // a device whose GEMM duty fit the others without one borrow
 };
 
 std::string today() {
@@ -245,6 +247,42 @@ void fit_sustained(const std::vector<std::filesystem::path>& files,
   }
 }
 
+// For each device fitted here on op rows, how its GEMMs' clock rises as their duty falls;
+// devices without duty rows take `from`'s fit where one is named (the same die at the same
+// power limit), said so in its `fitted_on`.
+int fit_duty(const std::vector<std::filesystem::path>& files,
+             const devices::DeviceRegistry& registry,
+             const std::string& from,
+             std::vector<costmodel::GpuCalibrationFit>& gpu_fits,
+             std::ostream& err) {
+  std::map<std::string, costmodel::DutyFit> fits = costmodel::fit_duty(files, registry);
+  const costmodel::DutyFit* borrowed = nullptr;
+  if (!from.empty()) {
+    const devices::DeviceSpec* d = registry.find(from);
+    auto it = d != nullptr ? fits.find(d->name) : fits.end();
+    if (it == fits.end()) {
+      err << "error: --duty-from " << from << ": no duty rows of that device among the files\n";
+      return kExitBadInput;
+    }
+    borrowed = &it->second;
+  }
+  for (costmodel::GpuCalibrationFit& g : gpu_fits) {
+    auto it = fits.find(g.device);
+    if (it != fits.end()) {
+      g.duty = it->second;
+    } else if (borrowed != nullptr) {
+      g.duty = *borrowed;
+      g.duty->fitted_on = "borrowed from " + registry.find(from)->name + ", not measured on " +
+                          g.device + ": " + borrowed->fitted_on;
+    } else {
+      continue;
+    }
+    g.efficiency.duty_slope = g.duty->value;
+    g.efficiency.duty_floor = g.duty->floor;
+  }
+  return kExitOk;
+}
+
 // For each device fitted here on op rows, from its measured steps: the optimizer step's
 // achieved bandwidth, then (with it) the host's time per operation of eager tensor
 // parallelism.
@@ -346,6 +384,13 @@ void print_measured_fits(std::ostream& out, const std::vector<costmodel::GpuCali
       "model's, fitted on half; steps price GEMMs and attention at it.\n",
       [&](const costmodel::SustainedFit& f) { return number(f.value); },
       [](const costmodel::SustainedFit& f) { return f.unfitted_mape; });
+  print_held_out_fits(
+      out, fits, &Fit::duty, "slope/floor", "back to back",
+      "GEMMs between memory-bound kernels (bench/duty.py): the GEMM time at a duty over the\n"
+      "time back to back, max(floor, 1 - slope x (1 - duty)), fitted on half; steps price\n"
+      "their GEMMs at their layers' duty.\n",
+      [&](const costmodel::DutyFit& f) { return number(f.value) + "/" + number(f.floor); },
+      [](const costmodel::DutyFit& f) { return f.unfitted_mape; });
 }
 
 int calibrate(Context& cx, const CalibrateArgs& a) {
@@ -358,6 +403,7 @@ int calibrate(Context& cx, const CalibrateArgs& a) {
   std::vector<std::filesystem::path> step_files;       // whole training steps (train_steps*.csv)
   std::vector<std::filesystem::path> overlap_files;    // bench/overlap.py's overlap*.csv
   std::vector<std::filesystem::path> sustained_files;  // bench/sustained.py's sustained*.csv
+  std::vector<std::filesystem::path> duty_files;       // bench/duty.py's duty*.csv
   for (const std::string& f : a.files) {
     if (planner::is_measured_steps_file(f))
       step_files.emplace_back(f);
@@ -365,6 +411,8 @@ int calibrate(Context& cx, const CalibrateArgs& a) {
       overlap_files.emplace_back(f);
     else if (costmodel::is_sustained_file(f))
       sustained_files.emplace_back(f);
+    else if (costmodel::is_duty_file(f))
+      duty_files.emplace_back(f);
     else
       files.push_back(costmodel::load_measured(f));
   }
@@ -382,6 +430,8 @@ int calibrate(Context& cx, const CalibrateArgs& a) {
       return rc;
   }
   fit_sustained(sustained_files, registry, gpu_fits);
+  if (int rc = fit_duty(duty_files, registry, a.duty_from, gpu_fits, cx.err); rc != kExitOk)
+    return rc;
   std::map<std::string, costmodel::OverlapFit> overlap =
       costmodel::fit_overlap(overlap_files, registry);
   for (costmodel::GpuCalibrationFit& g : gpu_fits) {
@@ -448,6 +498,9 @@ void add_calibrate_command(CLI::App& app, Context& cx) {
                   "A calibration file (one device) or a directory (one file per device)");
   cmd->add_option("--min-size", a->min_size, "Fit rows of at least this size")
       ->capture_default_str();
+  cmd->add_option("--duty-from", a->duty_from,
+                  "Give devices without duty rows (bench/duty.py) this device's GEMM duty fit, "
+                  "named as borrowed in the file: for the same die at the same power limit");
   cmd->callback([&cx, a] {
     cx.action = [&cx, a] {
       return calibrate(cx, *a);

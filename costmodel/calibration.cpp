@@ -231,6 +231,16 @@ void read_ops(const devices::YamlDoc& doc,
   e.sustained_matrix = m.number("sustained_matrix", false, devices::Sign::kPositive).value_or(0);
   m.string("sustained_matrix_fitted_on");
   m.number("sustained_matrix_held_out_mape", false, devices::Sign::kNonNegative);
+  e.duty_slope = m.number("duty_slope", false, devices::Sign::kNonNegative).value_or(0);
+  e.duty_floor = m.number("duty_floor", false).value_or(1);
+  if (e.duty_slope > 1)
+    doc.error(m.get("duty_slope"),
+              "'duty_slope' must be 0 to 1 (the GEMM time saved per unit of duty)");
+  if (e.duty_floor < 0.1 || e.duty_floor > 1)
+    doc.error(m.get("duty_floor"),
+              "'duty_floor' must be 0.1 to 1 (the fastest GEMM time over the sustained one)");
+  m.string("duty_slope_fitted_on");
+  m.number("duty_slope_held_out_mape", false, devices::Sign::kNonNegative);
   e.allocator_cache = m.number("allocator_cache", false, devices::Sign::kNonNegative).value_or(0);
   m.string("allocator_cache_fitted_on");
   m.number("allocator_cache_held_out_mape", false, devices::Sign::kNonNegative);
@@ -682,6 +692,11 @@ void write_measured_fits(std::ostream& y, const GpuCalibrationFit& g) {
       write_fitted(y, key, devices::format_number((*fit)->value, 3), (*fit)->fitted_on,
                    (*fit)->held_out_mape);
     }
+  }
+  if (g.duty) {
+    write_fitted(y, "duty_slope", devices::format_number(g.duty->value, 3), g.duty->fitted_on,
+                 g.duty->held_out_mape);
+    y << "  duty_floor: " << devices::format_number(g.duty->floor, 3) << "\n";
   }
   if (g.eager_tp) {
     write_fitted(y, "eager_tp_host", devices::format(g.eager_tp->host), g.eager_tp->fitted_on,

@@ -71,6 +71,12 @@ using AllocatorFit = HeldOutFit;
 /// `GpuEfficiency::sustained_matrix` on GEMMs timed back to back; unfitted: the op model's rate.
 using SustainedFit = HeldOutFit;
 
+/// `GpuEfficiency::duty_slope` (`value`) and `duty_floor` on GEMMs interleaved with
+/// memory-bound kernels at set duties (bench/duty.py); unfitted: the sustained rate.
+struct DutyFit : HeldOutFit {
+  double floor = 1;
+};
+
 /// The fit of `GpuEfficiency::overlap_wait` on collectives measured beside GEMMs.
 struct OverlapFit {
   double wait = 0;
@@ -119,6 +125,7 @@ struct GpuCalibrationFit {
   std::optional<OverlapFit> overlap;
   std::optional<AllocatorFit> allocator;
   std::optional<SustainedFit> sustained;
+  std::optional<DutyFit> duty;
   std::optional<LayerLaunchFit> layers;
   std::optional<BlockLatencyFit> block;
   std::size_t fit_rows = 0;

@@ -237,6 +237,23 @@ GpuEfficiency sustained(const GpuEfficiency& e) {
   return out;
 }
 
+double duty_factor(const GpuEfficiency& e, double duty) {
+  if (e.duty_slope <= 0 || !std::isfinite(duty))
+    return 1;
+  double idle = 1 - std::clamp(duty, 0.0, 1.0);
+  return std::clamp(1 - e.duty_slope * idle, std::min(e.duty_floor, 1.0), 1.0);
+}
+
+GpuEfficiency at_duty(const GpuEfficiency& e, double duty) {
+  double r = duty_factor(e, duty);
+  GpuEfficiency out = e;
+  if (r < 1) {  // fitted on GEMMs alone: fused attention keeps the sustained rate
+    out.matrix /= r;
+    out.matrix_8bit /= r;
+  }
+  return out;
+}
+
 KernelEstimate gemm_kernel(const devices::DeviceSpec& d,
                            DType dtype,
                            const GpuEfficiency& eff,

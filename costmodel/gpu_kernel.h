@@ -54,6 +54,13 @@ struct GpuEfficiency {
   // matrix rate over the op model's, fitted on GEMMs timed both ways (bench/sustained.py); the
   // step model scales `matrix` and `attention` by it. 0: not measured, the burst rate.
   double sustained_matrix = 0;
+  // Between its GEMMs a step runs memory-bound kernels, which draw less power, so the clock
+  // its GEMMs get rises as their share of the GPU's busy time (the duty) falls: the GEMM time
+  // over the sustained one is max(duty_floor, 1 - duty_slope x (1 - duty)), fitted on GEMMs
+  // interleaved with memory-bound kernels at set duties (bench/duty.py). 0: not measured,
+  // the sustained rate at every duty.
+  double duty_slope = 0;
+  double duty_floor = 1;
   devices::Seconds launch;  // per kernel launched alone (a timed single op)
   // Per kernel of a sequence replayed from a CUDA graph (whole layers, decode steps): the
   // gap between back-to-back kernels, far below a lone launch.
@@ -157,6 +164,16 @@ double attention_backward_time(const GpuEfficiency& e, double forward);
 /// `e` for kernels that run back to back for seconds (a training step, a serving engine): the
 /// matrix and attention rates scaled by `sustained_matrix` where it was fitted.
 GpuEfficiency sustained(const GpuEfficiency& e);
+
+/// The GEMM time at `duty` (the share of the GPU's busy time its GEMMs and attention take)
+/// over the time back to back: max(duty_floor, 1 - duty_slope x (1 - duty)); 1 where no
+/// duty fit exists.
+double duty_factor(const GpuEfficiency& e, double duty);
+
+/// `e` (a sustained efficiency) with the matrix rates the clock at `duty` allows: each
+/// divided by duty_factor(e, duty). Fused attention, not measured at set duties, keeps the
+/// sustained rate.
+GpuEfficiency at_duty(const GpuEfficiency& e, double duty);
 
 /// A (batched) GEMM C[MxN] = A[MxK] B[KxN], `batch` times, inputs at `dtype` and the output
 /// at `out_bytes` per element. The thread-block tile is the fastest of the usual CUTLASS

@@ -120,7 +120,7 @@ const LayerCost& layer(const TrainContext& cx,
                        LayerCost* scratch) {
   if (cx.layer_cache)
     return cx.layer_cache->get(cx.task.model, shape, dcx);
-  *scratch = layer_cost(cx.task.model, shape, dcx);
+  *scratch = layer_cost_at_duty(cx.task.model, shape, dcx);
   return *scratch;
 }
 
@@ -132,7 +132,7 @@ const LayerCost& LayerCostCache::get(const ModelSpec& m,
   auto key = std::make_tuple(s.tp, s.cp, s.micro_batch, (s.moe_layer ? 1 : 0) + (s.sp ? 0 : 4));
   auto it = costs_.find(key);
   if (it == costs_.end())
-    it = costs_.emplace(key, layer_cost(m, s, dcx)).first;
+    it = costs_.emplace(key, layer_cost_at_duty(m, s, dcx)).first;
   return it->second;
 }
 
@@ -142,7 +142,7 @@ const LayerCost& LayerCostCache::head(const ModelSpec& m,
   auto key = std::make_tuple(s.tp, s.cp, s.micro_batch, 2 + (s.sp ? 0 : 4));
   auto it = costs_.find(key);
   if (it == costs_.end())
-    it = costs_.emplace(key, head_cost(m, s, dcx)).first;
+    it = costs_.emplace(key, head_cost_at_duty(m, s, dcx)).first;
   return it->second;
 }
 
@@ -444,7 +444,8 @@ StageTimes stage_times(const TrainContext& cx,
     LayerShape shape{l.micro_batch, cx.task.sequence_length / l.cp, l.tp, false};
     shape.cp = l.cp;
     shape.sp = l.sp;
-    LayerCost h = cx.layer_cache ? cx.layer_cache->head(m, shape, dcx) : head_cost(m, shape, dcx);
+    LayerCost h =
+        cx.layer_cache ? cx.layer_cache->head(m, shape, dcx) : head_cost_at_duty(m, shape, dcx);
     st.compute += h.forward + h.backward;
     st.tp += h.tp_comm;
     st.forward += h.forward;

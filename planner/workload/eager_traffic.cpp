@@ -21,11 +21,19 @@ double f(std::int64_t v) {
 // the two input-gradient paths added (12), the cast back to bf16 (6): 100.
 constexpr double kNormForward = 40;
 constexpr double kNormBackward = 100;
-// Of those, the casts to fp32: the input's in forward, the incoming gradient's in backward.
+// Of those, the casts to fp32: the input's in forward, the incoming gradient's in backward;
+// and the products with a broadcast operand: by the rsqrt and by the weight in forward (8 +
+// 8), through the weight and through the rsqrt in backward (8 + 12).
 constexpr double kNormWiden = 6;
+constexpr double kNormStridedForward = 16;
+constexpr double kNormStridedBackward = 20;
 // RoPE on q and k, per element: x cos (2 + 2), the half negated (1 + 1), the halves
 // concatenated (2 + 2), times sin (2 + 2), the sum (4 + 2): 20, and the same in backward.
 constexpr double kRope = 20;
+// Of those, the products by the broadcast cos and sin and the negated strided half (4 + 4 +
+// 2), and the concatenation (4); the same in backward.
+constexpr double kRopeStrided = 10;
+constexpr double kRopeCat = 4;
 // A bf16 residual add (2 + 2 + 2), and its gradient added to the branch's in backward.
 constexpr double kResidual = 6;
 // Making a bf16 tensor contiguous after a transpose (2 + 2).
@@ -62,6 +70,11 @@ EagerBytes eager_layer_bytes(const devices::ModelSpec& m, const LayerShape& s) {
                (gated ? kSwigluBackward : kActBackward) * wide;
   b.widen_forward = 2 * kNormWiden * stream;
   b.widen_backward = 2 * kNormWiden * stream;
+  double rotated = rope ? q + kv : 0;
+  b.strided_forward = 2 * kNormStridedForward * stream + kRopeStrided * rotated;
+  b.strided_backward = 2 * kNormStridedBackward * stream + kRopeStrided * rotated;
+  b.cat_forward = kRopeCat * rotated;
+  b.cat_backward = kRopeCat * rotated;
   return b;
 }
 
@@ -83,8 +96,11 @@ EagerBytes eager_head_bytes(const devices::ModelSpec& m, const LayerShape& s) {
   // bf16 logits to fp32 (2 + 4); the fp32 gradient back to bf16 (4 + 2). The final norm
   // runs like a layer's.
   double norm = f(s.micro_batch * s.seq) * f(m.hidden) / (s.tp > 1 ? f(s.tp) : 1);
-  return {6 * logits + kNormForward * norm, 6 * logits + kNormBackward * norm,
-          6 * logits + kNormWiden * norm, kNormWiden * norm};
+  EagerBytes b{6 * logits + kNormForward * norm, 6 * logits + kNormBackward * norm,
+               6 * logits + kNormWiden * norm, kNormWiden * norm};
+  b.strided_forward = kNormStridedForward * norm;
+  b.strided_backward = kNormStridedBackward * norm;
+  return b;
 }
 
 EagerBytes eager_parameter_bytes(std::int64_t micro_batches, int recasts) {
@@ -99,25 +115,48 @@ double eager_optimizer_bytes_per_parameter() {
   return 28 + 12;
 }
 
-double eager_stream_time(const DeviceContext& cx, double bytes, double widen) {
-  // Where no widening cast was measured, the casts run at the elementwise rate too.
-  if (cx.efficiency.stream.count("widen") == 0)
-    widen = 0;
+namespace {
+
+// `bytes` of `b`'s parts: (total, widen, strided, cat).
+double stream_parts(
+    const DeviceContext& cx, double bytes, double widen, double strided, double cat) {
+  // Where a kind was not measured, its bytes run at the elementwise rate.
+  auto has = [&](const char* kind) {
+    return cx.efficiency.stream.count(kind) > 0;
+  };
+  widen = has("widen") ? widen : 0;
+  strided = has("strided") ? strided : 0;
+  cat = has("cat") ? cat : 0;
+  auto time = [&](const char* kind, const char* what, double read, double write) {
+    return costmodel::stream_kernel(cx.device, cx.efficiency, kind, what, read, write, 0)
+        .time()
+        .value;
+  };
   double t = 0;
-  if (bytes > widen) {
-    t += costmodel::stream_kernel(cx.device, cx.efficiency, "elementwise", "eager traffic",
-                                  bytes - widen, 0, 0)
-             .time()
-             .value;
-  }
-  if (widen > 0) {
-    // 2 bytes read for every 4 written.
-    t += costmodel::stream_kernel(cx.device, cx.efficiency, "widen", "eager casts to fp32",
-                                  widen / 3, 2 * widen / 3, 0)
-             .time()
-             .value;
-  }
+  double plain = bytes - widen - strided - cat;
+  if (plain > 0)
+    t += time("elementwise", "eager traffic", plain, 0);
+  if (widen > 0)
+    t += time("widen", "eager casts to fp32", widen / 3, 2 * widen / 3);  // 2 B in, 4 out
+  if (strided > 0)
+    t += time("strided", "eager broadcast and strided operands", strided, 0);
+  if (cat > 0)
+    t += time("cat", "eager concatenations", cat, 0);
   return t;
+}
+
+}  // namespace
+
+double eager_stream_time(const DeviceContext& cx, double bytes, double widen) {
+  return stream_parts(cx, bytes, widen, 0, 0);
+}
+
+double eager_forward_time(const DeviceContext& cx, const EagerBytes& b) {
+  return stream_parts(cx, b.forward, b.widen_forward, b.strided_forward, b.cat_forward);
+}
+
+double eager_backward_time(const DeviceContext& cx, const EagerBytes& b) {
+  return stream_parts(cx, b.backward, b.widen_backward, b.strided_backward, b.cat_backward);
 }
 
 }  // namespace yirage::planner

@@ -22,14 +22,23 @@
 
 namespace yirage::planner {
 
-/// Bytes moved by the memory-bound kernels of a forward and of a backward pass, and the part
-/// of each that 16-bit tensors cast to fp32 move (PyTorch runs those casts in its unrolled
-/// copy loop, at about half the rate of its vectorised kernels: costmodel's "widen").
+/// Bytes moved by the memory-bound kernels of a forward and of a backward pass, and the parts
+/// of each that PyTorch cannot run in its vectorised loop:
+/// - `widen`: 16-bit tensors cast to fp32 (its unrolled copy loop, about half the rate:
+///   costmodel's "widen");
+/// - `strided`: products with a broadcast operand (the norms' rsqrt and weight, RoPE's cos and
+///   sin) and ops on a strided half (RoPE's negation), its unvectorised TensorIterator loop
+///   (costmodel's "strided");
+/// - `cat`: RoPE's concatenation of the halves (costmodel's "cat").
 struct EagerBytes {
   double forward = 0;
   double backward = 0;
   double widen_forward = 0;
   double widen_backward = 0;
+  double strided_forward = 0;
+  double strided_backward = 0;
+  double cat_forward = 0;
+  double cat_backward = 0;
 };
 
 /// One layer, one micro-batch, one device of a tensor-parallel group of `s.tp` (norms and
@@ -61,7 +70,12 @@ double eager_optimizer_bytes_per_parameter();
 std::int64_t eager_layer_operations(const devices::ModelSpec& m);
 
 /// Seconds to move `bytes` through memory-bound kernels on the context's device, `widen` of
-/// them through casts to fp32.
+/// them through casts to fp32 (each part at its kind's rate where the device's calibration
+/// has that kind, else at the elementwise rate).
 double eager_stream_time(const DeviceContext& cx, double bytes, double widen = 0);
+
+/// The same for the forward's (or the backward's) bytes of `b`, each part at its kind's rate.
+double eager_forward_time(const DeviceContext& cx, const EagerBytes& b);
+double eager_backward_time(const DeviceContext& cx, const EagerBytes& b);
 
 }  // namespace yirage::planner

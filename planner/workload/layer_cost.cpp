@@ -74,11 +74,10 @@ LayerCost eager_layer_cost(const devices::ModelSpec& m,
   EagerBytes bytes = eager_layer_bytes(m, s);
   c.fusions = {"rmsnorm_linear: unfused (eager PyTorch)", "gated_mlp: unfused (eager PyTorch)"};
   c.attention_forward = attn;
-  c.forward_kernels = {gemm, attn,
-                       eager_stream_time(p.context(), bytes.forward, bytes.widen_forward)};
+  c.forward_kernels = {gemm, attn, eager_forward_time(p.context(), bytes)};
   c.backward_kernels = {kBackwardGemm * gemm,
                         costmodel::attention_backward_time(cx.efficiency, attn),
-                        eager_stream_time(p.context(), bytes.backward, bytes.widen_backward)};
+                        eager_backward_time(p.context(), bytes)};
   c.forward = c.forward_kernels.total();
   c.backward = c.backward_kernels.total();
   c.flops_forward += attn_flops;
@@ -180,11 +179,9 @@ LayerCost head_cost(const devices::ModelSpec& m, const LayerShape& s, const Devi
                       .latency()
                       .value;
     }
-    c.forward_kernels = {head.time.value, 0,
-                         eager_stream_time(p.context(), bytes.forward, bytes.widen_forward), loss};
+    c.forward_kernels = {head.time.value, 0, eager_forward_time(p.context(), bytes), loss};
     c.backward_kernels = {kBackwardGemm * head.time.value, 0,
-                          eager_stream_time(p.context(), bytes.backward, bytes.widen_backward),
-                          loss};
+                          eager_backward_time(p.context(), bytes), loss};
     c.forward = c.forward_kernels.total();
     c.backward = c.backward_kernels.total();
     return c;
@@ -197,6 +194,39 @@ LayerCost head_cost(const devices::ModelSpec& m, const LayerShape& s, const Devi
                         backward_ratio("softmax") * loss.time.value};
   with_host_issue(cx.efficiency.host, p.kernels(), c);
   return c;
+}
+
+double hot_duty(const LayerCost& c) {
+  KernelTime k = c.forward_kernels;
+  k.add(c.backward_kernels);
+  double busy = k.total();
+  return busy > 0 ? (k.gemm + k.attention) / busy : 1;
+}
+
+namespace {
+
+template <typename Price>
+LayerCost at_duty(const DeviceContext& cx, Price price) {
+  LayerCost c = price(cx);
+  if (cx.efficiency.duty_slope <= 0)
+    return c;
+  DeviceContext hot = cx;
+  hot.efficiency = costmodel::at_duty(cx.efficiency, hot_duty(c));
+  return price(hot);
+}
+
+}  // namespace
+
+LayerCost layer_cost_at_duty(const devices::ModelSpec& m,
+                             const LayerShape& s,
+                             const DeviceContext& cx) {
+  return at_duty(cx, [&](const DeviceContext& d) { return layer_cost(m, s, d); });
+}
+
+LayerCost head_cost_at_duty(const devices::ModelSpec& m,
+                            const LayerShape& s,
+                            const DeviceContext& cx) {
+  return at_duty(cx, [&](const DeviceContext& d) { return head_cost(m, s, d); });
 }
 
 }  // namespace yirage::planner

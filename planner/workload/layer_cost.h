@@ -72,4 +72,18 @@ LayerCost layer_cost(const devices::ModelSpec& m, const LayerShape& s, const Dev
 /// The output head and loss for one micro-batch: forward and backward seconds.
 LayerCost head_cost(const devices::ModelSpec& m, const LayerShape& s, const DeviceContext& cx);
 
+/// The share of `c`'s GPU time (forward and backward kernels) its GEMMs and attention take:
+/// the duty that sets the clock a GPU at its power limit gives them. 1 when it has none.
+double hot_duty(const LayerCost& c);
+
+/// layer_cost and head_cost of a training step, with the GEMMs and attention at the clock
+/// their duty allows (costmodel::at_duty): priced at `cx`'s rates (back to back), then again
+/// at the duty of that pricing. Where `cx` has no duty fit, the same as the plain ones.
+LayerCost layer_cost_at_duty(const devices::ModelSpec& m,
+                             const LayerShape& s,
+                             const DeviceContext& cx);
+LayerCost head_cost_at_duty(const devices::ModelSpec& m,
+                            const LayerShape& s,
+                            const DeviceContext& cx);
+
 }  // namespace yirage::planner

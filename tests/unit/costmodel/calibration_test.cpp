@@ -206,6 +206,14 @@ TEST(Calibration, AVanishingVectorFractionIsPinnedToLineAndColumn) {
   EXPECT_EQ(bad.message, "'vector' must be a fraction of the vector peak, 1e-06 to 1");
 }
 
+TEST(Calibration, ADutyFloorAboveOneIsPinnedToLineAndColumn) {
+  BadCalibration bad = load_changed("H200", "duty_floor: 0.839", "duty_floor: 1.5");
+  bad.expected.col += static_cast<int>(std::string("duty_floor: ").size());
+  EXPECT_EQ(bad.loc, bad.expected);
+  EXPECT_EQ(bad.message,
+            "'duty_floor' must be 0.1 to 1 (the fastest GEMM time over the sustained one)");
+}
+
 }  // namespace
 }  // namespace yirage::costmodel
 

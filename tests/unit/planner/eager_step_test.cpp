@@ -35,6 +35,12 @@ TEST(EagerTraffic, LayerBytesFollowTheKernels) {
   EXPECT_DOUBLE_EQ(b.forward, 2 * 40 * h + 2 * 6 * h + 4 * q + 20 * (q + kv) + 10 * ffn);
   EXPECT_DOUBLE_EQ(b.backward,
                    2 * 100 * h + 2 * 6 * h + 4 * (2 * q + 2 * kv) + 20 * (q + kv) + 18 * ffn);
+  // The parts PyTorch cannot vectorise: the norms' broadcast products, RoPE's products by
+  // cos and sin and its negated strided half, and RoPE's concatenation.
+  EXPECT_DOUBLE_EQ(b.strided_forward, 2 * 16 * h + 10 * (q + kv));
+  EXPECT_DOUBLE_EQ(b.strided_backward, 2 * 20 * h + 10 * (q + kv));
+  EXPECT_DOUBLE_EQ(b.cat_forward, 4 * (q + kv));
+  EXPECT_LT(b.widen_forward + b.strided_forward + b.cat_forward, b.forward);
   // Tensor parallelism splits every term: heads and FFN columns, and the norms' tokens
   // (sequence parallelism).
   LayerShape split{1, 1000, 4, false};
