@@ -11,14 +11,19 @@ gaps, so its GEMMs run at a clock between the two. This script measures that dir
 Each point repeats one pattern for --seconds: one GEMM, then filler work sized so the GEMM
 takes about the target share of the time. Fillers: `copy` (a 512 MiB bf16 copy, bound by
 HBM), `rmsnorm` (RMSNorm over 32,768 rows of 4,096 bf16, a step's row-wise kernel) and
-`idle` (the host waits, the GPU has nothing queued: an eager step's launch gaps). Every
+`idle` (the host waits, the GPU has nothing queued: an eager step's launch gaps). With
+--attention, causal fused attention forwards are timed the same way (rows named
+`attention:BxHxSxD`; `calibrate` does not fit them). Every
 operation is checked against a float64 reference first; the burst time of each (median of
 triton.testing.do_bench, L2 flushed) is recorded beside. Each pattern is timed with CUDA
-events; a point reports the median GEMM and filler times after the first --settle seconds,
+events (short GEMMs repeat within a pattern, `gemm_reps` times, to about 1 ms); a point
+reports the median GEMM (per product) and filler times after the first --settle seconds,
 the duty achieved (GEMM time over wall time, from the events), and the mean SM clock and
 power of nvidia-smi samples (every 100 ms) over the same interval.
 
     python3 bench/duty.py --out duty.csv
+    python3 bench/duty.py --out duty_shapes.csv --gemms 4096x4096x4096,8192x1024x4096,2048x14336x4096 \
+        --attention 1x32x8192x128 --no-alone
 """
 import argparse
 import datetime
@@ -83,6 +88,15 @@ def gemm(m, n, k):
     if m <= 4096:
         check(f"gemm {m}x{n}x{k}", a @ b, a.double() @ b.double(), 1e-2)
     return lambda: a @ b
+
+
+def attention(b, h, s, d):
+    q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=BF16) for _ in range(3))
+    if s <= 2048:
+        ref = F.scaled_dot_product_attention(q.double(), k.double(), v.double(), is_causal=True)
+        check(f"attention {b}x{h}x{s}x{d}", F.scaled_dot_product_attention(q, k, v, is_causal=True),
+              ref, 1e-2)
+    return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True)
 
 
 def filler(kind):
@@ -150,6 +164,12 @@ def main(argv):
     p.add_argument("--seconds", type=float, default=4)
     p.add_argument("--settle", type=float, default=1.5)
     p.add_argument("--cool", type=float, default=2, help="seconds idle before each point")
+    p.add_argument("--gemms", default=",".join("x".join(map(str, g)) for g in GEMMS),
+                   help="MxNxK of the GEMMs, comma-separated")
+    p.add_argument("--attention", default="",
+                   help="BxHxSxD of causal fused attention forwards (bf16) timed the same way, "
+                        "named attention:BxHxSxD in the file, comma-separated")
+    p.add_argument("--no-alone", action="store_true", help="skip the fillers timed alone")
     a = p.parse_args(argv)
     torch.manual_seed(0)
     name = torch.cuda.get_device_name()
@@ -158,32 +178,39 @@ def main(argv):
     fill_burst = {k: burst(f) for k, f in fills.items() if f}
     rows = []
 
-    def point(shape, g, g_burst, kind, target, count, gap):
+    def point(label, g, g_burst, kind, target, count, gap, reps):
         time.sleep(a.cool)
         r = run_point(g, fills[kind], count, gap, a.seconds, a.settle, sampler)
-        m, n, k = shape
-        rows.append([name, f"{m}x{n}x{k}", kind, f"{target:.2f}", count, f"{gap:.6f}",
-                     f"{r[2]:.4f}", f"{g_burst:.6e}", f"{r[0]:.6e}",
-                     f"{fill_burst.get(kind, 0):.6e}", f"{r[1]:.6e}", *r[3:]])
+        rows.append([name, label, kind, f"{target:.2f}", count, f"{gap:.6f}",
+                     f"{r[2]:.4f}", f"{g_burst / reps:.6e}", f"{r[0] / reps:.6e}",
+                     f"{fill_burst.get(kind, 0):.6e}", f"{r[1]:.6e}", *r[3:], reps])
         print(",".join(str(c) for c in rows[-1]), flush=True)
 
-    for shape in GEMMS:
-        g = gemm(*shape)
+    hot = [(spec, gemm(*map(int, spec.split("x")))) for spec in a.gemms.split(",") if spec]
+    hot += [("attention:" + spec, attention(*map(int, spec.split("x"))))
+            for spec in a.attention.split(",") if spec]
+    for label, one in hot:
+        # Short products repeat within a pattern (`gemm_reps`), so that the fillers between
+        # them can be sized to the duty; times are per product.
+        reps = max(1, round(1e-3 / burst(one)))
+        g = (lambda f=one, n=reps: [f() for _ in range(n)]) if reps > 1 else one
         g_burst = burst(g)
-        point(shape, g, g_burst, "copy", 1.0, 0, 0.0)
+        point(label, g, g_burst, "copy", 1.0, 0, 0.0, reps)
         for kind in FILLERS:
             for d in DUTIES:
                 off = g_burst * (1 - d) / d
                 if kind == "idle":
-                    point(shape, g, g_burst, kind, d, 0, off)
+                    point(label, g, g_burst, kind, d, 0, off, reps)
                 else:
-                    point(shape, g, g_burst, kind, d, max(1, round(off / fill_burst[kind])), 0.0)
+                    point(label, g, g_burst, kind, d, max(1, round(off / fill_burst[kind])), 0.0,
+                          reps)
     for kind, f in fills.items():  # fillers alone, back to back
-        if f:
+        if f and not a.no_alone:
             time.sleep(a.cool)
             r = run_point(f, f, 1, 0.0, a.seconds, a.settle, sampler)
             rows.append([name, "none", kind, "0.00", 1, "0.000000", "0.0000", "0", "0",
-                         f"{fill_burst[kind]:.6e}", f"{statistics.mean([r[0], r[1]]):.6e}", *r[3:]])
+                         f"{fill_burst[kind]:.6e}", f"{statistics.mean([r[0], r[1]]):.6e}", *r[3:],
+                         0])
             print(",".join(str(c) for c in rows[-1]), flush=True)
     sampler.stop()
     drv = subprocess.run(["nvidia-smi", "--query-gpu=driver_version,power.limit",
@@ -194,7 +221,7 @@ def main(argv):
                 f"limit {drv}; torch {torch.__version__}; CUDA {torch.version.cuda}\n")
         f.write(f"# command: bench/duty.py {' '.join(argv)}\n")
         f.write("device,gemm,filler,target_duty,fillers,gap_s,duty,gemm_burst_s,gemm_s,"
-                "filler_burst_s,filler_s,sm_mhz,power_w,temperature_c,throttle_reasons\n")
+                "filler_burst_s,filler_s,sm_mhz,power_w,temperature_c,throttle_reasons,gemm_reps\n")
         for r in rows:
             f.write(",".join(str(c) for c in r) + "\n")
     return 0

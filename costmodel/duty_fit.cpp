@@ -91,7 +91,9 @@ std::map<std::string, DutyFit> fit_duty(const std::vector<std::filesystem::path>
     for (const DutyRow& r : rows) {
       const devices::DeviceSpec* d = registry.find(r.device);
       auto ref = back_to_back.find(r.device + " " + r.gemm);
-      if (d == nullptr || ref == back_to_back.end() || r.duty >= 0.99 || r.filler == "idle")
+      // Fused attention's rows (`attention:...`) are measured beside, not fitted.
+      if (d == nullptr || ref == back_to_back.end() || r.duty >= 0.99 || r.filler == "idle" ||
+          r.gemm.starts_with("attention:"))
         continue;
       Rows& out = by_device[d->name];
       // Alternating within each series, the series starting on alternate halves, so that

@@ -207,7 +207,7 @@ TEST(Calibration, AVanishingVectorFractionIsPinnedToLineAndColumn) {
 }
 
 TEST(Calibration, ADutyFloorAboveOneIsPinnedToLineAndColumn) {
-  BadCalibration bad = load_changed("H200", "duty_floor: 0.839", "duty_floor: 1.5");
+  BadCalibration bad = load_changed("H200", "duty_floor: 0.854", "duty_floor: 1.5");
   bad.expected.col += static_cast<int>(std::string("duty_floor: ").size());
   EXPECT_EQ(bad.loc, bad.expected);
   EXPECT_EQ(bad.message,
