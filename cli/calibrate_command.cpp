@@ -393,29 +393,54 @@ void print_measured_fits(std::ostream& out, const std::vector<costmodel::GpuCali
       [](const costmodel::DutyFit& f) { return f.unfitted_mape; });
 }
 
+// The files given, by kind: op, collective, layer and program rows, and the bench scripts' own.
+struct Inputs {
+  std::vector<costmodel::MeasuredFile> rows;
+  std::vector<std::filesystem::path> steps;      // whole training steps (train_steps*.csv)
+  std::vector<std::filesystem::path> overlap;    // bench/overlap.py's overlap*.csv
+  std::vector<std::filesystem::path> sustained;  // bench/sustained.py's sustained*.csv
+  std::vector<std::filesystem::path> duty;       // bench/duty.py's duty*.csv
+};
+
+Inputs sort_inputs(const std::vector<std::string>& names) {
+  Inputs in;
+  for (const std::string& f : names) {
+    if (planner::is_measured_steps_file(f))
+      in.steps.emplace_back(f);
+    else if (costmodel::is_overlap_file(f))
+      in.overlap.emplace_back(f);
+    else if (costmodel::is_sustained_file(f))
+      in.sustained.emplace_back(f);
+    else if (costmodel::is_duty_file(f))
+      in.duty.emplace_back(f);
+    else
+      in.rows.push_back(costmodel::load_measured(f));
+  }
+  return in;
+}
+
+// For each device fitted here on op rows, the wait of a collective launched beside a GEMM.
+void fit_overlap(const std::vector<std::filesystem::path>& files,
+                 const devices::DeviceRegistry& registry,
+                 std::vector<costmodel::GpuCalibrationFit>& gpu_fits) {
+  std::map<std::string, costmodel::OverlapFit> overlap = costmodel::fit_overlap(files, registry);
+  for (costmodel::GpuCalibrationFit& g : gpu_fits) {
+    auto it = overlap.find(g.device);
+    if (it != overlap.end()) {
+      g.overlap = it->second;
+      g.efficiency.overlap_wait = it->second.wait;
+    }
+  }
+}
+
 int calibrate(Context& cx, const CalibrateArgs& a) {
   devices::ParsedQuantity min = devices::parse_quantity(a.min_size, devices::Dim::kBytes);
   if (!min.error.empty()) {
     cx.err << "error: --min-size: " << min.error << "\n";
     return kExitBadInput;
   }
-  std::vector<costmodel::MeasuredFile> files;
-  std::vector<std::filesystem::path> step_files;       // whole training steps (train_steps*.csv)
-  std::vector<std::filesystem::path> overlap_files;    // bench/overlap.py's overlap*.csv
-  std::vector<std::filesystem::path> sustained_files;  // bench/sustained.py's sustained*.csv
-  std::vector<std::filesystem::path> duty_files;       // bench/duty.py's duty*.csv
-  for (const std::string& f : a.files) {
-    if (planner::is_measured_steps_file(f))
-      step_files.emplace_back(f);
-    else if (costmodel::is_overlap_file(f))
-      overlap_files.emplace_back(f);
-    else if (costmodel::is_sustained_file(f))
-      sustained_files.emplace_back(f);
-    else if (costmodel::is_duty_file(f))
-      duty_files.emplace_back(f);
-    else
-      files.push_back(costmodel::load_measured(f));
-  }
+  Inputs in = sort_inputs(a.files);
+  std::vector<costmodel::MeasuredFile>& files = in.rows;
   devices::DeviceRegistry registry = cx.load_registry();
   auto fits = costmodel::fit_collectives(files, registry, min.value);
   auto gpu_fits = costmodel::fit_gpu_ops(files, registry);
@@ -429,20 +454,12 @@ int calibrate(Context& cx, const CalibrateArgs& a) {
     if (int rc = fit_steps(cx, a, registry, fits, gpu_fits); rc != kExitOk)
       return rc;
   }
-  fit_sustained(sustained_files, registry, gpu_fits);
-  if (int rc = fit_duty(duty_files, registry, a.duty_from, gpu_fits, cx.err); rc != kExitOk)
+  fit_sustained(in.sustained, registry, gpu_fits);
+  if (int rc = fit_duty(in.duty, registry, a.duty_from, gpu_fits, cx.err); rc != kExitOk)
     return rc;
-  std::map<std::string, costmodel::OverlapFit> overlap =
-      costmodel::fit_overlap(overlap_files, registry);
-  for (costmodel::GpuCalibrationFit& g : gpu_fits) {
-    auto it = overlap.find(g.device);
-    if (it != overlap.end()) {
-      g.overlap = it->second;
-      g.efficiency.overlap_wait = it->second.wait;
-    }
-  }
-  if (!step_files.empty())
-    fit_on_steps(step_files, registry, fits, gpu_fits);
+  fit_overlap(in.overlap, registry, gpu_fits);
+  if (!in.steps.empty())
+    fit_on_steps(in.steps, registry, fits, gpu_fits);
   if (fits.empty() && gpu_fits.empty()) {
     cx.err << "error: nothing to fit: no op rows and no single-node collective rows of "
            << a.min_size << " or more\n";

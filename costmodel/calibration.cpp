@@ -185,6 +185,32 @@ void read_stream(const devices::YamlDoc& doc, const YAML::Node& map, GpuEfficien
   }
 }
 
+// The constants fitted on steps and on kernels measured beside other work, with the rows
+// each names.
+void read_measured_fits(const devices::YamlDoc& doc, devices::MapReader& m, GpuEfficiency& e) {
+  e.overlap_wait = m.number("overlap_wait", false, devices::Sign::kNonNegative).value_or(0);
+  m.string("overlap_wait_fitted_on");
+  m.number("overlap_wait_held_out_mape", false, devices::Sign::kNonNegative);
+  e.sustained_matrix = m.number("sustained_matrix", false, devices::Sign::kPositive).value_or(0);
+  m.string("sustained_matrix_fitted_on");
+  m.number("sustained_matrix_held_out_mape", false, devices::Sign::kNonNegative);
+  e.duty_slope = m.number("duty_slope", false, devices::Sign::kNonNegative).value_or(0);
+  e.duty_floor = m.number("duty_floor", false).value_or(1);
+  if (e.duty_slope > 1)
+    doc.error(m.get("duty_slope"),
+              "'duty_slope' must be 0 to 1 (the GEMM time saved per unit of duty)");
+  if (e.duty_floor < 0.1 || e.duty_floor > 1)
+    doc.error(m.get("duty_floor"),
+              "'duty_floor' must be 0.1 to 1 (the fastest GEMM time over the sustained one)");
+  m.string("duty_slope_fitted_on");
+  m.number("duty_slope_held_out_mape", false, devices::Sign::kNonNegative);
+  e.allocator_cache = m.number("allocator_cache", false, devices::Sign::kNonNegative).value_or(0);
+  m.string("allocator_cache_fitted_on");
+  m.number("allocator_cache_held_out_mape", false, devices::Sign::kNonNegative);
+  m.string("optimizer_fitted_on");
+  m.number("optimizer_held_out_mape", false, devices::Sign::kNonNegative);
+}
+
 void read_ops(const devices::YamlDoc& doc,
               const YAML::Node& n,
               const std::string& device,
@@ -225,27 +251,7 @@ void read_ops(const devices::YamlDoc& doc,
   m.string("graph_launch_fitted_on");
   e.host = seconds("host");
   e.optimizer = m.number("optimizer", false).value_or(0);
-  e.overlap_wait = m.number("overlap_wait", false, devices::Sign::kNonNegative).value_or(0);
-  m.string("overlap_wait_fitted_on");
-  m.number("overlap_wait_held_out_mape", false, devices::Sign::kNonNegative);
-  e.sustained_matrix = m.number("sustained_matrix", false, devices::Sign::kPositive).value_or(0);
-  m.string("sustained_matrix_fitted_on");
-  m.number("sustained_matrix_held_out_mape", false, devices::Sign::kNonNegative);
-  e.duty_slope = m.number("duty_slope", false, devices::Sign::kNonNegative).value_or(0);
-  e.duty_floor = m.number("duty_floor", false).value_or(1);
-  if (e.duty_slope > 1)
-    doc.error(m.get("duty_slope"),
-              "'duty_slope' must be 0 to 1 (the GEMM time saved per unit of duty)");
-  if (e.duty_floor < 0.1 || e.duty_floor > 1)
-    doc.error(m.get("duty_floor"),
-              "'duty_floor' must be 0.1 to 1 (the fastest GEMM time over the sustained one)");
-  m.string("duty_slope_fitted_on");
-  m.number("duty_slope_held_out_mape", false, devices::Sign::kNonNegative);
-  e.allocator_cache = m.number("allocator_cache", false, devices::Sign::kNonNegative).value_or(0);
-  m.string("allocator_cache_fitted_on");
-  m.number("allocator_cache_held_out_mape", false, devices::Sign::kNonNegative);
-  m.string("optimizer_fitted_on");
-  m.number("optimizer_held_out_mape", false, devices::Sign::kNonNegative);
+  read_measured_fits(doc, m, e);
   e.eager_tp_host = seconds("eager_tp_host");
   m.string("eager_tp_host_fitted_on");
   m.number("eager_tp_host_held_out_mape", false, devices::Sign::kNonNegative);
