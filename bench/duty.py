@@ -114,6 +114,14 @@ def filler(kind):
         check("rmsnorm", F.rms_norm(x, (4096,), w, 1e-6),
               xd * torch.rsqrt(xd.pow(2).mean(-1, keepdim=True) + 1e-6) * w.double(), 1e-2)
         return lambda: F.rms_norm(x, (4096,), w, 1e-6)
+    if kind == "small":
+        # Eager PyTorch's memory-bound kernels are many and small: a bf16 add over 8M
+        # elements (48 MB of traffic, about 10 us), launched one by one.
+        x = torch.randn(4096, 2048, device="cuda", dtype=BF16)
+        y = torch.randn_like(x)
+        z = torch.empty_like(x)
+        check("small add", torch.add(x, y, out=z), x.double() + y.double(), 1e-2)
+        return lambda: torch.add(x, y, out=z)
     return None
 
 
@@ -170,11 +178,15 @@ def main(argv):
                    help="BxHxSxD of causal fused attention forwards (bf16) timed the same way, "
                         "named attention:BxHxSxD in the file, comma-separated")
     p.add_argument("--no-alone", action="store_true", help="skip the fillers timed alone")
+    p.add_argument("--fillers", default=",".join(FILLERS),
+                   help="filler kinds, comma-separated: copy, rmsnorm, idle, small (a 10 us "
+                        "add launched one by one, as eager PyTorch's small kernels run)")
     a = p.parse_args(argv)
+    kinds = [k for k in a.fillers.split(",") if k]
     torch.manual_seed(0)
     name = torch.cuda.get_device_name()
     sampler = Sampler()
-    fills = {k: filler(k) for k in FILLERS}
+    fills = {k: filler(k) for k in kinds}
     fill_burst = {k: burst(f) for k, f in fills.items() if f}
     rows = []
 
@@ -196,7 +208,7 @@ def main(argv):
         g = (lambda f=one, n=reps: [f() for _ in range(n)]) if reps > 1 else one
         g_burst = burst(g)
         point(label, g, g_burst, "copy", 1.0, 0, 0.0, reps)
-        for kind in FILLERS:
+        for kind in kinds:
             for d in DUTIES:
                 off = g_burst * (1 - d) / d
                 if kind == "idle":
