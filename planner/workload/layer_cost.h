@@ -76,9 +76,10 @@ LayerCost head_cost(const devices::ModelSpec& m, const LayerShape& s, const Devi
 /// the duty that sets the clock a GPU at its power limit gives them. 1 when it has none.
 double hot_duty(const LayerCost& c);
 
-/// layer_cost and head_cost of a training step, with the GEMMs and attention at the clock
-/// their duty allows (costmodel::at_duty): priced at `cx`'s rates (back to back), then again
-/// at the duty of that pricing. Where `cx` has no duty fit, the same as the plain ones.
+/// layer_cost and head_cost of a training step, with the GEMMs at the clock their duty allows
+/// (costmodel::at_duty; fused attention counts toward the duty but keeps its rate): priced at
+/// `cx`'s rates (back to back), then again at the duty of that pricing. Where `cx` has no duty
+/// fit, the same as the plain ones.
 LayerCost layer_cost_at_duty(const devices::ModelSpec& m,
                              const LayerShape& s,
                              const DeviceContext& cx);
