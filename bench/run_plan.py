@@ -103,6 +103,12 @@ def parse_args(argv):
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--lr", type=float, default=3e-4)
     p.add_argument("--no-profile", action="store_true")
+    p.add_argument("--gc-freq", type=int, default=0,
+                   help="torchtitan's and Megatron's manual garbage collection: Python's automatic "
+                        "collector off for the warm-up and measured steps, a generation-1 "
+                        "collection every N steps at the step's start (0: Python's default)")
+    p.add_argument("--step-times", default=None,
+                   help="JSON lines: each job's measured step times (the slowest rank's)")
     p.add_argument("--kernels", default=None,
                    help="CSV: rank 0's GPU kernels of the profiled step, by name")
     p.add_argument("--memory-layout", default=None,
@@ -585,6 +591,13 @@ class Job:
         self.dist.all_reduce(t, op=self.dist.ReduceOp.MAX)
         return t.tolist()
 
+    def collect_garbage(self, step):
+        """With --gc-freq N, a generation-1 collection before every N-th step (torchtitan's
+        GarbageCollection; Megatron's --manual-gc): every rank collects at the same point, so
+        no rank's pause holds the others at a collective."""
+        if self.a.gc_freq > 0 and step > 0 and step % self.a.gc_freq == 0:
+            gc.collect(1)
+
     def run_timed(self):
         torch = self.torch
         pool = [self.make_data(i) for i in range(2)]
@@ -595,22 +608,33 @@ class Job:
         if self.a.memory_history:
             baseline = torch.cuda.memory_allocated()
             torch.cuda.memory._record_memory_history(max_entries=1_000_000, stacks="python")
+        manual_gc = self.a.gc_freq > 0
+        if manual_gc:
+            gc.disable()
         for i in range(self.a.warmup):
+            self.collect_garbage(i)
             self.step(pool[i % 2])
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(self.a.steps)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(self.a.steps)]
         last_loss = None
         for i in range(self.a.steps):
+            self.collect_garbage(self.a.warmup + i)
             starts[i].record()
             last_loss = self.step(pool[i % 2])
             ends[i].record()
         torch.cuda.synchronize()
+        if manual_gc:
+            gc.enable()
         times = [s.elapsed_time(e) / 1e3 for s, e in zip(starts, ends)]
         if self.a.memory_history:
             self.write_memory_history(baseline)
         peak = [float(torch.cuda.max_memory_allocated()), float(torch.cuda.max_memory_reserved())]
         times = self.max_over_ranks(times)
         peak = self.max_over_ranks(peak)
+        if self.a.step_times and self.dist.get_rank() == 0:
+            with open(self.a.step_times, "a") as f:
+                f.write(json.dumps({"task": self.task["name"], "layout": self.plan["layout"],
+                                    "gc_freq": self.a.gc_freq, "step_s": times}) + "\n")
         row = {"status": "ok", "steps": self.a.steps}
         q = statistics.quantiles(times, n=10, method="inclusive")
         row["step_s"] = statistics.median(times)
