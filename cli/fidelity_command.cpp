@@ -96,7 +96,11 @@ nlohmann::ordered_json steps_json(const FidelityArgs& a,
                          {"fits_as_measured", s.fit_agree},
                          {"fit_rows", s.fit_rows},
                          {"choices", s.choices},
-                         {"worst_pick_percent", or_null(s.choices > 0, s.regret)}});
+                         {"worst_pick_percent", or_null(s.choices > 0, s.regret)},
+                         {"repeat_rows", s.repeat_rows},
+                         {"repeat_spread_percent", or_null(s.repeat_rows > 0, s.repeat_spread)},
+                         {"layouts", s.layouts},
+                         {"layout_mape_percent", or_null(s.layouts > 0, s.layout_mape)}});
   }
   j["points"] = nlohmann::ordered_json::array();
   for (const planner::StepPoint& p : points) {
@@ -191,7 +195,7 @@ int measured_steps(Context& cx, const FidelityArgs& a, const devices::DeviceRegi
            << " failed and left out); the model calibrated by data/calibration/\n";
   }
   Table t({"  group", ">rows", ">MAPE", ">bias", ">Spearman", ">memory MAPE", ">fits as measured",
-           ">choices", ">worst pick"});
+           ">choices", ">worst pick", ">repeat spread", ">layout MAPE"});
   std::vector<std::string> missed;
   auto bar = [&](bool ok, const std::string& what) {
     if (!ok)
@@ -203,7 +207,12 @@ int measured_steps(Context& cx, const FidelityArgs& a, const devices::DeviceRegi
                any ? pct(s.bias) : "-", s.rows > 1 ? devices::format_number(s.spearman, 3) : "-",
                s.memory_rows > 0 ? pct(s.memory_mape) : "-",
                std::to_string(s.fit_agree) + " of " + std::to_string(s.fit_rows),
-               std::to_string(s.choices), s.choices > 0 ? "+" + pct(s.regret) : "-"});
+               std::to_string(s.choices), s.choices > 0 ? "+" + pct(s.regret) : "-",
+               s.repeat_rows > 0
+                   ? pct(s.repeat_spread) + " (" + std::to_string(s.repeat_rows) + ")"
+                   : "-",
+               s.layouts > 0 ? pct(s.layout_mape) + " (" + std::to_string(s.layouts) + ")"
+                             : "-"});
     bool per_width_and_count = s.group.find(", ") != std::string::npos;
     bool per_count = s.group.find("GPU") != std::string::npos && !per_width_and_count;
     if (per_width_and_count && s.rows > 2 && a.min_spearman > 0)
@@ -229,7 +238,9 @@ int measured_steps(Context& cx, const FidelityArgs& a, const devices::DeviceRegi
             "measured: rows where running or running out of memory matches the model's fit; "
             "choices: tasks measured under two or more layouts on one cluster, worst pick: "
             "the largest shortfall of the layout the model prices fastest against the fastest "
-            "measured)\n";
+            "measured; repeat spread: how far the rows of layouts measured more than once lie "
+            "from their layout's median (rows), what no per-row error can beat; layout MAPE: "
+            "the model against each distinct layout's median (layouts))\n";
   if (a.kernels)
     print_kernel_stats(cx, points);
   if (a.verbose) {

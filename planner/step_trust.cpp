@@ -120,6 +120,10 @@ std::string step_trust_text(const StepTrust& t, bool tensor_parallel) {
     text += std::string("; ") + (tensor_parallel ? "with" : "without") +
             " tensor parallelism, as this layout: ±" + pct(like.mape) + " (" +
             std::to_string(like.rows) + ")";
+    if (like.repeat_rows > 0) {
+      text += ", where one layout measured again moves by ±" + pct(like.repeat_spread) + " (" +
+              std::to_string(like.repeat_rows) + ")";
+    }
   }
   return text + "; none on more than " + std::to_string(most) + (most == 1 ? " GPU" : " GPUs");
 }

@@ -40,8 +40,10 @@ StepTrust step_trust(const std::filesystem::path& benchmarks,
 
 /// One line for a plan: "±2.9% MAPE (bias +2.7%) over 46 measured eager-PyTorch steps on
 /// H100-SXM: 2.9% on 1 GPU (46)", then, where both kinds were measured, the error over the
-/// layouts like the plan's ("; with tensor parallelism, as this layout: ±9.1% (127)"), or
-/// "not validated: no measured Megatron-LM steps on H100-SXM".
+/// layouts like the plan's ("; with tensor parallelism, as this layout: ±9.1% (127)") and,
+/// where such layouts were measured more than once, how far one moves when measured again
+/// (", where one layout measured again moves by ±4.7% (95)"), or "not validated: no measured
+/// Megatron-LM steps on H100-SXM".
 std::string step_trust_text(const StepTrust& t, bool tensor_parallel);
 
 /// The CSV files in `dir` whose names start with `prefix` ("train_steps", "infer_steps"),

@@ -310,29 +310,37 @@ std::vector<StepPoint> price_measured_steps(const std::filesystem::path& path,
 
 namespace {
 
-// The worst shortfall of the model's pick among each task's measured layouts on one cluster
-// (StepStats::regret), and how many such choices there were.
-std::pair<double, std::size_t> choice_regret(const std::vector<const StepPoint*>& members) {
-  struct Layout {
-    double estimate = 0;
-    std::vector<double> measured;
-  };
+struct MeasuredLayout {
+  double estimate = 0;
+  std::vector<double> measured;
+};
 
-  std::map<std::pair<std::string, std::string>, std::map<std::string, Layout>> choices;
+// The members that ran and the model priced, by task and cluster, then by layout.
+using MeasuredLayouts =
+    std::map<std::pair<std::string, std::string>, std::map<std::string, MeasuredLayout>>;
+
+MeasuredLayouts measured_layouts(const std::vector<const StepPoint*>& members) {
+  MeasuredLayouts out;
   for (const StepPoint* p : members) {
     if (p->row.status != "ok" || !p->estimate_s)
       continue;
-    Layout& l = choices[{p->row.cluster, p->row.task}][p->row.layout];
+    MeasuredLayout& l = out[{p->row.cluster, p->row.task}][p->row.layout];
     l.estimate = *p->estimate_s;
     l.measured.push_back(p->row.step_s);
   }
+  return out;
+}
+
+// The worst shortfall of the model's pick among each task's measured layouts on one cluster
+// (StepStats::regret), and how many such choices there were.
+std::pair<double, std::size_t> choice_regret(const MeasuredLayouts& choices) {
   double worst = 0;
   std::size_t n = 0;
   for (const auto& [key, layouts] : choices) {
     if (layouts.size() < 2)
       continue;
     ++n;
-    const Layout* pick = nullptr;
+    const MeasuredLayout* pick = nullptr;
     double best = 0;
     for (const auto& [name, l] : layouts) {
       if (!pick || l.estimate < pick->estimate)
@@ -344,6 +352,27 @@ std::pair<double, std::size_t> choice_regret(const std::vector<const StepPoint*>
       worst = std::max(worst, 100 * (costmodel::median(pick->measured) / best - 1));
   }
   return {worst, n};
+}
+
+// StepStats' repeatability and per-layout error.
+void layout_stats(const MeasuredLayouts& all, StepStats& s) {
+  double spread = 0;
+  double error = 0;
+  for (const auto& [key, layouts] : all) {
+    for (const auto& [name, l] : layouts) {
+      double m = costmodel::median(l.measured);
+      ++s.layouts;
+      error += std::fabs(l.estimate - m) / m;
+      if (l.measured.size() < 2)
+        continue;
+      for (double x : l.measured) {
+        spread += std::fabs(x - m) / m;
+        ++s.repeat_rows;
+      }
+    }
+  }
+  s.layout_mape = s.layouts > 0 ? 100 * error / static_cast<double>(s.layouts) : 0;
+  s.repeat_spread = s.repeat_rows > 0 ? 100 * spread / static_cast<double>(s.repeat_rows) : 0;
 }
 
 }  // namespace
@@ -381,7 +410,9 @@ std::vector<StepStats> step_stats(const std::vector<StepPoint>& points) {
       s.memory_mape = s.memory_rows > 0 ? 100 * mem / static_cast<double>(s.memory_rows) : 0;
       s.spearman = s.rows > 1 ? spearman(est, meas) : 0;
     }
-    std::tie(s.regret, s.choices) = choice_regret(members);
+    MeasuredLayouts layouts = measured_layouts(members);
+    std::tie(s.regret, s.choices) = choice_regret(layouts);
+    layout_stats(layouts, s);
     out.push_back(s);
   }
   return out;

@@ -80,6 +80,15 @@ struct StepStats {
   // than once counts with its median). `regret`: the worst such shortfall, percent.
   std::size_t choices = 0;
   double regret = 0;
+  // Repeatability: the rows of layouts that ran more than once (the same cluster, task and
+  // layout, in any file), and their mean distance from their layout's median, percent: what
+  // measuring again moves by, which no model's per-row error can beat.
+  std::size_t repeat_rows = 0;
+  double repeat_spread = 0;
+  // The model against each distinct layout's median measured step, percent: the per-row
+  // error with the measurements' own scatter averaged out.
+  std::size_t layouts = 0;
+  double layout_mape = 0;
 };
 
 /// Statistics of `points` grouped by GPU count, by model width, by both, and over all.

@@ -52,6 +52,31 @@ TEST(StepStats, ALayoutMeasuredMoreThanOnceCountsWithItsMedian) {
   EXPECT_NEAR(group(step_stats(points), "all").regret, 10.0, 1e-9);
 }
 
+TEST(StepStats, RepeatSpreadIsHowFarRepeatedRowsLieFromTheirMedian) {
+  // tp=2 ran three times (1.0, 1.1, 1.6 s: median 1.1, distances 1/11, 0, 5/11); dp=2 once,
+  // so it is no repeat. The model prices tp=2 at its median and dp=2 20% high.
+  std::vector<StepPoint> points = {
+      point("h200x2", "a", "tp=2", 1.0, 1.1), point("h200x2", "a", "tp=2", 1.1, 1.1),
+      point("h200x2", "a", "tp=2", 1.6, 1.1), point("h200x2", "a", "dp=2", 1.0, 1.2)};
+  StepStats all = group(step_stats(points), "all");
+  EXPECT_EQ(all.repeat_rows, 3u);
+  EXPECT_NEAR(all.repeat_spread, 100.0 * (6.0 / 11) / 3, 1e-9);
+  EXPECT_EQ(all.layouts, 2u);
+  EXPECT_NEAR(all.layout_mape, (0 + 20.0) / 2, 1e-9);
+  // Per row the same model errs on every tp=2 row but the median's.
+  EXPECT_NEAR(all.mape, 100.0 * (0.1 + 0 + 0.5 / 1.6 + 0.2) / 4, 1e-9);
+}
+
+TEST(StepStats, NoLayoutMeasuredTwiceHasNoRepeatSpread) {
+  std::vector<StepPoint> points = {point("h200x2", "a", "tp=2", 1.0, 1.0),
+                                   point("h100x2", "a", "tp=2", 2.0, 1.0)};
+  StepStats all = group(step_stats(points), "all");
+  EXPECT_EQ(all.repeat_rows, 0u);  // another cluster: another layout
+  EXPECT_EQ(all.repeat_spread, 0.0);
+  EXPECT_EQ(all.layouts, 2u);
+  EXPECT_NEAR(all.layout_mape, 25.0, 1e-9);
+}
+
 TEST(StepStats, ClustersAreSeparateChoices) {
   // The same task on two clusters (an H100 and an H200 of the same size) is two choices.
   std::vector<StepPoint> points = {point("h100x2", "a", "tp=2", 1.0, 1.0),
