@@ -32,6 +32,7 @@ PlanFile read_plan_file(const std::string& path,
                         const devices::TaskSpec& task) {
   devices::Diagnostics diag;
   devices::YamlDoc doc = devices::YamlDoc::load(path, diag);
+  diag.throw_if_errors();  // a file that cannot be read has nothing more to say
   PlanFile p;
   if (doc.root()) {
     devices::MapReader m(doc, doc.root(), "plan file");
