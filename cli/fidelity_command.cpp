@@ -208,11 +208,9 @@ int measured_steps(Context& cx, const FidelityArgs& a, const devices::DeviceRegi
                s.memory_rows > 0 ? pct(s.memory_mape) : "-",
                std::to_string(s.fit_agree) + " of " + std::to_string(s.fit_rows),
                std::to_string(s.choices), s.choices > 0 ? "+" + pct(s.regret) : "-",
-               s.repeat_rows > 0
-                   ? pct(s.repeat_spread) + " (" + std::to_string(s.repeat_rows) + ")"
-                   : "-",
-               s.layouts > 0 ? pct(s.layout_mape) + " (" + std::to_string(s.layouts) + ")"
-                             : "-"});
+               s.repeat_rows > 0 ? pct(s.repeat_spread) + " (" + std::to_string(s.repeat_rows) + ")"
+                                 : "-",
+               s.layouts > 0 ? pct(s.layout_mape) + " (" + std::to_string(s.layouts) + ")" : "-"});
     bool per_width_and_count = s.group.find(", ") != std::string::npos;
     bool per_count = s.group.find("GPU") != std::string::npos && !per_width_and_count;
     if (per_width_and_count && s.rows > 2 && a.min_spearman > 0)

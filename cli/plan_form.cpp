@@ -160,16 +160,16 @@ nlohmann::ordered_json trust_json(const planner::StepTrust& t, bool tensor_paral
     j["by_gpus"].push_back({{"group", s.group}, {"rows", s.rows}, {"mape_percent", s.mape}});
   for (const auto& [key, s] : {std::pair{"with_tensor_parallelism", &t.with_tp},
                                std::pair{"without_tensor_parallelism", &t.without_tp}}) {
-    j[key] = s->rows > 0
-                 ? nlohmann::ordered_json{{"rows", s->rows},
-                                          {"mape_percent", s->mape},
-                                          {"bias_percent", s->bias},
-                                          {"repeat_rows", s->repeat_rows},
-                                          {"repeat_spread_percent",
-                                           s->repeat_rows > 0
-                                               ? nlohmann::ordered_json(s->repeat_spread)
-                                               : nlohmann::ordered_json(nullptr)}}
-                 : nlohmann::ordered_json(nullptr);
+    j[key] =
+        s->rows > 0
+            ? nlohmann::ordered_json{{"rows", s->rows},
+                                     {"mape_percent", s->mape},
+                                     {"bias_percent", s->bias},
+                                     {"repeat_rows", s->repeat_rows},
+                                     {"repeat_spread_percent",
+                                      s->repeat_rows > 0 ? nlohmann::ordered_json(s->repeat_spread)
+                                                         : nlohmann::ordered_json(nullptr)}}
+            : nlohmann::ordered_json(nullptr);
   }
   j["text"] = planner::step_trust_text(t, tensor_parallel);
   return j;

@@ -281,6 +281,29 @@ double allocator_reserve(
   return reserve;
 }
 
+namespace {
+
+// torch.distributed.pipelining allocates, for each of a rank's stages (vpp of them) and every
+// micro-batch, a buffer to receive the stage's input (all but the pipeline's first stage) and
+// one for the gradient of its output (all but the last), and keeps them for the whole run
+// (PipelineStage's forward and backward infrastructure): one micro-batch's residual stream
+// each, in the activations' dtype, the rank's sequence shard under sequence parallelism.
+double pipeline_recv_buffers(const TrainContext& cx,
+                             const Layout& l,
+                             const StageSpan& s,
+                             std::int64_t seq,
+                             std::int64_t micro_batches) {
+  if (cx.task.framework != devices::Framework::kPytorch || s.stages <= 1)
+    return 0;
+  double buffers =
+      2 * f(std::max<std::int64_t>(1, l.vpp)) - (s.first() ? 1 : 0) - (s.last() ? 1 : 0);
+  double tokens = f(seq * l.micro_batch) / (l.tp > 1 && l.sp ? f(l.tp) : 1);
+  return buffers * f(micro_batches) * tokens * f(cx.task.model.hidden) *
+         devices::dtype_bytes(cx.task.precision);
+}
+
+}  // namespace
+
 MemoryUse stage_memory(const TrainContext& cx,
                        const Layout& l,
                        const StageSpan& s,
@@ -343,6 +366,9 @@ MemoryUse stage_memory(const TrainContext& cx,
   }
   if (s.last())
     u.activations += logits_bytes(cx, l, seq, micro_batches);
+  double recv = pipeline_recv_buffers(cx, l, s, seq, micro_batches);
+  u.activations += recv;
+  e.end.activations += recv;
   if (eager && e.end.total() > u.total())
     u = e.end;
   if (eager)
