@@ -66,6 +66,20 @@ TEST(EagerMemory, MatchesTheAllocatorsPeakOnEachKindOfLayout) {
   }
 }
 
+TEST(EagerMemory, PipelinesKeepAReceiveBufferPerStageAndMicroBatch) {
+  // torch.distributed.pipelining: each local stage holds an input and an output-gradient
+  // buffer per micro-batch (the first stage no input, the last no gradient): 2 vpp - 1 of
+  // them per micro-batch on either rank of a 2-stage pipeline. Without them the interleaved
+  // layouts were 4.4% and 7.5% low.
+  auto live = [](const char* layout) {
+    return memory_of("h200x2", "l8b-L8-s4096-gb8", layout).total();
+  };
+  // Measured (train_steps_2gpu_pp.csv): 43.97, 47.19 and 49.73 GB allocated at vpp 1, 2, 4.
+  EXPECT_NEAR(live("tp=1,pp=2,dp=1,mb=1") / 43.97e9, 1.0, 0.03);
+  EXPECT_NEAR(live("tp=1,pp=2,dp=1,mb=1,vpp=2") / 47.19e9, 1.0, 0.04);
+  EXPECT_NEAR(live("tp=1,pp=2,dp=1,mb=1,vpp=4") / 49.73e9, 1.0, 0.05);
+}
+
 TEST(EagerMemory, DdpKeepsItsBucketsBesideTheGradients) {
   // One micro-batch per step: one GPU has no gradient yet as the backward starts but the
   // head's; DDP's synchronising backward has its fp32 buckets and the gradients.
