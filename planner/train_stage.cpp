@@ -354,18 +354,28 @@ MemoryUse stage_memory(const TrainContext& cx,
   bool unfused = cx.task.attention == devices::AttentionKernel::kUnfused;
   double per_layer = layer_activations(m, seq, l.micro_batch, l.tp, l.recompute, b, l.sp, unfused);
   u.activations = per_layer * f(s.layers) * in_flight;
-  if (l.recompute == Recompute::kFull) {
-    u.activations += layer_activations(m, seq, l.micro_batch, l.tp, Recompute::kNone, b, l.sp,
-                                       unfused);  // one layer recomputed at a time
-  }
+  double recomputed = l.recompute == Recompute::kFull
+                          ? layer_activations(m, seq, l.micro_batch, l.tp, Recompute::kNone, b,
+                                              l.sp, unfused)  // one layer at a time
+                          : 0;
   if (eager && l.recompute != Recompute::kFull && !eager_fsdp(l)) {
     // Each of the layer's two RMSNorms computed in fp32 under autocast keeps its fp32 input
     // and normalised value (8 B per element beyond the 2 B counted above).
     double norms = 2 * 8 * f(seq * l.micro_batch * m.hidden) / (l.tp > 1 ? f(l.tp) : 1);
     u.activations += norms * f(s.layers) * in_flight;
   }
-  if (s.last())
-    u.activations += logits_bytes(cx, l, seq, micro_batches);
+  double logits = s.last() ? logits_bytes(cx, l, seq, micro_batches) : 0;
+  if (eager && s.last() && recomputed > 0 && l.tp == 1) {
+    // The loss's backward has freed the fp32 logits, their log-softmax and its gradient
+    // (12 B per logit) before the last layer is recomputed: that layer and the loss are not
+    // live at once (measured on one GPU: H200/loss_memory.csv). With tensor parallelism the
+    // one measured row (tp=4) is nearer the sum (4% over, against 6% under); how long the
+    // gathered logits live there is not traced.
+    double freed = 12 * f(seq * l.micro_batch) * f(m.vocab);
+    u.activations += std::max(logits, logits - freed + recomputed);
+  } else {
+    u.activations += recomputed + logits;
+  }
   double recv = pipeline_recv_buffers(cx, l, s, seq, micro_batches);
   u.activations += recv;
   e.end.activations += recv;
