@@ -608,22 +608,22 @@ class Job:
         if self.a.memory_history:
             baseline = torch.cuda.memory_allocated()
             torch.cuda.memory._record_memory_history(max_entries=1_000_000, stacks="python")
-        manual_gc = self.a.gc_freq > 0
-        if manual_gc:
-            gc.disable()
-        for i in range(self.a.warmup):
-            self.collect_garbage(i)
-            self.step(pool[i % 2])
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(self.a.steps)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(self.a.steps)]
         last_loss = None
-        for i in range(self.a.steps):
-            self.collect_garbage(self.a.warmup + i)
-            starts[i].record()
-            last_loss = self.step(pool[i % 2])
-            ends[i].record()
-        torch.cuda.synchronize()
-        if manual_gc:
+        if self.a.gc_freq > 0:
+            gc.disable()
+        try:  # the collector comes back on even when a step runs out of memory
+            for i in range(self.a.warmup):
+                self.collect_garbage(i)
+                self.step(pool[i % 2])
+            for i in range(self.a.steps):
+                self.collect_garbage(self.a.warmup + i)
+                starts[i].record()
+                last_loss = self.step(pool[i % 2])
+                ends[i].record()
+            torch.cuda.synchronize()
+        finally:
             gc.enable()
         times = [s.elapsed_time(e) / 1e3 for s, e in zip(starts, ends)]
         if self.a.memory_history:
