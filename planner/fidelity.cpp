@@ -130,7 +130,10 @@ struct Case {
 std::optional<double> estimate(const Case& c, const costmodel::CalibrationSet& cal) {
   TrainContext cx{c.cluster, c.task, cal};
   Layout l{c.run.dp, c.run.tp, c.run.pp, c.run.micro_batch, Recompute::kFull, 0};
-  l.sp = false;  // Megatron-DeepSpeed of vTrain's runs: tensor parallelism without it
+  // Megatron-DeepSpeed of vTrain's runs: tensor parallelism without sequence parallelism, and
+  // DeepSpeed's engine accumulates the fp16 gradients through autograd.
+  l.sp = false;
+  l.grad_fusion = false;
   auto e = estimate_training(cx, l);
   if (auto* p = std::get_if<PlanEstimate>(&e))
     return p->step.total;

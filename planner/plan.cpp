@@ -23,7 +23,7 @@ std::string Layout::str() const {
          ",zero=" + std::to_string(zero) + (vpp > 1 ? ",vpp=" + std::to_string(vpp) : "") +
          (ep > 1 ? ",ep=" + std::to_string(ep) : "") + (cp > 1 ? ",cp=" + std::to_string(cp) : "") +
          (tp > 1 && !sp ? ",sp=off" : "") + (offload ? ",offload=on" : "") +
-         (dp_overlap ? "" : ",dp_overlap=off");
+         (dp_overlap ? "" : ",dp_overlap=off") + (grad_fusion ? "" : ",grad_fusion=off");
 }
 
 std::string layout_items(const std::string& text,
@@ -74,6 +74,10 @@ std::string parse_layout(const std::string& text, Layout* out) {
   std::map<std::string, std::int64_t*> keys = {
       {"tp", &l.tp},   {"pp", &l.pp}, {"dp", &l.dp}, {"mb", &l.micro_batch},
       {"vpp", &l.vpp}, {"ep", &l.ep}, {"cp", &l.cp}};
+  std::map<std::string, bool*> switches = {{"sp", &l.sp},
+                                           {"offload", &l.offload},
+                                           {"dp_overlap", &l.dp_overlap},
+                                           {"grad_fusion", &l.grad_fusion}};
   for (const auto& [key, value] : items) {
     if (key == "recompute") {
       if (value == "none")
@@ -91,16 +95,17 @@ std::string parse_layout(const std::string& text, Layout* out) {
       if (v > 3)
         return "zero must be 0, 1, 2 or 3";
       l.zero = static_cast<int>(v);
-    } else if (key == "sp" || key == "offload" || key == "dp_overlap") {
+    } else if (switches.count(key) > 0) {
       if (value != "on" && value != "off")
         return key + " must be on or off, got '" + value + "'";
-      (key == "sp" ? l.sp : key == "offload" ? l.offload : l.dp_overlap) = value == "on";
+      *switches[key] = value == "on";
     } else if (keys.count(key) > 0) {
       if (std::string err = layout_number(key, value, 1, keys[key]); !err.empty())
         return err;
     } else {
       return "unknown layout key '" + key +
-             "' (keys: tp, pp, dp, mb, recompute, zero, vpp, ep, cp, sp, offload, dp_overlap)";
+             "' (keys: tp, pp, dp, mb, recompute, zero, vpp, ep, cp, sp, offload, dp_overlap, "
+             "grad_fusion)";
     }
   }
   *out = l;

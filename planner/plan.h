@@ -44,11 +44,17 @@ struct Layout {
   // last micro-batch's backward ends, as Megatron-LM's train_step ran it before that option
   // (2021-2022: the SC'21 and Korthikanti et al. runs). `dp_overlap=off` in the text form.
   bool dp_overlap = true;
+  // Megatron-LM's gradient-accumulation fusion (since 2022, on with fp32 gradient
+  // accumulation): each weight-gradient GEMM adds into the fp32 main gradient. Off, as
+  // Megatron-LM ran in 2021 and Megatron-DeepSpeed's engine runs, autograd accumulates the
+  // 16-bit gradients: each micro-batch after the first reads a parameter's new gradient and
+  // the sum so far and writes the sum. `grad_fusion=off` in the text form.
+  bool grad_fusion = true;
 
   std::int64_t devices() const { return dp * tp * pp * cp; }
 
   /// "tp=8,pp=4,dp=32,mb=1,recompute=none,zero=1[,vpp=2][,ep=8][,cp=2][,sp=off]
-  /// [,offload=on][,dp_overlap=off]": the form `--layout` reads.
+  /// [,offload=on][,dp_overlap=off][,grad_fusion=off]": the form `--layout` reads.
   std::string str() const;
   bool operator==(const Layout&) const = default;
 };

@@ -109,6 +109,8 @@ std::string check_shape(const TrainContext& cx, const Layout& l) {
   }
   if (!l.dp_overlap && cx.task.framework == devices::Framework::kPytorch)
     return "dp_overlap=off is Megatron-LM's; eager PyTorch's DDP and FSDP2 overlap as they run";
+  if (!l.grad_fusion && cx.task.framework == devices::Framework::kPytorch)
+    return "grad_fusion=off is Megatron-LM's; eager PyTorch's accumulation is priced as it runs";
   return {};
 }
 

@@ -505,6 +505,18 @@ StageTimes stage_times(const TrainContext& cx,
     st.backward += backward;
     st.kernels.memory += forward + backward;
   }
+  if (!dcx.eager && !l.grad_fusion) {
+    // Megatron without gradient-accumulation fusion (Layout::grad_fusion): from the second
+    // micro-batch on, autograd adds each 16-bit weight gradient into the sum so far (read
+    // both, write the sum: 6 B per parameter held), once per micro-batch in its backward.
+    std::int64_t mbs = cx.task.global_batch / (l.dp * l.micro_batch);
+    double held = stage_parameters(m, s) - stage_routed_parameters(m, s) * (1 - 1.0 / f(l.ep));
+    double add =
+        eager_stream_time(dcx, 6 * held / f(l.tp) * f(mbs - 1) / f(std::max<std::int64_t>(1, mbs)));
+    st.compute += add;
+    st.backward += add;
+    st.kernels.memory += add;
+  }
   // Each micro-batch sends its activations forward and receives their gradients back.
   st.pp = (s.last() ? 0 : send_out) + (s.first() ? 0 : send_in);
   return st;

@@ -17,6 +17,9 @@ What the papers do not state is chosen as follows (and said in each row's note):
 - the iteration time of a Table 1-2 row is the paper's TFLOP/s turned back into seconds with
   its own 96BslH^2 formula (the `derived_iter_time_s` of the source's notes);
 - attention is unfused (Megatron-LM of 2021-22: baddbmm, fused softmax, dropout, bmm);
+- Table 1 and 2 rows ran without gradient-accumulation fusion (`grad_fusion=off`): Megatron-LM
+  gained it in February 2022 (its commit "gradient accumulation fusion"), after SC'21 and
+  before Korthikanti et al.;
 - Selene: 8 A100-80GB per node on NVSwitch, one 200 Gb/s HDR InfiniBand NIC per GPU.
 Table 4 (time per layer) and Figure 1 (memory) are not whole steps and are not converted.
 """
@@ -115,6 +118,8 @@ def convert(src, dst):
                 "on" if "sequence-parallel" in recompute else "off")
             if vpp > 1:
                 layout += ",vpp=%d" % vpp
+            if r["case_id"].startswith("MEG21"):
+                layout += ",grad_fusion=off"
             if "CONFIDENCE=medium" in notes or "verify" in notes:
                 note += "; the source marks the value as recalled, to verify"
             rows.append([cluster, task, layout, gpus, per_node, "A100-80GB", "megatron-published",

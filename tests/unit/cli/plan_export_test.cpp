@@ -70,6 +70,11 @@ TEST(PlanExport, TheLayoutIsWhatMegatronIsAskedFor) {
   EXPECT_NE(out.find("--overlap-grad-reduce"), std::string::npos);
   l.dp_overlap = false;
   EXPECT_EQ(megatron_arguments(c, t, l).find("--overlap-grad-reduce"), std::string::npos);
+  // Gradient-accumulation fusion is Megatron-LM's default; a layout priced without it says so.
+  EXPECT_EQ(out.find("--no-gradient-accumulation-fusion"), std::string::npos);
+  l.grad_fusion = false;
+  EXPECT_NE(megatron_arguments(c, t, l).find("--no-gradient-accumulation-fusion"),
+            std::string::npos);
 }
 
 }  // namespace

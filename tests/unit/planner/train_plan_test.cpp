@@ -5,6 +5,7 @@
 #include "planner/search.h"
 #include "planner/train_estimate.h"
 #include "planner/train_stage.h"
+#include "planner/workload/eager_traffic.h"
 
 #include <gtest/gtest.h>
 
@@ -27,10 +28,14 @@ TEST(Layout, ParsesAndPrints) {
   EXPECT_EQ(
       parse_layout("tp=8,xp=2", &l),
       "unknown layout key 'xp' (keys: tp, pp, dp, mb, recompute, zero, vpp, ep, cp, sp, offload, "
-      "dp_overlap)");
+      "dp_overlap, grad_fusion)");
   ASSERT_EQ(parse_layout("tp=8,dp=4,dp_overlap=off", &l), "");
   EXPECT_FALSE(l.dp_overlap);
   EXPECT_EQ(l.str(), "tp=8,pp=1,dp=4,mb=1,recompute=none,zero=0,dp_overlap=off");
+  ASSERT_EQ(parse_layout("tp=2,grad_fusion=off", &l), "");
+  EXPECT_FALSE(l.grad_fusion);
+  EXPECT_EQ(l.str(), "tp=2,pp=1,dp=1,mb=1,recompute=none,zero=0,grad_fusion=off");
+  EXPECT_EQ(parse_layout("grad_fusion=no", &l), "grad_fusion must be on or off, got 'no'");
   EXPECT_EQ(parse_layout("sp=yes", &l), "sp must be on or off, got 'yes'");
   EXPECT_EQ(parse_layout("tp=0", &l), "tp must be at least 1");
   EXPECT_EQ(parse_layout("tp=8,pp=2,tp=4", &l), "'tp' is given twice");
@@ -132,6 +137,48 @@ TEST(TrainPlan, GradientSyncWithoutOverlapFollowsTheBackward) {
   ASSERT_TRUE(std::holds_alternative<Rejected>(r));
   EXPECT_EQ(std::get<Rejected>(r).reason,
             "dp_overlap=off is Megatron-LM's; eager PyTorch's DDP and FSDP2 overlap as they run");
+}
+
+// Without gradient-accumulation fusion (Megatron-LM of 2021, Megatron-DeepSpeed's engine)
+// every micro-batch after the first adds its 16-bit weight gradients into the sum so far:
+// 6 B per parameter of the stage's tensor-parallel shard, in the backward.
+TEST(TrainPlan, WithoutGradientFusionLaterMicroBatchesAddTheirGradients) {
+  devices::ClusterSpec c = testing::example_cluster("h100-4x8-rail");
+  devices::TaskSpec t = testing::example_task("llama3-8b-train");
+  TrainContext cx{c, t, kNoCalibration};
+  Layout on;
+  ASSERT_EQ(parse_layout("tp=8,pp=4,dp=1,mb=2,recompute=full,zero=1", &on), "");
+  Layout off = on;
+  off.grad_fusion = false;
+  DeviceContext dcx = device_context(cx, on);
+  StageSpan span = even_span(t.model, on, 1);
+  StageTimes fused = stage_times(cx, on, span, dcx, 0, 0);
+  StageTimes added = stage_times(cx, off, span, dcx, 0, 0);
+  std::int64_t mbs = t.global_batch / on.micro_batch;
+  double bytes = 6 * stage_parameters(t.model, span) / 8 * static_cast<double>(mbs - 1) /
+                 static_cast<double>(mbs);
+  double expected = eager_stream_time(dcx, bytes);
+  EXPECT_GT(expected, 0);
+  EXPECT_NEAR(added.backward - fused.backward, expected, 1e-9 * added.backward);
+  EXPECT_NEAR(added.compute - fused.compute, expected, 1e-9 * added.compute);
+  auto a = estimate_training(cx, on);
+  auto b = estimate_training(cx, off);
+  ASSERT_TRUE(std::holds_alternative<PlanEstimate>(a));
+  ASSERT_TRUE(std::holds_alternative<PlanEstimate>(b));
+  EXPECT_GT(std::get<PlanEstimate>(b).step.total, std::get<PlanEstimate>(a).step.total);
+  // One micro-batch per step: nothing to add.
+  t.global_batch = on.micro_batch;
+  TrainContext one{c, t, kNoCalibration};
+  EXPECT_EQ(stage_times(one, off, span, dcx, 0, 0).compute,
+            stage_times(one, on, span, dcx, 0, 0).compute);
+  // Eager PyTorch accumulates as it runs: refused, not ignored.
+  t.framework = devices::Framework::kPytorch;
+  t.global_batch = 512;
+  TrainContext eager{c, t, kNoCalibration};
+  auto r = estimate_training(eager, off);
+  ASSERT_TRUE(std::holds_alternative<Rejected>(r));
+  EXPECT_EQ(std::get<Rejected>(r).reason,
+            "grad_fusion=off is Megatron-LM's; eager PyTorch's accumulation is priced as it runs");
 }
 
 TEST(TrainPlan, PipelineBubbleFollowsMegatron) {
