@@ -99,6 +99,10 @@ def parse_yaml(text):
         return lines[i][1] == "-" or lines[i][1].startswith("- ")
 
     def block(indent):
+        text = lines[pos[0]][1]
+        if text[0] in "[{":  # a flow collection on a line of its own ("fusions:\n  []")
+            pos[0] += 1
+            return scalar(text)
         return sequence(indent) if is_item(pos[0]) else mapping(indent)
 
     def mapping(indent):
@@ -193,7 +197,9 @@ def load_plan(path):
 
 
 LAYOUT_DEFAULTS = {"tp": 1, "pp": 1, "dp": 1, "mb": 1, "recompute": "none", "zero": 0,
-                   "vpp": 1, "cp": 1, "ep": 1, "sp": "on", "offload": "off"}
+                   "vpp": 1, "cp": 1, "ep": 1, "sp": "on", "offload": "off", "dp_overlap": "on",
+                   "grad_fusion": "on"}
+SWITCHES = ("recompute", "sp", "offload", "dp_overlap", "grad_fusion")
 
 
 def parse_layout(text):
@@ -205,7 +211,7 @@ def parse_layout(text):
         k, v = item.split("=", 1)
         if k not in out:
             raise ValueError(f"unknown layout key '{k}'")
-        out[k] = v if k in ("recompute", "sp", "offload") else int(v)
+        out[k] = v if k in SWITCHES else int(v)
     if out["recompute"] not in ("none", "selective", "full"):
         raise ValueError(f"recompute={out['recompute']} is not none|selective|full")
     return out

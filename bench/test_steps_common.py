@@ -52,6 +52,8 @@ class YamlReader(unittest.TestCase):
         self.assertEqual(doc, {"a": 1, "b": {"x": 2, "y": [3, "q, r"]},
                                "c": [{"k": "v", "w": 1.5}, "z"],
                                "d": {"e": None, "f": "#not a comment"}})
+        # yaml-cpp writes an empty sequence under its key on a line of its own.
+        self.assertEqual(sc.parse_yaml("fusions:\n  []\nnext: 2\n"), {"fusions": [], "next": 2})
 
     def test_inline_and_preset_models(self):
         preset = sc.load_model("llama3-8b")

@@ -45,10 +45,11 @@ struct Layout {
   // (2021-2022: the SC'21 and Korthikanti et al. runs). `dp_overlap=off` in the text form.
   bool dp_overlap = true;
   // Megatron-LM's gradient-accumulation fusion (since 2022, on with fp32 gradient
-  // accumulation): each weight-gradient GEMM adds into the fp32 main gradient. Off, as
-  // Megatron-LM ran in 2021 and Megatron-DeepSpeed's engine runs, autograd accumulates the
-  // 16-bit gradients: each micro-batch after the first reads a parameter's new gradient and
-  // the sum so far and writes the sum. `grad_fusion=off` in the text form.
+  // accumulation; it needs Apex or Transformer Engine): each weight-gradient GEMM adds into
+  // the fp32 main gradient. Off, each micro-batch's gradients are added apart: into fp32 main
+  // gradients for bf16, by autograd in 16 bits for fp16 (Megatron-LM of 2021,
+  // Megatron-DeepSpeed's engine; megatron_gradient_accumulation). `grad_fusion=off` in the
+  // text form.
   bool grad_fusion = true;
 
   std::int64_t devices() const { return dp * tp * pp * cp; }

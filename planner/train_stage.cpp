@@ -406,6 +406,24 @@ double pp_send_time(const TrainContext& cx, const Layout& l, bool same_node) {
   return costmodel::estimate_collective(g, costmodel::Collective::kSendRecv, bytes).latency().value;
 }
 
+double megatron_gradient_accumulation(const DeviceContext& dcx,
+                                      devices::DType precision,
+                                      double parameters,
+                                      std::int64_t micro_batches) {
+  if (precision == devices::DType::kFp16) {
+    // fp16 (2021's Megatron-LM, Megatron-DeepSpeed's engine): from the second micro-batch on,
+    // autograd adds each 16-bit weight gradient into the sum so far: 2 + 2 + 2 B.
+    double later = f(std::max<std::int64_t>(0, micro_batches - 1)) /
+                   f(std::max<std::int64_t>(1, micro_batches));
+    return eager_stream_time(dcx, 6 * parameters * later);
+  }
+  // Otherwise Megatron-LM accumulates in fp32 (its default for bf16): in every micro-batch its
+  // DDP hook adds the 16-bit gradient into the fp32 main gradient (2 + 4 read, 4 written), in
+  // PyTorch's loop for mixed dtypes, priced at the rate of a cast to fp32.
+  double bytes = 10 * parameters;
+  return eager_stream_time(dcx, bytes, bytes);
+}
+
 StageTimes stage_times(const TrainContext& cx,
                        const Layout& l,
                        const StageSpan& s,
@@ -506,13 +524,11 @@ StageTimes stage_times(const TrainContext& cx,
     st.kernels.memory += forward + backward;
   }
   if (!dcx.eager && !l.grad_fusion) {
-    // Megatron without gradient-accumulation fusion (Layout::grad_fusion): from the second
-    // micro-batch on, autograd adds each 16-bit weight gradient into the sum so far (read
-    // both, write the sum: 6 B per parameter held), once per micro-batch in its backward.
+    // Megatron without gradient-accumulation fusion (Layout::grad_fusion), in each micro-batch's
+    // backward (megatron_gradient_accumulation).
     std::int64_t mbs = cx.task.global_batch / (l.dp * l.micro_batch);
     double held = stage_parameters(m, s) - stage_routed_parameters(m, s) * (1 - 1.0 / f(l.ep));
-    double add =
-        eager_stream_time(dcx, 6 * held / f(l.tp) * f(mbs - 1) / f(std::max<std::int64_t>(1, mbs)));
+    double add = megatron_gradient_accumulation(dcx, cx.task.precision, held / f(l.tp), mbs);
     st.compute += add;
     st.backward += add;
     st.kernels.memory += add;

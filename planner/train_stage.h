@@ -63,6 +63,14 @@ double pp_send_time(const TrainContext& cx, const Layout& l, bool same_node);
 
 /// Times of one micro-batch on a stage; `send_in` and `send_out` are the pipeline transfers
 /// received from the previous stage and sent to the next (0 at the ends).
+/// Seconds one micro-batch's backward spends accumulating `parameters` weight gradients (one
+/// device's share) without Megatron-LM's gradient-accumulation fusion (Layout::grad_fusion),
+/// for a step of `micro_batches`.
+double megatron_gradient_accumulation(const DeviceContext& dcx,
+                                      devices::DType precision,
+                                      double parameters,
+                                      std::int64_t micro_batches);
+
 StageTimes stage_times(const TrainContext& cx,
                        const Layout& l,
                        const StageSpan& s,
