@@ -109,33 +109,57 @@ TEST(TrainPlan, StepAddsUpAndMfuIsBelowOne) {
   }
 }
 
+// A Megatron-LM switch of a layout (Layout::dp_overlap, Layout::grad_fusion), priced on and off
+// for Llama 3 8B on 32 H100s.
+struct Switched {
+  devices::ClusterSpec cluster = testing::example_cluster("h100-4x8-rail");
+  devices::TaskSpec task = testing::example_task("llama3-8b-train");
+  Layout on;
+  Layout off;
+  StepBreakdown step_on;
+  StepBreakdown step_off;
+
+  Switched(const char* layout, bool Layout::*flag) {
+    EXPECT_EQ(parse_layout(layout, &on), "");
+    off = on;
+    off.*flag = false;
+    TrainContext cx{cluster, task, kNoCalibration};
+    auto a = estimate_training(cx, on);
+    auto b = estimate_training(cx, off);
+    EXPECT_TRUE(std::holds_alternative<PlanEstimate>(a));
+    EXPECT_TRUE(std::holds_alternative<PlanEstimate>(b));
+    if (const auto* p = std::get_if<PlanEstimate>(&a))
+      step_on = p->step;
+    if (const auto* p = std::get_if<PlanEstimate>(&b))
+      step_off = p->step;
+  }
+
+  // Why eager PyTorch refuses the switch off (it has no such option).
+  std::string eager_refusal() const {
+    devices::TaskSpec eager = task;
+    eager.framework = devices::Framework::kPytorch;
+    TrainContext cx{cluster, eager, kNoCalibration};
+    auto r = estimate_training(cx, off);
+    const auto* rejected = std::get_if<Rejected>(&r);
+    return rejected ? rejected->reason : "(not refused)";
+  }
+};
+
 // Without overlap (Megatron-LM's train_step before --overlap-grad-reduce) the whole gradient
 // all-reduce follows the backward; with it, only what the last backward does not cover.
 TEST(TrainPlan, GradientSyncWithoutOverlapFollowsTheBackward) {
-  devices::ClusterSpec c = testing::example_cluster("h100-4x8-rail");
-  devices::TaskSpec t = testing::example_task("llama3-8b-train");
-  TrainContext cx{c, t, kNoCalibration};
-  Layout on;
-  ASSERT_EQ(parse_layout("tp=1,pp=1,dp=32,mb=1,recompute=full,zero=1", &on), "");
-  Layout off = on;
-  off.dp_overlap = false;
-  auto a = estimate_training(cx, on);
-  auto b = estimate_training(cx, off);
-  ASSERT_TRUE(std::holds_alternative<PlanEstimate>(a));
-  ASSERT_TRUE(std::holds_alternative<PlanEstimate>(b));
-  const StepBreakdown& hidden = std::get<PlanEstimate>(a).step;
-  const StepBreakdown& exposed = std::get<PlanEstimate>(b).step;
-  double sync = grad_sync_time(cx, on, stage_parameters(t.model, even_span(t.model, on, 0)), 0);
+  Switched s("tp=1,pp=1,dp=32,mb=1,recompute=full,zero=1", &Layout::dp_overlap);
+  TrainContext cx{s.cluster, s.task, kNoCalibration};
+  const StepBreakdown& hidden = s.step_on;
+  const StepBreakdown& exposed = s.step_off;
+  double sync =
+      grad_sync_time(cx, s.on, stage_parameters(s.task.model, even_span(s.task.model, s.on, 0)), 0);
   EXPECT_GT(sync, 0);
   EXPECT_NEAR(exposed.dp_comm, sync, 1e-9 * sync);
   EXPECT_LT(hidden.dp_comm, exposed.dp_comm);
   EXPECT_NEAR(exposed.total - hidden.total, exposed.dp_comm - hidden.dp_comm, 1e-9 * exposed.total);
   // Eager PyTorch has no such option: refused, not ignored.
-  t.framework = devices::Framework::kPytorch;
-  TrainContext eager{c, t, kNoCalibration};
-  auto r = estimate_training(eager, off);
-  ASSERT_TRUE(std::holds_alternative<Rejected>(r));
-  EXPECT_EQ(std::get<Rejected>(r).reason,
+  EXPECT_EQ(s.eager_refusal(),
             "dp_overlap=off is Megatron-LM's; eager PyTorch's DDP and FSDP2 overlap as they run");
 }
 
@@ -144,39 +168,26 @@ TEST(TrainPlan, GradientSyncWithoutOverlapFollowsTheBackward) {
 // fp32 main gradient every micro-batch (10 B per parameter, PyTorch's mixed-dtype loop); fp16
 // runs (Megatron-LM of 2021, Megatron-DeepSpeed) add 16-bit gradients from the second on (6 B).
 TEST(TrainPlan, WithoutGradientFusionLaterMicroBatchesAddTheirGradients) {
-  devices::ClusterSpec c = testing::example_cluster("h100-4x8-rail");
-  devices::TaskSpec t = testing::example_task("llama3-8b-train");
-  TrainContext cx{c, t, kNoCalibration};
-  Layout on;
-  ASSERT_EQ(parse_layout("tp=8,pp=4,dp=1,mb=2,recompute=full,zero=1", &on), "");
-  Layout off = on;
-  off.grad_fusion = false;
-  DeviceContext dcx = device_context(cx, on);
-  StageSpan span = even_span(t.model, on, 1);
-  StageTimes fused = stage_times(cx, on, span, dcx, 0, 0);
-  StageTimes added = stage_times(cx, off, span, dcx, 0, 0);
-  std::int64_t mbs = t.global_batch / on.micro_batch;
-  double shard = stage_parameters(t.model, span) / 8;
+  Switched s("tp=8,pp=4,dp=1,mb=2,recompute=full,zero=1", &Layout::grad_fusion);
+  TrainContext cx{s.cluster, s.task, kNoCalibration};
+  DeviceContext dcx = device_context(cx, s.on);
+  StageSpan span = even_span(s.task.model, s.on, 1);
+  StageTimes fused = stage_times(cx, s.on, span, dcx, 0, 0);
+  StageTimes added = stage_times(cx, s.off, span, dcx, 0, 0);
+  std::int64_t mbs = s.task.global_batch / s.on.micro_batch;
+  double shard = stage_parameters(s.task.model, span) / 8;
   double bf16 = eager_stream_time(dcx, 10 * shard, 10 * shard);
   EXPECT_GT(bf16, 0);
   EXPECT_NEAR(added.backward - fused.backward, bf16, 1e-9 * added.backward);
   EXPECT_NEAR(added.compute - fused.compute, bf16, 1e-9 * added.compute);
+  EXPECT_GT(s.step_off.total, s.step_on.total);
   EXPECT_DOUBLE_EQ(
       megatron_gradient_accumulation(dcx, devices::DType::kFp16, shard, mbs),
       eager_stream_time(dcx, 6 * shard * static_cast<double>(mbs - 1) / static_cast<double>(mbs)));
   // fp16 with one micro-batch per step: nothing to add.
   EXPECT_EQ(megatron_gradient_accumulation(dcx, devices::DType::kFp16, shard, 1), 0);
-  auto a = estimate_training(cx, on);
-  auto b = estimate_training(cx, off);
-  ASSERT_TRUE(std::holds_alternative<PlanEstimate>(a));
-  ASSERT_TRUE(std::holds_alternative<PlanEstimate>(b));
-  EXPECT_GT(std::get<PlanEstimate>(b).step.total, std::get<PlanEstimate>(a).step.total);
   // Eager PyTorch accumulates as it runs: refused, not ignored.
-  t.framework = devices::Framework::kPytorch;
-  TrainContext eager{c, t, kNoCalibration};
-  auto r = estimate_training(eager, off);
-  ASSERT_TRUE(std::holds_alternative<Rejected>(r));
-  EXPECT_EQ(std::get<Rejected>(r).reason,
+  EXPECT_EQ(s.eager_refusal(),
             "grad_fusion=off is Megatron-LM's; eager PyTorch's accumulation is priced as it runs");
 }
 
