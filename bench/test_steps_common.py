@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """CPU checks of the torch-free parts of the step runners (no GPU, no torch):
 `python3 bench/test_steps_common.py`."""
+import csv
 import glob
 import os
 import sys
@@ -9,6 +10,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import steps_common as sc  # noqa: E402
 from run_plan import exposed_time  # noqa: E402
+import run_megatron  # noqa: E402
 
 
 class KernelKinds(unittest.TestCase):
@@ -101,6 +103,46 @@ class Exposed(unittest.TestCase):
         self.assertEqual(exposed_time([(0, 10), (20, 30)], [(2, 5), (4, 8), (25, 40)]), 9)
         self.assertEqual(exposed_time([(0, 10)], []), 10)
         self.assertEqual(exposed_time([(3, 4)], [(0, 10)]), 0)
+
+
+class MegatronRunner(unittest.TestCase):
+    STEPS = os.path.join(sc.ROOT, "data", "benchmarks", "H200", "steps")
+
+    def spec(self, plan_name):
+        plan = sc.load_plan(os.path.join(self.STEPS, "plans", plan_name))
+        cluster = sc.load_cluster(os.path.join(self.STEPS, "clusters", plan["cluster"] + ".yaml"))
+        task = sc.load_task(os.path.join(self.STEPS, "tasks", plan["task"] + ".yaml"))
+        return plan, cluster, task
+
+    def test_rows_say_what_ran(self):
+        plan, _, _ = self.spec(
+            "h200x1__mgf-l8b-L4-s4096-gb8__tp1_pp1_dp1_mb1_recomputenone_zero0.yaml")
+        self.assertEqual(run_megatron.ran_layout(plan),
+                         "tp=1,pp=1,dp=1,mb=1,recompute=none,zero=0,grad_fusion=off")
+        plan["layout"] += ",grad_fusion=off"
+        self.assertEqual(run_megatron.ran_layout(plan).count("grad_fusion"), 1)
+
+    def test_refuses_what_it_cannot_run(self):
+        plan, cluster, task = self.spec(
+            "h200x2__mgf-l8b-L4-s4096-gb8__tp1_pp2_dp1_mb1_recomputeselective_zero0.yaml")
+        lay = sc.parse_layout(plan["layout"])
+        run_megatron.check(cluster, task, lay, 2)
+        with self.assertRaisesRegex(run_megatron.Refused, "needs 2 ranks"):
+            run_megatron.check(cluster, task, lay, 1)
+        with self.assertRaisesRegex(run_megatron.Refused, "zero 2-3"):
+            run_megatron.check(cluster, task, dict(lay, zero=3), 2)
+        with self.assertRaisesRegex(run_megatron.Refused, "framework"):
+            run_megatron.check(cluster, dict(task, framework="pytorch"), lay, 2)
+        with self.assertRaisesRegex(run_megatron.Refused, "attention"):
+            run_megatron.check(cluster, dict(task, attention="paged"), lay, 2)
+
+    def test_every_measured_row_has_its_plan(self):
+        for path in glob.glob(os.path.join(sc.ROOT, "data", "benchmarks", "H200",
+                                           "train_steps_megatron*.csv")):
+            with open(path) as f:
+                for row in csv.DictReader(line for line in f if not line.startswith("#")):
+                    plan = row["plan"]
+                    self.assertTrue(os.path.exists(os.path.join(self.STEPS, "plans", plan)), plan)
 
 
 if __name__ == "__main__":
