@@ -60,12 +60,23 @@ def ran_layout(plan):
     return plan["layout"] + ("" if "grad_fusion=off" in plan["layout"] else ",grad_fusion=off")
 
 
+def load_spec(plan_path):
+    """A plan file and the cluster and task it names (in ../clusters and ../tasks beside it)."""
+    root = os.path.dirname(os.path.abspath(plan_path))
+    plan = sc.load_plan(plan_path)
+    cluster = sc.load_cluster(os.path.join(root, "..", "clusters", plan["cluster"] + ".yaml"))
+    task = sc.load_task(os.path.join(root, "..", "tasks", plan["task"] + ".yaml"))
+    return plan, cluster, task
+
+
 def check(cluster, task, lay, world):
     m = task["model"]
     if task.get("framework", "megatron") != "megatron":
         raise Refused("the task's framework is not megatron")
     if task["attention"] not in ("unfused", "flash"):
         raise Refused("attention must be unfused (Megatron-Core's own) or flash (PyTorch's SDPA)")
+    if lay["tp"] > 1 and lay["sp"] == "on":
+        raise Refused("sequence parallelism needs Apex's or Transformer Engine's norms: sp=off")
     if lay["vpp"] > 1 or lay["cp"] > 1 or lay["ep"] > 1 or lay["zero"] > 1 or lay["offload"] == "on":
         raise Refused("vpp, cp, ep, zero 2-3 and offload are not run here")
     if lay["tp"] * lay["pp"] * lay["dp"] != world or cluster["gpus"] != world:
@@ -193,10 +204,7 @@ def run(plan_path, args, rank, world, torch, dist):
     from megatron.core import parallel_state as ps
     from megatron.core.pipeline_parallel.schedules import get_forward_backward_func
 
-    root = os.path.dirname(os.path.abspath(plan_path))
-    plan = sc.load_plan(plan_path)
-    cluster = sc.load_cluster(os.path.join(root, "..", "clusters", plan["cluster"] + ".yaml"))
-    task = sc.load_task(os.path.join(root, "..", "tasks", plan["task"] + ".yaml"))
+    plan, cluster, task = load_spec(plan_path)
     lay = sc.parse_layout(plan["layout"])
     check(cluster, task, lay, world)
     m = task["model"]
@@ -284,7 +292,6 @@ def main(argv):
             status = "ok"
         except Refused as e:
             note = str(e)
-            status = "error"
         except torch.OutOfMemoryError:
             status, note = "oom", "out of memory"
         except Exception as e:  # noqa: BLE001
@@ -297,10 +304,7 @@ def main(argv):
                 ps.destroy_model_parallel()
             except Exception:  # noqa: BLE001
                 pass
-            plan = sc.load_plan(path)
-            root = os.path.dirname(os.path.abspath(path))
-            cluster = sc.load_cluster(os.path.join(root, "..", "clusters", plan["cluster"] + ".yaml"))
-            task = sc.load_task(os.path.join(root, "..", "tasks", plan["task"] + ".yaml"))
+            plan, cluster, task = load_spec(path)
             mbs = None
         torch.cuda.empty_cache()
         if rank == 0:

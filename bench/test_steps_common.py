@@ -109,10 +109,7 @@ class MegatronRunner(unittest.TestCase):
     STEPS = os.path.join(sc.ROOT, "data", "benchmarks", "H200", "steps")
 
     def spec(self, plan_name):
-        plan = sc.load_plan(os.path.join(self.STEPS, "plans", plan_name))
-        cluster = sc.load_cluster(os.path.join(self.STEPS, "clusters", plan["cluster"] + ".yaml"))
-        task = sc.load_task(os.path.join(self.STEPS, "tasks", plan["task"] + ".yaml"))
-        return plan, cluster, task
+        return run_megatron.load_spec(os.path.join(self.STEPS, "plans", plan_name))
 
     def test_rows_say_what_ran(self):
         plan, _, _ = self.spec(
@@ -129,6 +126,9 @@ class MegatronRunner(unittest.TestCase):
         run_megatron.check(cluster, task, lay, 2)
         with self.assertRaisesRegex(run_megatron.Refused, "needs 2 ranks"):
             run_megatron.check(cluster, task, lay, 1)
+        with self.assertRaisesRegex(run_megatron.Refused, "sequence parallelism"):
+            run_megatron.check(cluster, task, dict(lay, pp=1, tp=2), 2)
+        run_megatron.check(cluster, task, dict(lay, pp=1, tp=2, sp="off"), 2)
         with self.assertRaisesRegex(run_megatron.Refused, "zero 2-3"):
             run_megatron.check(cluster, task, dict(lay, zero=3), 2)
         with self.assertRaisesRegex(run_megatron.Refused, "framework"):

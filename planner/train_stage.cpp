@@ -509,30 +509,27 @@ StageTimes stage_times(const TrainContext& cx,
     st.flops += 3 * h.flops_forward;
     st.hw_flops += 3 * h.flops_forward;
   }
+  // Per micro-batch, the traffic of the weights this device holds (its tensor-parallel shard,
+  // 1 / ep of the routed experts): eager PyTorch casts each to bf16 in every forward (again
+  // when fully recomputed) and each gradient to fp32 in every backward, then accumulates it;
+  // Megatron without gradient-accumulation fusion (Layout::grad_fusion) adds each
+  // micro-batch's gradients apart in its backward (megatron_gradient_accumulation).
+  double share =
+      (stage_parameters(m, s) - stage_routed_parameters(m, s) * (1 - 1.0 / f(l.ep))) / f(l.tp);
+  std::int64_t mbs = cx.task.global_batch / (l.dp * l.micro_batch);
+  double forward = 0;
+  double backward = 0;
   if (dcx.eager) {
-    // Eager PyTorch casts every weight it holds to bf16 in each forward (again when fully
-    // recomputed) and every weight gradient to fp32 in each backward, then accumulates it.
-    double held = stage_parameters(m, s) - stage_routed_parameters(m, s) * (1 - 1.0 / f(l.ep));
-    std::int64_t mbs = cx.task.global_batch / (l.dp * l.micro_batch);
     EagerBytes per = eager_parameter_bytes(mbs, l.recompute == Recompute::kFull ? 2 : 1);
-    double share = held / f(l.tp);
-    double forward = eager_stream_time(dcx, per.forward * share, per.widen_forward * share);
-    double backward = eager_stream_time(dcx, per.backward * share, per.widen_backward * share);
-    st.compute += forward + backward;
-    st.forward += forward;
-    st.backward += backward;
-    st.kernels.memory += forward + backward;
+    forward = eager_stream_time(dcx, per.forward * share, per.widen_forward * share);
+    backward = eager_stream_time(dcx, per.backward * share, per.widen_backward * share);
+  } else if (!l.grad_fusion) {
+    backward = megatron_gradient_accumulation(dcx, cx.task.precision, share, mbs);
   }
-  if (!dcx.eager && !l.grad_fusion) {
-    // Megatron without gradient-accumulation fusion (Layout::grad_fusion), in each micro-batch's
-    // backward (megatron_gradient_accumulation).
-    std::int64_t mbs = cx.task.global_batch / (l.dp * l.micro_batch);
-    double held = stage_parameters(m, s) - stage_routed_parameters(m, s) * (1 - 1.0 / f(l.ep));
-    double add = megatron_gradient_accumulation(dcx, cx.task.precision, held / f(l.tp), mbs);
-    st.compute += add;
-    st.backward += add;
-    st.kernels.memory += add;
-  }
+  st.compute += forward + backward;
+  st.forward += forward;
+  st.backward += backward;
+  st.kernels.memory += forward + backward;
   // Each micro-batch sends its activations forward and receives their gradients back.
   st.pp = (s.last() ? 0 : send_out) + (s.first() ? 0 : send_in);
   return st;
