@@ -55,9 +55,14 @@ def parse_args(argv):
 
 
 def ran_layout(plan):
-    """The plan's layout as it ran: without gradient-accumulation fusion (it needs Apex or
-    Transformer Engine)."""
-    return plan["layout"] + ("" if "grad_fusion=off" in plan["layout"] else ",grad_fusion=off")
+    """The plan's layout as it ran: Megatron-Core's own modules (no Transformer Engine or
+    Apex on the GPU machine), so without gradient-accumulation fusion, which needs one of
+    them."""
+    layout = plan["layout"]
+    for item in ("grad_fusion=off", "te=off"):
+        if item not in layout.split(","):
+            layout += "," + item
+    return layout
 
 
 def load_spec(plan_path):

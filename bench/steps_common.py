@@ -198,8 +198,8 @@ def load_plan(path):
 
 LAYOUT_DEFAULTS = {"tp": 1, "pp": 1, "dp": 1, "mb": 1, "recompute": "none", "zero": 0,
                    "vpp": 1, "cp": 1, "ep": 1, "sp": "on", "offload": "off", "dp_overlap": "on",
-                   "grad_fusion": "on"}
-SWITCHES = ("recompute", "sp", "offload", "dp_overlap", "grad_fusion")
+                   "grad_fusion": "on", "te": "on"}
+SWITCHES = ("recompute", "sp", "offload", "dp_overlap", "grad_fusion", "te")
 
 
 def parse_layout(text):

@@ -115,9 +115,10 @@ class MegatronRunner(unittest.TestCase):
         plan, _, _ = self.spec(
             "h200x1__mgf-l8b-L4-s4096-gb8__tp1_pp1_dp1_mb1_recomputenone_zero0.yaml")
         self.assertEqual(run_megatron.ran_layout(plan),
-                         "tp=1,pp=1,dp=1,mb=1,recompute=none,zero=0,grad_fusion=off")
-        plan["layout"] += ",grad_fusion=off"
-        self.assertEqual(run_megatron.ran_layout(plan).count("grad_fusion"), 1)
+                         "tp=1,pp=1,dp=1,mb=1,recompute=none,zero=0,grad_fusion=off,te=off")
+        plan["layout"] += ",grad_fusion=off,te=off"
+        ran = run_megatron.ran_layout(plan)
+        self.assertEqual((ran.count("grad_fusion"), ran.count(",te=")), (1, 1))
 
     def test_refuses_what_it_cannot_run(self):
         plan, cluster, task = self.spec(

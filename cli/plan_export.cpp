@@ -75,6 +75,8 @@ std::string megatron_arguments(const devices::ClusterSpec& cluster,
     a.emplace_back("--overlap-grad-reduce", "");  // the plan prices DP overlapped with backward
   if (!l.grad_fusion)
     a.emplace_back("--no-gradient-accumulation-fusion", "");
+  if (!l.te)
+    a.emplace_back("--transformer-impl", "local");
   if (l.offload)
     a.emplace_back("--optimizer-cpu-offload", "");
   a.emplace_back("--num-layers", n(m.layers));

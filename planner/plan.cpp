@@ -23,7 +23,8 @@ std::string Layout::str() const {
          ",zero=" + std::to_string(zero) + (vpp > 1 ? ",vpp=" + std::to_string(vpp) : "") +
          (ep > 1 ? ",ep=" + std::to_string(ep) : "") + (cp > 1 ? ",cp=" + std::to_string(cp) : "") +
          (tp > 1 && !sp ? ",sp=off" : "") + (offload ? ",offload=on" : "") +
-         (dp_overlap ? "" : ",dp_overlap=off") + (grad_fusion ? "" : ",grad_fusion=off");
+         (dp_overlap ? "" : ",dp_overlap=off") + (grad_fusion ? "" : ",grad_fusion=off") +
+         (te ? "" : ",te=off");
 }
 
 std::string layout_items(const std::string& text,
@@ -77,7 +78,8 @@ std::string parse_layout(const std::string& text, Layout* out) {
   std::map<std::string, bool*> switches = {{"sp", &l.sp},
                                            {"offload", &l.offload},
                                            {"dp_overlap", &l.dp_overlap},
-                                           {"grad_fusion", &l.grad_fusion}};
+                                           {"grad_fusion", &l.grad_fusion},
+                                           {"te", &l.te}};
   for (const auto& [key, value] : items) {
     if (key == "recompute") {
       if (value == "none")
@@ -105,7 +107,7 @@ std::string parse_layout(const std::string& text, Layout* out) {
     } else {
       return "unknown layout key '" + key +
              "' (keys: tp, pp, dp, mb, recompute, zero, vpp, ep, cp, sp, offload, dp_overlap, "
-             "grad_fusion)";
+             "grad_fusion, te)";
     }
   }
   *out = l;

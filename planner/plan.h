@@ -51,11 +51,17 @@ struct Layout {
   // Megatron-DeepSpeed's engine; megatron_gradient_accumulation). `grad_fusion=off` in the
   // text form.
   bool grad_fusion = true;
+  // Megatron-LM's layers from Transformer Engine (`--transformer-impl transformer_engine`, its
+  // default) or, off, Megatron-Core's own modules without Transformer Engine or Apex
+  // (`--transformer-impl local`): RoPE, the activation and the residual adds as PyTorch's
+  // separate kernels, PyTorch's norms, and torch's foreach AdamW in place of a fused Adam.
+  // `te=off` in the text form.
+  bool te = true;
 
   std::int64_t devices() const { return dp * tp * pp * cp; }
 
   /// "tp=8,pp=4,dp=32,mb=1,recompute=none,zero=1[,vpp=2][,ep=8][,cp=2][,sp=off]
-  /// [,offload=on][,dp_overlap=off][,grad_fusion=off]": the form `--layout` reads.
+  /// [,offload=on][,dp_overlap=off][,grad_fusion=off][,te=off]": the form `--layout` reads.
   std::string str() const;
   bool operator==(const Layout&) const = default;
 };

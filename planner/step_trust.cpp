@@ -84,6 +84,11 @@ StepTrust step_trust(const std::filesystem::path& benchmarks,
       t.by_gpus.push_back(s);
     }
   }
+  for (const StepPoint& p : points) {
+    bool ran = p.row.status == "ok" && p.estimate_s.has_value();
+    std::string layout = "," + p.row.layout + ",";
+    t.without_te += ran && layout.find(",te=off,") != std::string::npos ? 1 : 0;
+  }
   t.with_tp = tp_stats(points, true);
   t.without_tp = tp_stats(points, false);
   return t;
@@ -96,7 +101,13 @@ std::string step_trust_text(const StepTrust& t, bool tensor_parallel) {
   }
   std::string text = "±" + pct(t.mape) + " MAPE (bias " + signed_pct(t.bias) + ") over " +
                      std::to_string(t.rows) + " measured " + framework_label(t.framework) +
-                     " steps on " + t.device + ":";
+                     " steps on " + t.device;
+  if (t.without_te > 0) {
+    text += t.without_te == t.rows
+                ? " (all without Transformer Engine)"
+                : " (" + std::to_string(t.without_te) + " without Transformer Engine)";
+  }
+  text += ":";
   std::int64_t least = 0;
   std::int64_t most = 0;
   for (const StepStats& s : t.by_gpus) {

@@ -23,6 +23,7 @@ struct StepTrust {
   double mape = 0;                 // percent, over those rows
   double bias = 0;                 // mean signed error, percent (negative: the model is optimistic)
   std::vector<StepStats> by_gpus;  // "1 GPU", "2 GPUs", ...
+  std::size_t without_te = 0;      // of `rows`, Megatron-LM steps without Transformer Engine
   // The same over the layouts with tensor parallelism and over those without: eager
   // tensor parallelism runs at the pace of the host's Python dispatch, so its error is its own.
   StepStats with_tp;

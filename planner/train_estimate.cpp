@@ -111,6 +111,8 @@ std::string check_shape(const TrainContext& cx, const Layout& l) {
     return "dp_overlap=off is Megatron-LM's; eager PyTorch's DDP and FSDP2 overlap as they run";
   if (!l.grad_fusion && cx.task.framework == devices::Framework::kPytorch)
     return "grad_fusion=off is Megatron-LM's; eager PyTorch's accumulation is priced as it runs";
+  if (!l.te && cx.task.framework == devices::Framework::kPytorch)
+    return "te=off is Megatron-LM's; eager PyTorch runs without Transformer Engine already";
   return {};
 }
 

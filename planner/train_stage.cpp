@@ -129,7 +129,8 @@ const LayerCost& layer(const TrainContext& cx,
 const LayerCost& LayerCostCache::get(const ModelSpec& m,
                                      const LayerShape& s,
                                      const DeviceContext& dcx) {
-  auto key = std::make_tuple(s.tp, s.cp, s.micro_batch, (s.moe_layer ? 1 : 0) + (s.sp ? 0 : 4));
+  auto key = std::make_tuple(s.tp, s.cp, s.micro_batch,
+                             (s.moe_layer ? 1 : 0) + (s.sp ? 0 : 4) + (dcx.megatron_local ? 8 : 0));
   auto it = costs_.find(key);
   if (it == costs_.end())
     it = costs_.emplace(key, layer_cost_at_duty(m, s, dcx)).first;
@@ -139,7 +140,8 @@ const LayerCost& LayerCostCache::get(const ModelSpec& m,
 const LayerCost& LayerCostCache::head(const ModelSpec& m,
                                       const LayerShape& s,
                                       const DeviceContext& dcx) {
-  auto key = std::make_tuple(s.tp, s.cp, s.micro_batch, 2 + (s.sp ? 0 : 4));
+  auto key =
+      std::make_tuple(s.tp, s.cp, s.micro_batch, 2 + (s.sp ? 0 : 4) + (dcx.megatron_local ? 8 : 0));
   auto it = costs_.find(key);
   if (it == costs_.end())
     it = costs_.emplace(key, head_cost_at_duty(m, s, dcx)).first;
@@ -393,7 +395,8 @@ DeviceContext device_context(const TrainContext& cx, const Layout& l) {
   if (const costmodel::GpuEfficiency* e = cx.calibrations.find_gpu(d.name))
     dcx.efficiency = costmodel::sustained(*e);  // a step's GEMMs run back to back
   dcx.eager = cx.task.framework == devices::Framework::kPytorch;
-  dcx.fuse = !dcx.eager;
+  dcx.megatron_local = !dcx.eager && !l.te;
+  dcx.fuse = !dcx.eager && !dcx.megatron_local;
   if (l.tp > 1)
     dcx.tp_group = comm_group(cx, l.tp, std::min(l.tp, group(cx).devices_per_node));
   return dcx;
@@ -655,6 +658,15 @@ double optimizer_time(const TrainContext& cx,
   if (cx.task.framework == devices::Framework::kPytorch &&
       cx.task.optimizer == devices::Optimizer::kAdam)
     bytes = per_device * eager_optimizer_bytes_per_parameter();
+  if (cx.task.framework == devices::Framework::kMegatron && !l.te &&
+      cx.task.optimizer == devices::Optimizer::kAdam) {
+    // Without Transformer Engine or Apex, Megatron-LM's optimizer runs torch's foreach AdamW:
+    // separate streaming kernels over fp32 tensors, priced at the elementwise rate.
+    DeviceContext dcx = device_context(cx, l);
+    dcx.efficiency = eff;
+    return eager_stream_time(dcx, per_device * local_optimizer_bytes_per_parameter()) +
+           eff.launch.value;
+  }
   const devices::DeviceSpec& d = cx.cluster.device(group(cx));
   double achieved = eff.optimizer > 0 ? eff.optimizer : eff.memory;
   return bytes / (d.memory_bandwidth.value.value * achieved) + eff.launch.value;

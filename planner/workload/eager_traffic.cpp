@@ -48,12 +48,17 @@ constexpr double kActBackward = 6;
 
 }  // namespace
 
-EagerBytes eager_layer_bytes(const devices::ModelSpec& m, const LayerShape& s) {
+namespace {
+
+// The pointwise pieces of one layer around its GEMMs, the norms from parts (eager PyTorch) or
+// not at all (Megatron-Core's norm kernels, priced as operations); `stream` elements per
+// norm and residual add.
+EagerBytes layer_bytes(const devices::ModelSpec& m,
+                       const LayerShape& s,
+                       double stream,
+                       bool norms) {
   double tokens = f(s.micro_batch * s.seq);
   double t = f(s.tp);
-  // With tensor parallelism the runner shards the norms' tokens over the group (sequence
-  // parallelism); the projections' outputs are split by heads and FFN columns.
-  double stream = tokens * f(m.hidden) / (s.tp > 1 ? t : 1);
   double q = tokens * f(std::max<std::int64_t>(1, m.heads / s.tp) * m.head_dim);
   double kv = tokens * f(std::max<std::int64_t>(1, m.kv_heads / s.tp) * m.head_dim);
   std::int64_t ffn =
@@ -61,20 +66,44 @@ EagerBytes eager_layer_bytes(const devices::ModelSpec& m, const LayerShape& s) {
   double wide = tokens * f(ffn) / t;
   bool gated = m.ffn_kind == devices::FfnKind::kGated;
   bool rope = m.position == devices::PositionKind::kRope;
+  double n = norms ? 2 : 0;
   EagerBytes b;
-  b.forward = 2 * kNormForward * stream + 2 * kResidual * stream + kContiguous * q +
+  b.forward = n * kNormForward * stream + 2 * kResidual * stream + kContiguous * q +
               (rope ? kRope * (q + kv) : 0) + (gated ? kSwigluForward : kActForward) * wide;
   // Backward: the q, k and v gradients made contiguous again for the projections.
-  b.backward = 2 * kNormBackward * stream + 2 * kResidual * stream +
+  b.backward = n * kNormBackward * stream + 2 * kResidual * stream +
                kContiguous * (2 * q + 2 * kv) + (rope ? kRope * (q + kv) : 0) +
                (gated ? kSwigluBackward : kActBackward) * wide;
-  b.widen_forward = 2 * kNormWiden * stream;
-  b.widen_backward = 2 * kNormWiden * stream;
+  b.widen_forward = n * kNormWiden * stream;
+  b.widen_backward = n * kNormWiden * stream;
   double rotated = rope ? q + kv : 0;
-  b.strided_forward = 2 * kNormStridedForward * stream + kRopeStrided * rotated;
-  b.strided_backward = 2 * kNormStridedBackward * stream + kRopeStrided * rotated;
+  b.strided_forward = n * kNormStridedForward * stream + kRopeStrided * rotated;
+  b.strided_backward = n * kNormStridedBackward * stream + kRopeStrided * rotated;
   b.cat_forward = kRopeCat * rotated;
   b.cat_backward = kRopeCat * rotated;
+  return b;
+}
+
+}  // namespace
+
+EagerBytes eager_layer_bytes(const devices::ModelSpec& m, const LayerShape& s) {
+  // With tensor parallelism the runner shards the norms' tokens over the group (sequence
+  // parallelism); the projections' outputs are split by heads and FFN columns.
+  double stream = f(s.micro_batch * s.seq) * f(m.hidden) / (s.tp > 1 ? f(s.tp) : 1);
+  return layer_bytes(m, s, stream, true);
+}
+
+EagerBytes local_layer_bytes(const devices::ModelSpec& m, const LayerShape& s) {
+  EagerBytes b = layer_bytes(m, s, f(norm_rows(s)) * f(m.hidden), false);
+  if (m.bias == devices::BiasKind::kAll) {
+    // The QKV bias added in its own kernel (2 + 2; the others ride in the fused bias-GeLU and
+    // bias-dropout-add); in backward every bias's gradient sums its output's gradient (2).
+    double tokens = f(s.micro_batch * s.seq);
+    double qkv = tokens * f(qkv_width(m) / s.tp);
+    std::int64_t ffn = s.moe_layer ? m.moe->expert_ffn * m.moe->top_k : m.ffn;
+    b.forward += 4 * qkv;
+    b.backward += 2 * (qkv + 2 * tokens * f(m.hidden) + tokens * f(ffn / s.tp));
+  }
   return b;
 }
 
@@ -115,17 +144,31 @@ double eager_optimizer_bytes_per_parameter() {
   return 28 + 12;
 }
 
+double local_optimizer_bytes_per_parameter() {
+  // torch.optim.AdamW(foreach=True) over fp32: the decay (4 + 4), the first moment's lerp
+  // (4 + 4 + 4), the second's scaling (4 + 4) and addcmul (4 + 4 + 4 + 4), the denominator's
+  // sqrt, division and epsilon (3 x (4 + 4)), the update's addcdiv (4 + 4 + 4 + 4): 84.
+  // Megatron-LM's gradient norm and clipping (4 and 4 + 4), the fp32 weights copied into the
+  // model's 16-bit ones (4 + 2), the fp32 main gradients zeroed (4): 106.
+  return 84 + 12 + 6 + 4;
+}
+
 namespace {
 
-// `bytes` of `b`'s parts: (total, widen, strided, cat).
-double stream_parts(
-    const DeviceContext& cx, double bytes, double widen, double strided, double cat) {
+// `bytes` of `b`'s parts: (total, widen, strided, cat); the strided part at the rate of
+// `strided_kind`.
+double stream_parts(const DeviceContext& cx,
+                    double bytes,
+                    double widen,
+                    double strided,
+                    double cat,
+                    const char* strided_kind = "strided") {
   // Where a kind was not measured, its bytes run at the elementwise rate.
   auto has = [&](const char* kind) {
     return cx.efficiency.stream.count(kind) > 0;
   };
   widen = has("widen") ? widen : 0;
-  strided = has("strided") ? strided : 0;
+  strided = has(strided_kind) ? strided : 0;
   cat = has("cat") ? cat : 0;
   auto time = [&](const char* kind, const char* what, double read, double write) {
     return costmodel::stream_kernel(cx.device, cx.efficiency, kind, what, read, write, 0)
@@ -139,7 +182,7 @@ double stream_parts(
   if (widen > 0)
     t += time("widen", "eager casts to fp32", widen / 3, 2 * widen / 3);  // 2 B in, 4 out
   if (strided > 0)
-    t += time("strided", "eager broadcast and strided operands", strided, 0);
+    t += time(strided_kind, "eager broadcast and strided operands", strided, 0);
   if (cat > 0)
     t += time("cat", "eager concatenations", cat, 0);
   return t;
@@ -157,6 +200,16 @@ double eager_forward_time(const DeviceContext& cx, const EagerBytes& b) {
 
 double eager_backward_time(const DeviceContext& cx, const EagerBytes& b) {
   return stream_parts(cx, b.backward, b.widen_backward, b.strided_backward, b.cat_backward);
+}
+
+LossTime megatron_loss_time(const DeviceContext& cx, double logits) {
+  // Forward: the cast to fp32 (2 + 4), the row maximum (4), the maximum subtracted (4 + 4),
+  // exp (4 + 4), the row sum (4), the division by it (4 + 4): 38 B. Backward: the softmax
+  // times the incoming gradient (4 + 4), the cast back to 16 bits (4 + 2): 14 B. The
+  // subtraction, division and product take a broadcast operand, which sends them through
+  // PyTorch's unvectorised loop (the "strided_binary" rate).
+  return {stream_parts(cx, 38 * logits, 6 * logits, 16 * logits, 0, "strided_binary"),
+          stream_parts(cx, 14 * logits, 0, 8 * logits, 0, "strided_binary")};
 }
 
 }  // namespace yirage::planner

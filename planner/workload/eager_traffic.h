@@ -45,6 +45,12 @@ struct EagerBytes {
 /// residual adds on 1 / tp of the tokens with sequence parallelism).
 EagerBytes eager_layer_bytes(const devices::ModelSpec& m, const LayerShape& s);
 
+/// The same pieces as Megatron-Core's own modules run them (Layout::te off): RoPE, the
+/// activation, the residual adds and the contiguous copies as eager PyTorch's kernels, the
+/// norms not included (PyTorch's norm kernels, priced as operations), norms and residuals on
+/// norm_rows(s), and for models with biases the QKV bias's add and every bias's gradient.
+EagerBytes local_layer_bytes(const devices::ModelSpec& m, const LayerShape& s);
+
 /// The output head's micro-batch: the logits cast to fp32 before the loss, and their
 /// gradient cast back (the log-softmax itself is priced as softmax operations).
 EagerBytes eager_head_bytes(const devices::ModelSpec& m, const LayerShape& s);
@@ -63,6 +69,21 @@ EagerBytes eager_parameter_bytes(std::int64_t micro_batches, int recasts);
 /// moments read; parameter and moments written: 28 B) and the gradient clipping (the norm
 /// reads the gradient, the scaling reads and writes it: 12 B).
 double eager_optimizer_bytes_per_parameter();
+
+/// Megatron-LM's loss, vocab_parallel_cross_entropy over the logits cast to fp32 (its default
+/// without --cross-entropy-loss-fusion, in 2021's Megatron-LM as in Megatron-Core), on
+/// `logits` logits of the rank's vocabulary shard: forward and backward seconds.
+struct LossTime {
+  double forward = 0;
+  double backward = 0;
+};
+
+LossTime megatron_loss_time(const DeviceContext& cx, double logits);
+
+/// Per parameter held, once a step, Megatron-LM's optimizer without Transformer Engine or
+/// Apex (Layout::te off): torch's foreach AdamW, the norm and clipping, the copy into the
+/// 16-bit weights and the main gradients' zeroing.
+double local_optimizer_bytes_per_parameter();
 
 /// The memory-bound operations eager PyTorch runs in one layer's forward (the norms' parts,
 /// RoPE's, the residual adds, SwiGLU or the activation, the contiguous copy): what the host

@@ -129,7 +129,13 @@ LayerCost layer_cost(const devices::ModelSpec& m, const LayerShape& s, const Dev
   std::int64_t rows = s.moe_layer ? tokens * (m.moe->top_k + m.moe->shared_experts) : tokens;
   double mlp = 0;
   double mlp_flops = 0;
-  if (m.ffn_kind == devices::FfnKind::kGated) {
+  if (m.ffn_kind == devices::FfnKind::kGated && cx.megatron_local) {
+    // Gate and up as one GEMM; SiLU and the product are in local_layer_bytes.
+    OpEstimate up = p.op("gemm", {rows, 2 * ffn / t, m.hidden});
+    OpEstimate down = p.op("gemm", {rows, m.hidden, ffn / t});
+    mlp = up.time.value + down.time.value;
+    mlp_flops = up.flops + down.flops;
+  } else if (m.ffn_kind == devices::FfnKind::kGated) {
     OpEstimate g = p.compound("gated_mlp", {rows, m.hidden, ffn / t}, c);
     mlp = g.time.value;
     mlp_flops = g.flops;
@@ -139,13 +145,22 @@ LayerCost layer_cost(const devices::ModelSpec& m, const LayerShape& s, const Dev
     mlp = up.time.value + down.time.value;
     mlp_flops = up.flops + down.flops;
   }
-  double forward = qkv + attn + out.time.value + norm_time + mlp +
-                   pointwise_time(p, m, s, qkv_out, rows / tokens * ffn / t);
+  double pointwise =
+      cx.megatron_local ? 0 : pointwise_time(p, m, s, qkv_out, rows / tokens * ffn / t);
   c.attention_forward = attn;
-  c.forward = forward;
+  c.forward = qkv + attn + out.time.value + norm_time + mlp + pointwise;
   c.backward = p.backward();
   c.forward_kernels = p.forward_kernels();
   c.backward_kernels = p.backward_kernels();
+  if (cx.megatron_local) {
+    EagerBytes bytes = local_layer_bytes(m, s);
+    double forward = eager_forward_time(p.context(), bytes);
+    double backward = eager_backward_time(p.context(), bytes);
+    c.forward += forward;
+    c.backward += backward;
+    c.forward_kernels.memory += forward;
+    c.backward_kernels.memory += backward;
+  }
   c.flops_forward = qkv_flops + attn_flops + out.flops + mlp_flops;
   TpCollectives tp = tp_collectives(cx,
                                     static_cast<double>(tokens * m.hidden) *

@@ -61,6 +61,10 @@ struct DeviceContext {
   // Training under eager PyTorch (Framework::kPytorch): separate GEMMs for Q, K, V, gate and
   // up, and the memory traffic of eager_traffic.h around them (implies fuse = false).
   bool eager = false;
+  // Megatron-LM on Megatron-Core's own modules (Layout::te off): the GEMMs as Megatron-LM runs
+  // them, the pointwise pieces between them as PyTorch's kernels (local_layer_bytes; implies
+  // fuse = false).
+  bool megatron_local = false;
   // Inference at a precision per tensor kind (TaskSpec): `dtype` is the activations'.
   std::optional<devices::DType> gemm_dtype = std::nullopt;  // weights, GEMM inputs (none: dtype)
   std::optional<devices::DType> kv_dtype = std::nullopt;    // the KV cache (none: dtype)

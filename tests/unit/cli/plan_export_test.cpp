@@ -75,6 +75,11 @@ TEST(PlanExport, TheLayoutIsWhatMegatronIsAskedFor) {
   l.grad_fusion = false;
   EXPECT_NE(megatron_arguments(c, t, l).find("--no-gradient-accumulation-fusion"),
             std::string::npos);
+  // Transformer Engine's layers are its default too; a layout priced on Megatron-Core's own
+  // modules asks for them.
+  EXPECT_EQ(out.find("--transformer-impl"), std::string::npos);
+  l.te = false;
+  EXPECT_NE(megatron_arguments(c, t, l).find("--transformer-impl local \\"), std::string::npos);
 }
 
 }  // namespace

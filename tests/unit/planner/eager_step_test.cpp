@@ -47,6 +47,35 @@ TEST(EagerTraffic, LayerBytesFollowTheKernels) {
   EXPECT_DOUBLE_EQ(eager_layer_bytes(llama8b(), split).forward, b.forward / 4);
 }
 
+// Megatron-Core's own modules run the same pieces but PyTorch's norm kernels (priced as
+// operations, not here), norms and residuals on every token without sequence parallelism, and
+// the biases of models that have them.
+TEST(EagerTraffic, MegatronLocalLayerBytesLeaveTheNormsOut) {
+  LayerShape s{1, 1000, 1, false};
+  EagerBytes b = local_layer_bytes(llama8b(), s);
+  double h = 1000.0 * 4096;
+  double q = 1000.0 * 4096;
+  double kv = 1000.0 * 1024;
+  double ffn = 1000.0 * 14336;
+  EXPECT_DOUBLE_EQ(b.forward, 2 * 6 * h + 4 * q + 20 * (q + kv) + 10 * ffn);
+  EXPECT_DOUBLE_EQ(b.backward, 2 * 6 * h + 4 * (2 * q + 2 * kv) + 20 * (q + kv) + 18 * ffn);
+  EXPECT_DOUBLE_EQ(b.widen_forward, 0);
+  EXPECT_DOUBLE_EQ(b.strided_forward, 10 * (q + kv));
+  EXPECT_DOUBLE_EQ(eager_layer_bytes(llama8b(), s).forward - b.forward, 2 * 40 * h);
+  // tp = 2 without sequence parallelism: the residual adds on all the tokens.
+  LayerShape whole{1, 1000, 2, false};
+  whole.sp = false;
+  EXPECT_DOUBLE_EQ(local_layer_bytes(llama8b(), whole).forward,
+                   2 * 6 * h + (4 * q + 20 * (q + kv) + 10 * ffn) / 2);
+  // Biases: the QKV bias's add in forward, every bias's gradient in backward.
+  devices::ModelSpec biased = llama8b();
+  biased.bias = devices::BiasKind::kAll;
+  double qkv = q + 2 * kv;
+  EXPECT_DOUBLE_EQ(local_layer_bytes(biased, s).forward, b.forward + 4 * qkv);
+  EXPECT_DOUBLE_EQ(local_layer_bytes(biased, s).backward, b.backward + 2 * (qkv + 2 * h + ffn));
+  EXPECT_DOUBLE_EQ(local_optimizer_bytes_per_parameter(), 106);
+}
+
 TEST(EagerTraffic, ParameterBytesGrowWithMicroBatches) {
   EXPECT_DOUBLE_EQ(eager_parameter_bytes(1, 1).forward, 6);
   EXPECT_DOUBLE_EQ(eager_parameter_bytes(1, 1).backward, 6);  // one micro-batch: no accumulation
@@ -102,6 +131,15 @@ TEST(StepTrust, SaysWhatWasMeasuredAndWhatWasNot) {
   std::string text = step_trust_text(h100, false);
   EXPECT_EQ(text.rfind("±", 0), 0u) << text;
   EXPECT_NE(text.find("eager-PyTorch steps on H100-SXM: "), std::string::npos) << text;
+  // The H200's Megatron-LM steps ran on Megatron-Core's own modules: the line says so.
+  StepTrust local =
+      step_trust(devices::data_dir() / "benchmarks", "H200", devices::Framework::kMegatron,
+                 testing::bundled_registry(), models, cal);
+  EXPECT_GT(local.rows, 0u);
+  EXPECT_EQ(local.without_te, local.rows);
+  EXPECT_NE(step_trust_text(local, false)
+                .find("Megatron-LM steps on H200 (all without Transformer Engine): "),
+            std::string::npos);
   StepTrust unknown =
       step_trust(devices::data_dir() / "benchmarks", "MI300X", devices::Framework::kPytorch,
                  testing::bundled_registry(), models, cal);

@@ -28,7 +28,7 @@ TEST(Layout, ParsesAndPrints) {
   EXPECT_EQ(
       parse_layout("tp=8,xp=2", &l),
       "unknown layout key 'xp' (keys: tp, pp, dp, mb, recompute, zero, vpp, ep, cp, sp, offload, "
-      "dp_overlap, grad_fusion)");
+      "dp_overlap, grad_fusion, te)");
   ASSERT_EQ(parse_layout("tp=8,dp=4,dp_overlap=off", &l), "");
   EXPECT_FALSE(l.dp_overlap);
   EXPECT_EQ(l.str(), "tp=8,pp=1,dp=4,mb=1,recompute=none,zero=0,dp_overlap=off");
@@ -36,6 +36,9 @@ TEST(Layout, ParsesAndPrints) {
   EXPECT_FALSE(l.grad_fusion);
   EXPECT_EQ(l.str(), "tp=2,pp=1,dp=1,mb=1,recompute=none,zero=0,grad_fusion=off");
   EXPECT_EQ(parse_layout("grad_fusion=no", &l), "grad_fusion must be on or off, got 'no'");
+  ASSERT_EQ(parse_layout("te=off,grad_fusion=off", &l), "");
+  EXPECT_FALSE(l.te);
+  EXPECT_EQ(l.str(), "tp=1,pp=1,dp=1,mb=1,recompute=none,zero=0,grad_fusion=off,te=off");
   EXPECT_EQ(parse_layout("sp=yes", &l), "sp must be on or off, got 'yes'");
   EXPECT_EQ(parse_layout("tp=0", &l), "tp must be at least 1");
   EXPECT_EQ(parse_layout("tp=8,pp=2,tp=4", &l), "'tp' is given twice");
@@ -109,7 +112,7 @@ TEST(TrainPlan, StepAddsUpAndMfuIsBelowOne) {
   }
 }
 
-// A Megatron-LM switch of a layout (Layout::dp_overlap, Layout::grad_fusion), priced on and off
+// A Megatron-LM switch of a layout (Layout::dp_overlap, grad_fusion, te), priced on and off
 // for Llama 3 8B on 32 H100s.
 struct Switched {
   devices::ClusterSpec cluster = testing::example_cluster("h100-4x8-rail");
@@ -189,6 +192,40 @@ TEST(TrainPlan, WithoutGradientFusionLaterMicroBatchesAddTheirGradients) {
   // Eager PyTorch accumulates as it runs: refused, not ignored.
   EXPECT_EQ(s.eager_refusal(),
             "grad_fusion=off is Megatron-LM's; eager PyTorch's accumulation is priced as it runs");
+}
+
+// On Megatron-Core's own modules (no Transformer Engine) the layer's pointwise pieces run as
+// PyTorch's kernels and the optimizer as torch's foreach AdamW: both priced from their bytes at
+// the device's stream rates, so the step is slower, and nothing else moves.
+TEST(TrainPlan, WithoutTransformerEngineThePointwiseKernelsAndOptimizerRunUnfused) {
+  Switched s("tp=8,pp=4,dp=1,mb=2,recompute=none,zero=1", &Layout::te);
+  TrainContext cx{s.cluster, s.task, kNoCalibration};
+  DeviceContext te = device_context(cx, s.on);
+  DeviceContext local = device_context(cx, s.off);
+  EXPECT_FALSE(te.megatron_local);
+  EXPECT_TRUE(local.megatron_local);
+  EXPECT_FALSE(local.fuse);
+  LayerShape shape{2, s.task.sequence_length, 8};
+  LayerCost fused = layer_cost(s.task.model, shape, te);
+  LayerCost unfused = layer_cost(s.task.model, shape, local);
+  for (const std::string& f : unfused.fusions)
+    EXPECT_EQ(f.find(": fused"), std::string::npos) << f;
+  EXPECT_GT(unfused.forward_kernels.memory, fused.forward_kernels.memory);
+  EXPECT_GT(unfused.backward_kernels.memory, fused.backward_kernels.memory);
+  // The same matrix products (gate and up in one GEMM either way; the compound also counts
+  // SiLU's few FLOPs), the same attention.
+  EXPECT_NEAR(unfused.flops_forward, fused.flops_forward, 1e-3 * fused.flops_forward);
+  EXPECT_DOUBLE_EQ(unfused.attention_forward, fused.attention_forward);
+  EXPECT_GT(s.step_off.total, s.step_on.total);
+  // The optimizer: 106 B per parameter of the device's share at the elementwise rate.
+  double params = stage_parameters(s.task.model, even_span(s.task.model, s.on, 0));
+  double share = params / 8 / 1;  // ZeRO-1 over dp = 1
+  EXPECT_DOUBLE_EQ(optimizer_time(cx, s.off, params, local.efficiency),
+                   eager_stream_time(local, 106 * share) + local.efficiency.launch.value);
+  EXPECT_LT(optimizer_time(cx, s.on, params, te.efficiency),
+            optimizer_time(cx, s.off, params, local.efficiency));
+  EXPECT_EQ(s.eager_refusal(),
+            "te=off is Megatron-LM's; eager PyTorch runs without Transformer Engine already");
 }
 
 TEST(TrainPlan, PipelineBubbleFollowsMegatron) {
