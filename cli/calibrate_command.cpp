@@ -18,6 +18,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <ctime>
 #include <map>
 #include <optional>
@@ -36,6 +37,7 @@ struct CalibrateArgs {
   std::string min_size = "0 B";  // every size: the small calls fit the fixed costs
   std::string steps;             // measured training iterations (vTrain format)
   std::string steps_device;      // the device they ran on
+  std::string matrix_steps;      // measured steps of large models (train_steps format)
   std::string duty_from;         // a device whose GEMM duty fit the others without one borrow
 };
 
@@ -214,6 +216,32 @@ int fit_steps(Context& cx,
       planner::training_fidelity(runs, d->name, registry, cal, planner::FidelityRows::kHeldOut);
   planner::FidelityResult r =
       planner::training_fidelity(runs, d->name, registry, cal, planner::FidelityRows::kFit);
+  std::optional<costmodel::MatrixStepsFit> matrix;
+  if (!a.matrix_steps.empty()) {
+    // The matrix rate from steps whose time is mostly GEMMs, the rest refitted on the
+    // iterations around it, until the two agree.
+    devices::ModelRegistry models = devices::ModelRegistry::load_bundled();
+    double unfitted = 0;
+    for (int round = 0; round < 4; ++round) {
+      costmodel::CalibrationSet with = cal;
+      with.add_gpu(d->name, r.efficiency);
+      auto m = planner::fit_matrix_on_steps(a.matrix_steps, d->name, registry, models, with);
+      if (!m) {
+        cx.err << "error: --matrix-steps: " << a.matrix_steps
+               << " has fewer than 4 rows that ran on " << d->name << "\n";
+        return kExitBadInput;
+      }
+      unfitted = round == 0 ? m->unfitted_mape : unfitted;
+      bool settled = std::fabs(m->value - r.efficiency.matrix) < 0.0025;
+      matrix = m;
+      if (settled)
+        break;
+      r = planner::training_fidelity(runs, d->name, registry, cal, planner::FidelityRows::kFit,
+                                     m->value);
+    }
+    matrix->unfitted_mape = unfitted;  // the held-out rows at the whole-step fit's efficiencies
+    r.efficiency.matrix = matrix->value;
+  }
   costmodel::GpuCalibrationFit g;
   g.device = d->name;
   g.efficiency = r.efficiency;
@@ -225,6 +253,14 @@ int fit_steps(Context& cx,
                 " (whole training iterations, rows alternating: " + std::to_string(g.fit_rows) +
                 " fitted, " + std::to_string(runs.size() - g.fit_rows) + " held out)";
   g.steps = costmodel::StepFit{g.fit_rows, g.held_out_rows, g.held_out_mape, g.fitted_on};
+  g.matrix_steps = matrix;
+  if (matrix && !cx.structured()) {
+    cx.out << d->name << " matrix " << devices::format_number(matrix->value, 3) << " fitted on "
+           << matrix->fitted_on << ": held-out MAPE "
+           << devices::format_number(matrix->held_out_mape, 3) << "% ("
+           << devices::format_number(matrix->unfitted_mape, 3)
+           << "% at the matrix fitted on the iterations alone)\n";
+  }
   gpu_fits.push_back(std::move(g));
   return kExitOk;
 }
@@ -511,6 +547,10 @@ void add_calibrate_command(CLI::App& app, Context& cx) {
                   "Also fit a device without op rows on whole measured training iterations "
                   "(vTrain format): its efficiencies and the host's issue time per kernel");
   cmd->add_option("--steps-device", a->steps_device, "The device the --steps iterations ran on");
+  cmd->add_option("--matrix-steps", a->matrix_steps,
+                  "With --steps: fit the device's matrix efficiency on the even rows of these "
+                  "measured steps (train_steps format: runs of large models, mostly GEMMs), the "
+                  "rest on the iterations around it");
   cmd->add_option("-o,--output", a->output,
                   "A calibration file (one device) or a directory (one file per device)");
   cmd->add_option("--min-size", a->min_size, "Fit rows of at least this size")

@@ -174,8 +174,13 @@ int measured_steps(Context& cx, const FidelityArgs& a, const devices::DeviceRegi
   costmodel::CalibrationSet calibrations =
       costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
   std::vector<std::pair<std::string, std::vector<planner::MeasuredStep>>> files;
-  for (const std::string& f : a.files)
+  std::vector<std::string> held_out;
+  for (const std::string& f : a.files) {
     files.emplace_back(f, planner::load_measured_steps(f));
+    if (std::string device = planner::keep_held_out(f, calibrations, files.back().second);
+        !device.empty())
+      held_out.push_back(costmodel::display_path(f) + " (" + device + ")");
+  }
   std::vector<planner::StepPoint> points;
   std::size_t oom = 0;
   std::size_t failed = 0;
@@ -193,6 +198,10 @@ int measured_steps(Context& cx, const FidelityArgs& a, const devices::DeviceRegi
            << (files.size() == 1 ? " file" : " files") << " (" << points.size() - oom << " ran, "
            << oom << " out of memory, " << failed
            << " failed and left out); the model calibrated by data/calibration/\n";
+    for (const std::string& h : held_out) {
+      cx.out << "  statistics on the odd rows of " << h
+             << ": its matrix efficiency was fitted on the even ones\n";
+    }
   }
   Table t({"  group", ">rows", ">MAPE", ">bias", ">Spearman", ">memory MAPE", ">fits as measured",
            ">choices", ">worst pick", ">repeat spread", ">layout MAPE"});

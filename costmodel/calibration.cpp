@@ -257,6 +257,9 @@ void read_ops(const devices::YamlDoc& doc,
   m.number("eager_tp_host_held_out_mape", false, devices::Sign::kNonNegative);
   e.steps_fitted_on = m.string("steps_fitted_on").value_or("");
   m.number("steps_held_out_mape", false, devices::Sign::kNonNegative);
+  e.matrix_fitted_on = m.string("matrix_fitted_on").value_or("");
+  m.number("matrix_held_out_mape", false, devices::Sign::kNonNegative);
+  m.number("matrix_unfitted_held_out_mape", false, devices::Sign::kNonNegative);
   e.block_step_cycles =
       m.number("block_step_cycles", false, devices::Sign::kNonNegative).value_or(0);
   e.block_mma_step_cycles =
@@ -786,6 +789,12 @@ std::string calibration_yaml(const std::vector<CalibrationFit>& fits,
       y << "  host: " << devices::format(e.host) << "\n"
         << "  steps_fitted_on: \"" << g.steps->fitted_on << "\"\n"
         << "  steps_held_out_mape: " << format_number(g.steps->held_out_mape, 3) << "\n";
+    }
+    if (g.matrix_steps) {
+      y << "  matrix_fitted_on: \"" << g.matrix_steps->fitted_on << "\"\n"
+        << "  matrix_held_out_mape: " << format_number(g.matrix_steps->held_out_mape, 3) << "\n"
+        << "  matrix_unfitted_held_out_mape: " << format_number(g.matrix_steps->unfitted_mape, 3)
+        << "\n";
     }
     if (!e.stream.empty())
       y << "  stream:\n";

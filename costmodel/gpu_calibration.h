@@ -68,6 +68,9 @@ using OptimizerFit = HeldOutFit;
 /// `GpuEfficiency::allocator_cache` on measured steps' reserve (planner/); unfitted: the
 /// reserve taken as the allocated peak.
 using AllocatorFit = HeldOutFit;
+/// `GpuEfficiency::matrix` of a device without op rows, on measured steps whose time is mostly
+/// GEMMs (planner/, `calibrate --matrix-steps`); unfitted: the value the whole-step fit found.
+using MatrixStepsFit = HeldOutFit;
 /// `GpuEfficiency::sustained_matrix` on GEMMs timed back to back; unfitted: the op model's rate.
 using SustainedFit = HeldOutFit;
 
@@ -120,6 +123,7 @@ struct GpuCalibrationFit {
   std::optional<AttentionBackwardFit> attention_backward;
   GpuEfficiency efficiency;
   std::optional<StepFit> steps;
+  std::optional<MatrixStepsFit> matrix_steps;
   std::optional<EagerTpHostFit> eager_tp;
   std::optional<OptimizerFit> optimizer;
   std::optional<OverlapFit> overlap;

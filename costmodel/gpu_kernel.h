@@ -111,6 +111,9 @@ struct GpuEfficiency {
   // Where the efficiencies were fitted on whole measured steps instead of op rows: the
   // file and split (empty otherwise), so that a check on that file reports held-out rows.
   std::string steps_fitted_on;
+  // Where `matrix` was fitted on measured steps apart from them (`calibrate --matrix-steps`):
+  // that file and its split; validate-training then reports that file's held-out rows.
+  std::string matrix_fitted_on;
 };
 
 /// The overhead one kernel pays: `graph_launch` in a CUDA graph, else `launch`.

@@ -154,8 +154,11 @@ double squared_error(const std::vector<Case>& cases, const costmodel::Calibratio
 
 costmodel::GpuEfficiency fit_efficiency(const std::vector<Case>& cases,
                                         const std::string& device,
-                                        costmodel::CalibrationSet cal) {
+                                        costmodel::CalibrationSet cal,
+                                        double fixed_matrix) {
   costmodel::GpuEfficiency best;
+  if (fixed_matrix > 0)
+    best.matrix = fixed_matrix;
   cal.add_gpu(device, best);
   double best_err = squared_error(cases, cal);
   std::array<double costmodel::GpuEfficiency::*, 4> params = {
@@ -163,6 +166,8 @@ costmodel::GpuEfficiency fit_efficiency(const std::vector<Case>& cases,
       &costmodel::GpuEfficiency::memory, &costmodel::GpuEfficiency::vector};
   for (int round = 0; round < 2; ++round) {
     for (auto p : params) {
+      if (fixed_matrix > 0 && p == &costmodel::GpuEfficiency::matrix)
+        continue;
       for (int step = 1; step <= 50; ++step) {
         costmodel::GpuEfficiency trial = best;
         trial.*p = step / 50.0;
@@ -198,7 +203,8 @@ FidelityResult training_fidelity(const std::vector<TrainingRun>& runs,
                                  const std::string& device,
                                  const devices::DeviceRegistry& registry,
                                  const costmodel::CalibrationSet& calibrations,
-                                 FidelityRows rows) {
+                                 FidelityRows rows,
+                                 double fixed_matrix) {
   bool fit = rows == FidelityRows::kFit;
   std::vector<Case> cases;
   for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -211,7 +217,7 @@ FidelityResult training_fidelity(const std::vector<TrainingRun>& runs,
   FidelityResult out;
   costmodel::CalibrationSet cal = calibrations;
   if (fit) {
-    out.efficiency = fit_efficiency(cases, registry.find(device)->name, cal);
+    out.efficiency = fit_efficiency(cases, registry.find(device)->name, cal, fixed_matrix);
     cal.add_gpu(registry.find(device)->name, out.efficiency);
     out.fitted = true;
   } else if (const auto* e = cal.find_gpu(registry.find(device)->name)) {

@@ -56,11 +56,14 @@ enum class FidelityRows {
 /// the GPU efficiencies and the host's issue time are fitted on the even rows (coordinate
 /// descent, as in `yirage-plan calibrate`); otherwise the device's calibration from
 /// `calibrations` prices them.
+/// `fixed_matrix` > 0: with FidelityRows::kFit, the matrix efficiency is that value (fitted
+/// elsewhere: fit_matrix_on_steps) and the rest is fitted around it.
 FidelityResult training_fidelity(const std::vector<TrainingRun>& runs,
                                  const std::string& device,
                                  const devices::DeviceRegistry& registry,
                                  const costmodel::CalibrationSet& calibrations,
-                                 FidelityRows rows);
+                                 FidelityRows rows,
+                                 double fixed_matrix = 0);
 
 /// Spearman's rank correlation of two equal-length series (average ranks for ties).
 double spearman(const std::vector<double>& a, const std::vector<double>& b);

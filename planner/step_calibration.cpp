@@ -44,13 +44,17 @@ struct Pricing {
   const costmodel::CalibrationSet& calibrations;
 };
 
+// The device's efficiency in `pr`'s calibrations (the defaults where it has none).
+costmodel::GpuEfficiency known_efficiency(const Pricing& pr) {
+  const costmodel::GpuEfficiency* known = pr.calibrations.find_gpu(pr.device);
+  return known != nullptr ? *known : costmodel::GpuEfficiency{};
+}
+
+// The rows priced with the device's efficiency `e`.
 Errors errors(const Pricing& pr,
               const std::vector<std::vector<MeasuredStep>>& rows,
-              devices::Seconds host) {
+              const costmodel::GpuEfficiency& e) {
   costmodel::CalibrationSet cal = pr.calibrations;
-  const costmodel::GpuEfficiency* known = pr.calibrations.find_gpu(pr.device);
-  costmodel::GpuEfficiency e = known != nullptr ? *known : costmodel::GpuEfficiency{};
-  e.eager_tp_host = host;
   cal.add_gpu(pr.device, e);
   Errors out;
   for (std::size_t i = 0; i < pr.files.size(); ++i) {
@@ -90,8 +94,13 @@ std::optional<costmodel::EagerTpHostFit> fit_eager_tp_host(
   if (n < 4)
     return std::nullopt;
   Pricing pr{files, device, registry, models, calibrations};
+  auto with_host = [&](devices::Seconds host) {
+    costmodel::GpuEfficiency e = known_efficiency(pr);
+    e.eager_tp_host = host;
+    return e;
+  };
   auto fit_error = [&](int us) {
-    return errors(pr, split.fit, devices::Seconds{us * 1e-6}).squared;
+    return errors(pr, split.fit, with_host(devices::Seconds{us * 1e-6})).squared;
   };
   int best = 0;  // microseconds
   double best_err = fit_error(0);
@@ -112,8 +121,8 @@ std::optional<costmodel::EagerTpHostFit> fit_eager_tp_host(
   }
   costmodel::EagerTpHostFit fit;
   fit.host = devices::Seconds{best * 1e-6};
-  Errors held = errors(pr, split.held_out, fit.host);
-  Errors unpriced = errors(pr, split.held_out, devices::Seconds{});
+  Errors held = errors(pr, split.held_out, with_host(fit.host));
+  Errors unpriced = errors(pr, split.held_out, with_host(devices::Seconds{}));
   fit.fit_rows = (n + 1) / 2;
   fit.held_out_rows = held.rows;
   fit.held_out_mape = held.rows > 0 ? 100 * held.absolute / static_cast<double>(held.rows) : 0;
@@ -122,6 +131,52 @@ std::optional<costmodel::EagerTpHostFit> fit_eager_tp_host(
   fit.fitted_on = names + " (tensor-parallel rows alternating: " + std::to_string(fit.fit_rows) +
                   " fitted, " + std::to_string(n - fit.fit_rows) + " held out)";
   return fit;
+}
+
+std::optional<costmodel::MatrixStepsFit> fit_matrix_on_steps(
+    const std::filesystem::path& file,
+    const std::string& device,
+    const devices::DeviceRegistry& registry,
+    const devices::ModelRegistry& models,
+    const costmodel::CalibrationSet& calibrations) {
+  std::vector<std::vector<MeasuredStep>> fit(1);
+  std::vector<std::vector<MeasuredStep>> held_out(1);
+  std::size_t n = 0;
+  for (const MeasuredStep& r : load_measured_steps(file)) {
+    if (r.device == device && r.status == "ok")
+      (n++ % 2 == 0 ? fit : held_out).front().push_back(r);
+  }
+  if (n < 4)
+    return std::nullopt;
+  std::vector<std::filesystem::path> files = {file};
+  Pricing pr{files, device, registry, models, calibrations};
+  auto with_matrix = [&](double matrix) {
+    costmodel::GpuEfficiency e = known_efficiency(pr);
+    e.matrix = matrix;
+    return e;
+  };
+  int best = 1000;  // thousandths
+  double best_err = -1;
+  for (int k = 300; k <= 1000; k += 5) {
+    double err = errors(pr, fit, with_matrix(k / 1000.0)).squared;
+    if (best_err < 0 || err < best_err) {
+      best_err = err;
+      best = k;
+    }
+  }
+  auto mape = [](const Errors& e) {
+    return e.rows > 0 ? 100 * e.absolute / static_cast<double>(e.rows) : 0;
+  };
+  costmodel::MatrixStepsFit out;
+  out.value = best / 1000.0;
+  out.fit_rows = fit.front().size();
+  out.held_out_rows = held_out.front().size();
+  out.held_out_mape = mape(errors(pr, held_out, with_matrix(out.value)));
+  out.unfitted_mape = mape(errors(pr, held_out, known_efficiency(pr)));
+  out.fitted_on = costmodel::display_path(file.string()) +
+                  " (rows alternating: " + std::to_string(out.fit_rows) + " fitted, " +
+                  std::to_string(out.held_out_rows) + " held out)";
+  return out;
 }
 
 namespace {

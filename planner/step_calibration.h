@@ -40,6 +40,18 @@ std::optional<costmodel::OptimizerFit> fit_optimizer(
     const devices::ModelRegistry& models,
     const costmodel::CalibrationSet& calibrations);
 
+/// Fits `device`'s matrix efficiency (GpuEfficiency::matrix) on the rows of a measured-steps
+/// file that ran on it (published runs of large models, their time mostly GEMMs), alternating
+/// in file order: the even ones fitted (the squared relative error of the step, searched over
+/// 0.3-1 by 0.005), the odd ones held out. The rest of the device's efficiency is that of
+/// `calibrations`. Nullopt when there are fewer than 4 such rows.
+std::optional<costmodel::MatrixStepsFit> fit_matrix_on_steps(
+    const std::filesystem::path& file,
+    const std::string& device,
+    const devices::DeviceRegistry& registry,
+    const devices::ModelRegistry& models,
+    const costmodel::CalibrationSet& calibrations);
+
 /// Fits `device`'s allocator_cache (GpuEfficiency::allocator_cache) on the measured reserve of
 /// the eager rows that ran in `files` with every allocation in the compute stream (not FSDP2,
 /// whose all-gather and reduce-scatter streams keep pools of their own), from each row's

@@ -68,6 +68,7 @@ StepTrust step_trust(const std::filesystem::path& benchmarks,
                                 return r.device != device || !same_framework(r, framework);
                               }),
                rows.end());
+    keep_held_out(file, calibrations, rows);
     if (rows.empty())
       continue;
     std::vector<StepPoint> priced =

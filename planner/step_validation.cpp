@@ -287,6 +287,30 @@ void price_row(const std::filesystem::path& path,
 
 }  // namespace
 
+// Where a device's shipped matrix efficiency was fitted on the even rows of `file` (`calibrate
+// --matrix-steps`), keeps that device's odd rows only, in the fit's order (rows that ran);
+// returns the device, or empty when nothing was fitted on the file.
+std::string keep_held_out(const std::filesystem::path& file,
+                          const costmodel::CalibrationSet& calibrations,
+                          std::vector<MeasuredStep>& rows) {
+  std::string fitted;
+  for (const MeasuredStep& r : rows) {
+    const costmodel::GpuEfficiency* e = calibrations.find_gpu(r.device);
+    if (e != nullptr && !e->matrix_fitted_on.empty() &&
+        e->matrix_fitted_on.rfind(costmodel::display_path(file.string()) + " ", 0) == 0) {
+      fitted = r.device;
+      break;
+    }
+  }
+  if (fitted.empty())
+    return {};
+  std::size_t n = 0;
+  std::erase_if(rows, [&](const MeasuredStep& r) {
+    return r.device == fitted && r.status == "ok" && n++ % 2 == 0;
+  });
+  return fitted;
+}
+
 std::vector<StepPoint> price_measured_steps(const std::filesystem::path& path,
                                             const std::vector<MeasuredStep>& rows,
                                             const devices::DeviceRegistry& registry,

@@ -59,6 +59,13 @@ struct StepPoint {
 /// out: they measured nothing). A layout's `mb=best` stands for a micro-batch its source did
 /// not publish: the row is priced at the fastest power of two that fits, as the run's authors
 /// tuned theirs.
+/// Where a device's matrix efficiency in `calibrations` was fitted on the even rows of `file`
+/// (`calibrate --matrix-steps`), keeps that device's odd rows only, in the fit's order (the rows
+/// that ran); returns the device, or empty when nothing was fitted on the file.
+std::string keep_held_out(const std::filesystem::path& file,
+                          const costmodel::CalibrationSet& calibrations,
+                          std::vector<MeasuredStep>& rows);
+
 std::vector<StepPoint> price_measured_steps(const std::filesystem::path& path,
                                             const std::vector<MeasuredStep>& rows,
                                             const devices::DeviceRegistry& registry,

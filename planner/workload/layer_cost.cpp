@@ -201,6 +201,27 @@ LayerCost head_cost(const devices::ModelSpec& m, const LayerShape& s, const Devi
     c.backward = c.backward_kernels.total();
     return c;
   }
+  if (!s.inference) {
+    // Megatron-LM's loss over fp32 logits of the rank's shard, with three all-reduces of a
+    // value per token under tensor parallelism (the rows' maximum, the target's logit, the
+    // sum of exponentials).
+    LossTime loss = megatron_loss_time(p.context(), static_cast<double>(tokens * vocab));
+    if (cx.tp_group && cx.tp_group->ranks > 1) {
+      c.tp_comm =
+          3 * costmodel::estimate_collective(*cx.tp_group, costmodel::Collective::kAllReduce,
+                                             static_cast<double>(tokens) * 4)
+                  .latency()
+                  .value;
+    }
+    c.forward_kernels = {head.time.value, 0, 0, loss.forward};
+    c.backward_kernels = {kBackwardGemm * head.time.value, 0, 0, loss.backward};
+    c.forward = c.forward_kernels.total();
+    c.backward = c.backward_kernels.total();
+    // Its kernels: the cast, maximum, subtraction, exp, sum, division and the target's
+    // gather in forward.
+    with_host_issue(cx.efficiency.host, p.kernels() + 7, c);
+    return c;
+  }
   OpEstimate loss = p.op("softmax", {tokens, vocab});
   c.forward = head.time.value + loss.time.value;
   c.backward = p.backward();

@@ -76,6 +76,31 @@ TEST(EagerTraffic, MegatronLocalLayerBytesLeaveTheNormsOut) {
   EXPECT_DOUBLE_EQ(local_optimizer_bytes_per_parameter(), 106);
 }
 
+// Megatron-LM's loss over fp32 logits: 38 B per logit forward, 14 backward; the broadcast
+// operations at the device's rate for PyTorch's unvectorised loop where it was measured.
+TEST(EagerTraffic, MegatronLossStreamsItsFp32Logits) {
+  devices::ClusterSpec c = testing::example_cluster("dgx-h100");
+  DeviceContext plain{c.device(c.groups.front()), {}, devices::DType::kBf16, std::nullopt};
+  double logits = 4096.0 * 128256;
+  LossTime loss = megatron_loss_time(plain, logits);
+  EXPECT_DOUBLE_EQ(loss.forward, eager_stream_time(plain, 38 * logits));
+  EXPECT_DOUBLE_EQ(loss.backward, eager_stream_time(plain, 14 * logits));
+  costmodel::CalibrationSet cal =
+      costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
+  DeviceContext measured{c.device(c.groups.front()), *cal.find_gpu("H100-SXM"),
+                         devices::DType::kBf16, std::nullopt};
+  ASSERT_GT(measured.efficiency.stream.count("strided_binary"), 0u);
+  EXPECT_GT(megatron_loss_time(measured, logits).forward,
+            eager_stream_time(measured, 38 * logits, 6 * logits));
+  // A Megatron-LM training step's head prices it, with three all-reduces of a value per token
+  // under tensor parallelism.
+  LayerShape s{1, 4096, 1};
+  LayerCost head = head_cost(llama8b(), s, measured);
+  EXPECT_DOUBLE_EQ(head.forward_kernels.loss, megatron_loss_time(measured, logits).forward);
+  EXPECT_DOUBLE_EQ(head.backward_kernels.loss, megatron_loss_time(measured, logits).backward);
+  EXPECT_EQ(head.tp_comm, 0);
+}
+
 TEST(EagerTraffic, ParameterBytesGrowWithMicroBatches) {
   EXPECT_DOUBLE_EQ(eager_parameter_bytes(1, 1).forward, 6);
   EXPECT_DOUBLE_EQ(eager_parameter_bytes(1, 1).backward, 6);  // one micro-batch: no accumulation

@@ -70,8 +70,12 @@ TEST(HeteroPipeline, IdenticalGroupsGetEqualLayers) {
   devices::TaskSpec t = testing::example_task("llama3-8b-train");
   HeteroPipelineResult r = search_hetero_pipeline(c, t, kNoCalibration);
   ASSERT_TRUE(r.plan) << r.why;
-  // The last stage also runs the output head, so it may take a layer less.
-  EXPECT_LE(std::abs(layers_of(*r.plan, "a") - layers_of(*r.plan, "b")), 2) << r.plan->str();
+  // The last stage ("b") also runs the output head, a GEMM 2.4 times a layer's weights for the
+  // 128K vocabulary, and the loss over its fp32 logits: it takes fewer layers, by about that.
+  int a = layers_of(*r.plan, "a");
+  int b = layers_of(*r.plan, "b");
+  EXPECT_GE(a, b) << r.plan->str();
+  EXPECT_LE(a - b, 4) << r.plan->str();
 }
 
 TEST(HeteroPipeline, TheFasterGroupTakesMoreLayers) {

@@ -6,6 +6,7 @@
 // data/benchmarks/A100-80GB/train_steps_published.csv.
 #include "tests/unit/test_data.h"
 
+#include "planner/step_calibration.h"
 #include "planner/step_validation.h"
 #include "planner/train_estimate.h"
 #include "planner/workload/memory_floor.h"
@@ -115,6 +116,33 @@ TEST(PublishedSteps, AnUnpublishedMicroBatchIsPricedAtTheFastestThatFits) {
   // choice is not 1; the 1T model's 64-stage pipeline prices micro-batch 1 fastest.
   EXPECT_GT(priced[0].micro_batch, 1);
   EXPECT_EQ(priced[1].micro_batch, 1);
+}
+
+// The A100's matrix efficiency is fitted on the published runs' even rows (`calibrate
+// --matrix-steps`): the check keeps the odd rows only, and the fit found again with the shipped
+// efficiencies is the shipped value.
+TEST(PublishedSteps, TheMatrixFitOnTheEvenRowsIsCheckedOnTheOdd) {
+  static const devices::ModelRegistry models = devices::ModelRegistry::load_bundled();
+  std::filesystem::path csv =
+      devices::data_dir() / "benchmarks" / "A100-80GB" / "train_steps_published.csv";
+  costmodel::CalibrationSet cal =
+      costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
+  std::vector<MeasuredStep> all = load_measured_steps(csv);
+  std::vector<MeasuredStep> rows = all;
+  EXPECT_EQ(keep_held_out(csv, cal, rows), "A100-80GB");
+  ASSERT_EQ(rows.size(), all.size() / 2);
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    EXPECT_EQ(rows[i].task, all[2 * i + 1].task);
+  // A calibration not fitted on the file keeps every row.
+  std::vector<MeasuredStep> untouched = all;
+  EXPECT_EQ(keep_held_out(csv, costmodel::CalibrationSet{}, untouched), "");
+  EXPECT_EQ(untouched.size(), all.size());
+  auto fit = fit_matrix_on_steps(csv, "A100-80GB", testing::bundled_registry(), models, cal);
+  ASSERT_TRUE(fit.has_value());
+  EXPECT_EQ(fit->fit_rows, 12u);
+  EXPECT_EQ(fit->held_out_rows, 12u);
+  EXPECT_NEAR(fit->value, cal.find_gpu("A100-80GB")->matrix, 0.0051);
+  EXPECT_LT(fit->held_out_mape, 5);  // the bar on these rows
 }
 
 }  // namespace
