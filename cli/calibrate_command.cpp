@@ -470,6 +470,11 @@ void fit_overlap(const std::vector<std::filesystem::path>& files,
 }
 
 int calibrate(Context& cx, const CalibrateArgs& a) {
+  if (!a.matrix_steps.empty() && a.steps.empty()) {
+    cx.err << "error: --matrix-steps needs --steps, the iterations that fit the rest of the "
+              "device's efficiencies\n";
+    return kExitBadInput;
+  }
   devices::ParsedQuantity min = devices::parse_quantity(a.min_size, devices::Dim::kBytes);
   if (!min.error.empty()) {
     cx.err << "error: --min-size: " << min.error << "\n";
