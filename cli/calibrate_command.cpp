@@ -348,6 +348,9 @@ void fit_on_steps(const std::vector<std::filesystem::path>& step_files,
     g.eager_tp = planner::fit_eager_tp_host(step_files, g.device, registry, models, cal);
     if (g.eager_tp)
       g.efficiency.eager_tp_host = g.eager_tp->host;
+    g.megatron_host = planner::fit_megatron_host(step_files, g.device, registry, models, cal);
+    if (g.megatron_host)
+      g.efficiency.megatron_host = g.megatron_host->host;
     g.allocator = planner::fit_allocator_cache(step_files, g.device);
     if (g.allocator)
       g.efficiency.allocator_cache = g.allocator->value;
@@ -406,6 +409,12 @@ void print_measured_fits(std::ostream& out, const std::vector<costmodel::GpuCali
       out, fits, &Fit::eager_tp, "host per operation", "without it",
       "Eager tensor parallelism (whole measured steps): the host's time per operation that\n"
       "DTensor dispatches, fitted on half the tensor-parallel rows.\n",
+      [](const costmodel::EagerTpHostFit& e) { return devices::format(e.host); },
+      [](const costmodel::EagerTpHostFit& e) { return e.unpriced_mape; });
+  print_held_out_fits(
+      out, fits, &Fit::megatron_host, "host per kernel", "without it",
+      "Megatron-LM (whole steps measured under Megatron-Core): the host's time per kernel its\n"
+      "Python issues, fitted on half the rows.\n",
       [](const costmodel::EagerTpHostFit& e) { return devices::format(e.host); },
       [](const costmodel::EagerTpHostFit& e) { return e.unpriced_mape; });
   print_held_out_fits(

@@ -255,6 +255,9 @@ void read_ops(const devices::YamlDoc& doc,
   e.eager_tp_host = seconds("eager_tp_host");
   m.string("eager_tp_host_fitted_on");
   m.number("eager_tp_host_held_out_mape", false, devices::Sign::kNonNegative);
+  e.megatron_host = seconds("megatron_host");
+  m.string("megatron_host_fitted_on");
+  m.number("megatron_host_held_out_mape", false, devices::Sign::kNonNegative);
   e.steps_fitted_on = m.string("steps_fitted_on").value_or("");
   m.number("steps_held_out_mape", false, devices::Sign::kNonNegative);
   e.matrix_fitted_on = m.string("matrix_fitted_on").value_or("");
@@ -706,6 +709,10 @@ void write_measured_fits(std::ostream& y, const GpuCalibrationFit& g) {
     write_fitted(y, "duty_slope", devices::format_number(g.duty->value, 3), g.duty->fitted_on,
                  g.duty->held_out_mape);
     y << "  duty_floor: " << devices::format_number(g.duty->floor, 3) << "\n";
+  }
+  if (g.megatron_host) {
+    write_fitted(y, "megatron_host", devices::format(g.megatron_host->host),
+                 g.megatron_host->fitted_on, g.megatron_host->held_out_mape);
   }
   if (g.eager_tp) {
     write_fitted(y, "eager_tp_host", devices::format(g.eager_tp->host), g.eager_tp->fitted_on,

@@ -93,6 +93,10 @@ struct GpuEfficiency {
   // Host time per operation of eager PyTorch under tensor parallelism (DTensor's dispatch),
   // charged per pass like `host`. Fitted on measured tensor-parallel steps; zero where not.
   devices::Seconds eager_tp_host;
+  // Host time per kernel of a Megatron-LM step (its Python modules and autograd), charged per
+  // pass like `host`, on devices whose `host` is not set (it would bound every op of theirs).
+  // Fitted on measured Megatron-Core steps; zero where not.
+  devices::Seconds megatron_host;
   // A generated block program's (codegen's generic GPU path) serial latency: clock cycles
   // per dependent step of one thread (a multiply-add of a block matmul's dot product, an
   // element of a reduced row, one element of an elementwise op), per k-step of a warp's

@@ -9,17 +9,30 @@
 namespace yirage::planner {
 namespace {
 
-// The eager tensor-parallel rows of one file that ran on `device`.
-std::vector<MeasuredStep> tp_rows(const std::filesystem::path& file, const std::string& device) {
+// Which rows a host fit takes: those that ran on the device and `keep` accepts.
+using RowFilter = bool (*)(const MeasuredStep& r, const Layout& l);
+
+// The rows of one file that ran on `device` and `keep` accepts.
+std::vector<MeasuredStep> rows_of(const std::filesystem::path& file,
+                                  const std::string& device,
+                                  RowFilter keep) {
   std::vector<MeasuredStep> out;
   for (const MeasuredStep& r : load_measured_steps(file)) {
     Layout l;
-    if (r.device != device || r.status != "ok" || r.framework.rfind("torch", 0) != 0 ||
-        !parse_layout(r.layout, &l).empty() || l.tp <= 1)
+    if (r.device != device || r.status != "ok" || !parse_layout(r.layout, &l).empty() ||
+        !keep(r, l))
       continue;
     out.push_back(r);
   }
   return out;
+}
+
+bool eager_tensor_parallel(const MeasuredStep& r, const Layout& l) {
+  return r.framework.rfind("torch", 0) == 0 && l.tp > 1;
+}
+
+bool megatron_core(const MeasuredStep& r, const Layout&) {
+  return r.framework.rfind("megatron-core", 0) == 0;
 }
 
 struct Split {
@@ -73,19 +86,25 @@ Errors errors(const Pricing& pr,
 
 }  // namespace
 
-std::optional<costmodel::EagerTpHostFit> fit_eager_tp_host(
-    const std::vector<std::filesystem::path>& files,
-    const std::string& device,
-    const devices::DeviceRegistry& registry,
-    const devices::ModelRegistry& models,
-    const costmodel::CalibrationSet& calibrations) {
+namespace {
+
+// A host time per kernel or operation (`field` of the device's efficiency) fitted on the rows
+// `keep` accepts, as fit_eager_tp_host describes; `what` names those rows.
+std::optional<costmodel::EagerTpHostFit> fit_host(const std::vector<std::filesystem::path>& files,
+                                                  const std::string& device,
+                                                  const devices::DeviceRegistry& registry,
+                                                  const devices::ModelRegistry& models,
+                                                  const costmodel::CalibrationSet& calibrations,
+                                                  RowFilter keep,
+                                                  devices::Seconds costmodel::GpuEfficiency::*field,
+                                                  const std::string& what) {
   Split split;
   std::size_t n = 0;
   std::string names;
   for (const std::filesystem::path& f : files) {
     split.fit.emplace_back();
     split.held_out.emplace_back();
-    std::vector<MeasuredStep> rows = tp_rows(f, device);
+    std::vector<MeasuredStep> rows = rows_of(f, device, keep);
     for (const MeasuredStep& r : rows)
       (n++ % 2 == 0 ? split.fit : split.held_out).back().push_back(r);
     if (!rows.empty())
@@ -96,7 +115,7 @@ std::optional<costmodel::EagerTpHostFit> fit_eager_tp_host(
   Pricing pr{files, device, registry, models, calibrations};
   auto with_host = [&](devices::Seconds host) {
     costmodel::GpuEfficiency e = known_efficiency(pr);
-    e.eager_tp_host = host;
+    e.*field = host;
     return e;
   };
   auto fit_error = [&](int us) {
@@ -128,9 +147,31 @@ std::optional<costmodel::EagerTpHostFit> fit_eager_tp_host(
   fit.held_out_mape = held.rows > 0 ? 100 * held.absolute / static_cast<double>(held.rows) : 0;
   fit.unpriced_mape =
       unpriced.rows > 0 ? 100 * unpriced.absolute / static_cast<double>(unpriced.rows) : 0;
-  fit.fitted_on = names + " (tensor-parallel rows alternating: " + std::to_string(fit.fit_rows) +
+  fit.fitted_on = names + " (" + what + " alternating: " + std::to_string(fit.fit_rows) +
                   " fitted, " + std::to_string(n - fit.fit_rows) + " held out)";
   return fit;
+}
+
+}  // namespace
+
+std::optional<costmodel::EagerTpHostFit> fit_eager_tp_host(
+    const std::vector<std::filesystem::path>& files,
+    const std::string& device,
+    const devices::DeviceRegistry& registry,
+    const devices::ModelRegistry& models,
+    const costmodel::CalibrationSet& calibrations) {
+  return fit_host(files, device, registry, models, calibrations, eager_tensor_parallel,
+                  &costmodel::GpuEfficiency::eager_tp_host, "tensor-parallel rows");
+}
+
+std::optional<costmodel::EagerTpHostFit> fit_megatron_host(
+    const std::vector<std::filesystem::path>& files,
+    const std::string& device,
+    const devices::DeviceRegistry& registry,
+    const devices::ModelRegistry& models,
+    const costmodel::CalibrationSet& calibrations) {
+  return fit_host(files, device, registry, models, calibrations, megatron_core,
+                  &costmodel::GpuEfficiency::megatron_host, "Megatron-Core rows");
 }
 
 std::optional<costmodel::MatrixStepsFit> fit_matrix_on_steps(

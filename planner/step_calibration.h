@@ -28,6 +28,16 @@ std::optional<costmodel::EagerTpHostFit> fit_eager_tp_host(
     const devices::ModelRegistry& models,
     const costmodel::CalibrationSet& calibrations);
 
+/// The same for `device`'s megatron_host (GpuEfficiency::megatron_host): the host's time per
+/// kernel of a Megatron-LM step, on the rows measured under Megatron-Core (bench/run_megatron.py;
+/// framework `megatron-core-<commit>`), every layout.
+std::optional<costmodel::EagerTpHostFit> fit_megatron_host(
+    const std::vector<std::filesystem::path>& files,
+    const std::string& device,
+    const devices::DeviceRegistry& registry,
+    const devices::ModelRegistry& models,
+    const costmodel::CalibrationSet& calibrations);
+
 /// Fits `device`'s optimizer efficiency (GpuEfficiency::optimizer) on the measured optimizer
 /// phases (optimizer_s: gradient clipping and the step) of the eager rows that ran in `files`
 /// with nothing but the step in that phase (tp = 1, pp = 1, ZeRO 0), alternating in file

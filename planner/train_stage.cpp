@@ -181,9 +181,11 @@ double stage_routed_parameters(const ModelSpec& m, const StageSpan& s) {
   return f(s.layers) * params(m).routed;
 }
 
-// The last stage's logits: fp32 for the loss. Eager PyTorch also keeps the bf16 logits, their
-// fp32 copy, the log-softmax and its gradient at once (2 + 4 + 4 + 4 B), gathered whole on
-// every tensor-parallel rank (no loss parallelism) beside the rank's bf16 shard; a pipeline
+// The last stage's logits. Megatron-LM's loss holds the rank's 16-bit shard beside its fp32
+// copy, which it turns in place into the softmax it keeps for the backward, where the fp32
+// gradient meets its 16-bit cast (2 + 4 B either way). Eager PyTorch keeps the bf16 logits,
+// their fp32 copy, the log-softmax and its gradient at once (2 + 4 + 4 + 4 B), gathered whole
+// on every tensor-parallel rank (no loss parallelism) beside the rank's bf16 shard; a pipeline
 // schedule keeps every micro-batch's bf16 output until the step ends.
 double logits_bytes(const TrainContext& cx,
                     const Layout& l,
@@ -192,7 +194,7 @@ double logits_bytes(const TrainContext& cx,
   double tokens = f(seq * l.micro_batch);
   double vocab = f(cx.task.model.vocab);
   if (cx.task.framework != devices::Framework::kPytorch)
-    return tokens * vocab / f(l.tp) * 4;
+    return tokens * vocab / f(l.tp) * 6;
   double kept = l.pp > 1 ? 2 * f(micro_batches - 1) : 0;
   return tokens * vocab * (14 + kept + (l.tp > 1 ? 2 / f(l.tp) : 0));
 }
@@ -360,6 +362,14 @@ MemoryUse stage_memory(const TrainContext& cx,
                           ? layer_activations(m, seq, l.micro_batch, l.tp, Recompute::kNone, b,
                                               l.sp, unfused)  // one layer at a time
                           : 0;
+  if (!eager && !l.te && m.ffn_kind == devices::FfnKind::kGated &&
+      l.recompute != Recompute::kFull) {
+    // Megatron-Core's own SwiGLU (te=off) runs SiLU and the product apart: the product keeps
+    // SiLU's output for the backward too (2 B per element of the FFN width).
+    double ffn = f(m.moe ? m.moe->expert_ffn * (m.moe->top_k + m.moe->shared_experts) : m.ffn);
+    double silu = f(seq * l.micro_batch) * ffn / f(l.tp) * b;
+    u.activations += silu * f(s.layers) * in_flight;
+  }
   if (eager && l.recompute != Recompute::kFull && !eager_fsdp(l)) {
     // Each of the layer's two RMSNorms computed in fp32 under autocast keeps its fp32 input
     // and normalised value (8 B per element beyond the 2 B counted above).

@@ -116,6 +116,12 @@ std::int64_t eager_layer_operations(const devices::ModelSpec& m) {
   return 2 * 7 + 2 + 1 + (rope ? 10 : 0) + (gated ? 2 : 1);
 }
 
+std::int64_t local_layer_operations(const devices::ModelSpec& m) {
+  bool rope = m.position == devices::PositionKind::kRope;
+  bool gated = m.ffn_kind == devices::FfnKind::kGated;
+  return 2 + 1 + (rope ? 10 : 0) + (gated ? 2 : 1) + (m.bias == devices::BiasKind::kAll ? 1 : 0);
+}
+
 std::int64_t eager_loss_vocab(const devices::ModelSpec& m, const LayerShape& s) {
   return s.tp > 1 && !s.inference ? m.vocab : std::max<std::int64_t>(1, m.vocab / s.tp);
 }

@@ -51,6 +51,11 @@ EagerBytes eager_layer_bytes(const devices::ModelSpec& m, const LayerShape& s);
 /// norm_rows(s), and for models with biases the QKV bias's add and every bias's gradient.
 EagerBytes local_layer_bytes(const devices::ModelSpec& m, const LayerShape& s);
 
+/// The kernels of local_layer_bytes in one layer's forward: RoPE's five on q and on k, the
+/// activation's (SiLU and the product, or one), two residual adds, one contiguous copy, and
+/// the QKV bias's add where there are biases.
+std::int64_t local_layer_operations(const devices::ModelSpec& m);
+
 /// The output head's micro-batch: the logits cast to fp32 before the loss, and their
 /// gradient cast back (the log-softmax itself is priced as softmax operations).
 EagerBytes eager_head_bytes(const devices::ModelSpec& m, const LayerShape& s);

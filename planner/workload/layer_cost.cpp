@@ -17,6 +17,12 @@ using costmodel::OpEstimate;
 
 namespace {
 
+// The host's issue time per kernel of a Megatron-LM training pass: `host` where it was fitted
+// (on whole iterations, for a device without op rows), else `megatron_host`.
+devices::Seconds megatron_issue(const DeviceContext& cx) {
+  return cx.efficiency.host.value > 0 ? cx.efficiency.host : cx.efficiency.megatron_host;
+}
+
 // The memory-bound kernels between the matrix products: rotary embedding (RoPE models),
 // residual adds, and for models with biases the bias additions (Megatron fuses bias with
 // GeLU and bias with dropout and the residual add, one kernel each).
@@ -168,7 +174,12 @@ LayerCost layer_cost(const devices::ModelSpec& m, const LayerShape& s, const Dev
                                     s);
   double wait = s.inference ? 0 : backward_wait(cx, tp, p.mean_gemm());
   c.tp_comm = s.inference ? tp.time : 2 * tp.time + wait;
-  with_host_issue(cx.efficiency.host, p.kernels() + tp.calls, c, wait);
+  if (s.inference) {
+    with_host_issue(cx.efficiency.host, p.kernels() + tp.calls, c, wait);
+    return c;
+  }
+  std::int64_t pointwise_kernels = cx.megatron_local ? local_layer_operations(m) : 0;
+  with_host_issue(megatron_issue(cx), p.kernels() + pointwise_kernels + tp.calls, c, wait);
   return c;
 }
 
@@ -219,7 +230,7 @@ LayerCost head_cost(const devices::ModelSpec& m, const LayerShape& s, const Devi
     c.backward = c.backward_kernels.total();
     // Its kernels: the cast, maximum, subtraction, exp, sum, division and the target's
     // gather in forward.
-    with_host_issue(cx.efficiency.host, p.kernels() + 7, c);
+    with_host_issue(megatron_issue(cx), p.kernels() + 7, c);
     return c;
   }
   OpEstimate loss = p.op("softmax", {tokens, vocab});

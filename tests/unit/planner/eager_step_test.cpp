@@ -223,6 +223,32 @@ TEST(EagerTpHost, FittedOnMeasuredStepsItPricesTheHeldOutRows) {
           .has_value());
 }
 
+// Megatron-LM's host time per kernel, fitted on the steps measured under Megatron-Core: the
+// held-out rows come closer with it; the shipped H200 value is what the fit finds again; and a
+// step that waits for it (a small model, one sample per micro-batch) is priced longer than its
+// GPU time while a wide one is not.
+TEST(MegatronHost, FittedOnMegatronCoreStepsItPricesTheHeldOutRows) {
+  static const devices::ModelRegistry models = devices::ModelRegistry::load_bundled();
+  std::filesystem::path dir = devices::data_dir() / "benchmarks" / "H200";
+  std::vector<std::filesystem::path> files;
+  for (const char* name : {"train_steps_megatron.csv", "train_steps_megatron_2gpu.csv",
+                           "train_steps_megatron_2gpu_more.csv", "train_steps_megatron_more.csv",
+                           "train_steps_megatron_profiled.csv"})
+    files.push_back(dir / name);
+  costmodel::CalibrationSet cal =
+      costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
+  auto fit = fit_megatron_host(files, "H200", testing::bundled_registry(), models, cal);
+  ASSERT_TRUE(fit.has_value());
+  EXPECT_EQ(fit->fit_rows + fit->held_out_rows, 33u);
+  EXPECT_LT(fit->held_out_mape, fit->unpriced_mape);
+  EXPECT_EQ(fit->host.value, cal.find_gpu("H200")->megatron_host.value);
+  EXPECT_NE(fit->fitted_on.find("(Megatron-Core rows alternating"), std::string::npos);
+  // No Megatron-Core rows among the eager ones: nothing to fit.
+  EXPECT_FALSE(fit_megatron_host({dir / "train_steps_1gpu_more.csv"}, "H200",
+                                 testing::bundled_registry(), models, cal)
+                   .has_value());
+}
+
 }  // namespace
 }  // namespace yirage::planner
 

@@ -226,6 +226,41 @@ TEST(TrainPlan, WithoutTransformerEngineThePointwiseKernelsAndOptimizerRunUnfuse
             optimizer_time(cx, s.off, params, local.efficiency));
   EXPECT_EQ(s.eager_refusal(),
             "te=off is Megatron-LM's; eager PyTorch runs without Transformer Engine already");
+  // And on an 8-GPU node without a pipeline, its SwiGLU keeps SiLU's output too: 2 B per
+  // element of the FFN width, every layer, one micro-batch in flight.
+  devices::ClusterSpec node = testing::example_cluster("dgx-h100");
+  TrainContext one{node, s.task, kNoCalibration};
+  Layout on;
+  ASSERT_EQ(parse_layout("tp=8,pp=1,dp=1,mb=2,recompute=none,zero=0", &on), "");
+  Layout off = on;
+  off.te = false;
+  const devices::ModelSpec& m = s.task.model;
+  double silu = 2.0 * static_cast<double>(s.task.sequence_length) * static_cast<double>(m.ffn) / 8 *
+                2 * static_cast<double>(m.layers);
+  EXPECT_NEAR(training_memory(one, off).activations - training_memory(one, on).activations, silu,
+              1e-6 * silu);
+}
+
+// Megatron-LM's host issue time per kernel (GpuEfficiency::megatron_host) binds a training
+// pass whose kernels are short, a device's own `host` (fitted on whole iterations) before it;
+// inference passes are not Megatron-LM's and do not pay it.
+TEST(TrainPlan, MegatronHostIssueBindsShortTrainingPasses) {
+  devices::ClusterSpec c = testing::example_cluster("dgx-h100");
+  const devices::ModelSpec& m = testing::example_task("llama3-8b-train").model;
+  DeviceContext dcx{c.device(c.groups.front()), {}, devices::DType::kBf16, std::nullopt};
+  LayerShape s{1, 128, 1};
+  LayerCost gpu = layer_cost(m, s, dcx);
+  dcx.efficiency.megatron_host = devices::Seconds{1e-3};
+  LayerCost issued = layer_cost(m, s, dcx);
+  EXPECT_GT(issued.forward, gpu.forward);
+  EXPECT_GE(issued.forward, 5e-3);  // several kernels of 1 ms each
+  EXPECT_NEAR(issued.backward, 2 * issued.forward, 1e-12);
+  dcx.efficiency.host = devices::Seconds{2e-3};
+  EXPECT_NEAR(layer_cost(m, s, dcx).forward, 2 * issued.forward, 1e-12);
+  dcx.efficiency.host = {};
+  s.inference = true;
+  DeviceContext plain{c.device(c.groups.front()), {}, devices::DType::kBf16, std::nullopt};
+  EXPECT_EQ(layer_cost(m, s, dcx).forward, layer_cost(m, s, plain).forward);
 }
 
 TEST(TrainPlan, PipelineBubbleFollowsMegatron) {
