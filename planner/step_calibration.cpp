@@ -90,14 +90,12 @@ namespace {
 
 // A host time per kernel or operation (`field` of the device's efficiency) fitted on the rows
 // `keep` accepts, as fit_eager_tp_host describes; `what` names those rows.
-std::optional<costmodel::EagerTpHostFit> fit_host(const std::vector<std::filesystem::path>& files,
-                                                  const std::string& device,
-                                                  const devices::DeviceRegistry& registry,
-                                                  const devices::ModelRegistry& models,
-                                                  const costmodel::CalibrationSet& calibrations,
+std::optional<costmodel::EagerTpHostFit> fit_host(const Pricing& pr,
                                                   RowFilter keep,
                                                   devices::Seconds costmodel::GpuEfficiency::*field,
                                                   const std::string& what) {
+  const std::vector<std::filesystem::path>& files = pr.files;
+  const std::string& device = pr.device;
   Split split;
   std::size_t n = 0;
   std::string names;
@@ -112,7 +110,6 @@ std::optional<costmodel::EagerTpHostFit> fit_host(const std::vector<std::filesys
   }
   if (n < 4)
     return std::nullopt;
-  Pricing pr{files, device, registry, models, calibrations};
   auto with_host = [&](devices::Seconds host) {
     costmodel::GpuEfficiency e = known_efficiency(pr);
     e.*field = host;
@@ -160,7 +157,7 @@ std::optional<costmodel::EagerTpHostFit> fit_eager_tp_host(
     const devices::DeviceRegistry& registry,
     const devices::ModelRegistry& models,
     const costmodel::CalibrationSet& calibrations) {
-  return fit_host(files, device, registry, models, calibrations, eager_tensor_parallel,
+  return fit_host(Pricing{files, device, registry, models, calibrations}, eager_tensor_parallel,
                   &costmodel::GpuEfficiency::eager_tp_host, "tensor-parallel rows");
 }
 
@@ -170,7 +167,7 @@ std::optional<costmodel::EagerTpHostFit> fit_megatron_host(
     const devices::DeviceRegistry& registry,
     const devices::ModelRegistry& models,
     const costmodel::CalibrationSet& calibrations) {
-  return fit_host(files, device, registry, models, calibrations, megatron_core,
+  return fit_host(Pricing{files, device, registry, models, calibrations}, megatron_core,
                   &costmodel::GpuEfficiency::megatron_host, "Megatron-Core rows");
 }
 

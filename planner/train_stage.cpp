@@ -308,6 +308,29 @@ double pipeline_recv_buffers(const TrainContext& cx,
 
 }  // namespace
 
+namespace {
+
+// What one layer's unfused pieces keep beyond layer_activations, per micro-batch: eager
+// PyTorch's two RMSNorms computed in fp32 under autocast keep their fp32 input and normalised
+// value (8 B per element beyond the 2 B counted there); Megatron-Core's own SwiGLU (te=off)
+// runs SiLU and the product apart, and the product keeps SiLU's output (2 B per element of the
+// FFN width). Nothing under full recomputation.
+double unfused_activations(const TrainContext& cx, const Layout& l, std::int64_t seq) {
+  const ModelSpec& m = cx.task.model;
+  bool eager = cx.task.framework == devices::Framework::kPytorch;
+  if (l.recompute == Recompute::kFull)
+    return 0;
+  if (eager) {
+    return eager_fsdp(l) ? 0 : 2 * 8 * f(seq * l.micro_batch * m.hidden) / (l.tp > 1 ? f(l.tp) : 1);
+  }
+  if (l.te || m.ffn_kind != devices::FfnKind::kGated)
+    return 0;
+  double ffn = f(m.moe ? m.moe->expert_ffn * (m.moe->top_k + m.moe->shared_experts) : m.ffn);
+  return f(seq * l.micro_batch) * ffn / f(l.tp) * devices::dtype_bytes(cx.task.precision);
+}
+
+}  // namespace
+
 MemoryUse stage_memory(const TrainContext& cx,
                        const Layout& l,
                        const StageSpan& s,
@@ -362,20 +385,7 @@ MemoryUse stage_memory(const TrainContext& cx,
                           ? layer_activations(m, seq, l.micro_batch, l.tp, Recompute::kNone, b,
                                               l.sp, unfused)  // one layer at a time
                           : 0;
-  if (!eager && !l.te && m.ffn_kind == devices::FfnKind::kGated &&
-      l.recompute != Recompute::kFull) {
-    // Megatron-Core's own SwiGLU (te=off) runs SiLU and the product apart: the product keeps
-    // SiLU's output for the backward too (2 B per element of the FFN width).
-    double ffn = f(m.moe ? m.moe->expert_ffn * (m.moe->top_k + m.moe->shared_experts) : m.ffn);
-    double silu = f(seq * l.micro_batch) * ffn / f(l.tp) * b;
-    u.activations += silu * f(s.layers) * in_flight;
-  }
-  if (eager && l.recompute != Recompute::kFull && !eager_fsdp(l)) {
-    // Each of the layer's two RMSNorms computed in fp32 under autocast keeps its fp32 input
-    // and normalised value (8 B per element beyond the 2 B counted above).
-    double norms = 2 * 8 * f(seq * l.micro_batch * m.hidden) / (l.tp > 1 ? f(l.tp) : 1);
-    u.activations += norms * f(s.layers) * in_flight;
-  }
+  u.activations += unfused_activations(cx, l, seq) * f(s.layers) * in_flight;
   double logits = s.last() ? logits_bytes(cx, l, seq, micro_batches) : 0;
   if (eager && s.last() && recomputed > 0 && l.tp == 1) {
     // The loss's backward has freed the fp32 logits, their log-softmax and its gradient
