@@ -233,13 +233,13 @@ TEST(MegatronHost, FittedOnMegatronCoreStepsItPricesTheHeldOutRows) {
   std::vector<std::filesystem::path> files;
   for (const char* name : {"train_steps_megatron.csv", "train_steps_megatron_2gpu.csv",
                            "train_steps_megatron_2gpu_more.csv", "train_steps_megatron_more.csv",
-                           "train_steps_megatron_profiled.csv"})
+                           "train_steps_megatron_profiled.csv", "train_steps_megatron_repeat.csv"})
     files.push_back(dir / name);
   costmodel::CalibrationSet cal =
       costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
   auto fit = fit_megatron_host(files, "H200", testing::bundled_registry(), models, cal);
   ASSERT_TRUE(fit.has_value());
-  EXPECT_EQ(fit->fit_rows + fit->held_out_rows, 33u);
+  EXPECT_EQ(fit->fit_rows + fit->held_out_rows, 37u);
   EXPECT_LT(fit->held_out_mape, fit->unpriced_mape);
   EXPECT_EQ(fit->host.value, cal.find_gpu("H200")->megatron_host.value);
   EXPECT_NE(fit->fitted_on.find("(Megatron-Core rows alternating"), std::string::npos);
