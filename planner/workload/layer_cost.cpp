@@ -135,18 +135,15 @@ LayerCost layer_cost(const devices::ModelSpec& m, const LayerShape& s, const Dev
   std::int64_t rows = s.moe_layer ? tokens * (m.moe->top_k + m.moe->shared_experts) : tokens;
   double mlp = 0;
   double mlp_flops = 0;
-  if (m.ffn_kind == devices::FfnKind::kGated && cx.megatron_local) {
-    // Gate and up as one GEMM; SiLU and the product are in local_layer_bytes.
-    OpEstimate up = p.op("gemm", {rows, 2 * ffn / t, m.hidden});
-    OpEstimate down = p.op("gemm", {rows, m.hidden, ffn / t});
-    mlp = up.time.value + down.time.value;
-    mlp_flops = up.flops + down.flops;
-  } else if (m.ffn_kind == devices::FfnKind::kGated) {
+  bool gated = m.ffn_kind == devices::FfnKind::kGated;
+  if (gated && !cx.megatron_local) {
     OpEstimate g = p.compound("gated_mlp", {rows, m.hidden, ffn / t}, c);
     mlp = g.time.value;
     mlp_flops = g.flops;
   } else {
-    OpEstimate up = p.op("gemm", {rows, ffn / t, m.hidden});
+    // Up (gate and up as one GEMM where gated; Megatron-Core's own SiLU and product are in
+    // local_layer_bytes), then down.
+    OpEstimate up = p.op("gemm", {rows, (gated ? 2 : 1) * ffn / t, m.hidden});
     OpEstimate down = p.op("gemm", {rows, m.hidden, ffn / t});
     mlp = up.time.value + down.time.value;
     mlp_flops = up.flops + down.flops;
