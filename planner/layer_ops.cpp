@@ -1,7 +1,9 @@
 #include "planner/layer_ops.h"
 
 #include "devices/support/check.h"
+#include "planner/workload/eager_traffic.h"
 #include "planner/workload/model_size.h"
+#include "planner/workload/pricer.h"
 
 #include <algorithm>
 
@@ -45,6 +47,24 @@ class OpList {
     ops_.push_back(std::move(o));
   }
 
+  // Memory-bound kernels priced by their bytes (eager_traffic.h): `seconds` of forward.
+  void streamed(std::string name,
+                const std::string& op,
+                std::vector<std::int64_t> dims,
+                double seconds,
+                std::string note) {
+    LayerOp o;
+    o.name = std::move(name);
+    o.op = op;
+    o.dims = std::move(dims);
+    o.estimate.op = op;
+    o.estimate.time = devices::Seconds{seconds};
+    o.estimate.note = std::move(note);
+    ops_.push_back(std::move(o));
+  }
+
+  const DeviceContext& context() const { return cx_; }
+
   // Fused when that is possible and faster on this device (and the context fuses).
   void compound(std::string name, const std::string& op, std::vector<std::int64_t> dims) {
     const costmodel::GpuOpInfo* info = costmodel::find_gpu_op(op);
@@ -85,7 +105,15 @@ void attention(
   }
   std::int64_t batch = s.micro_batch * heads;
   ops.basic("attention QK^T", "gemm", {batch, s.seq, s.seq, head_dim});
-  ops.basic("attention softmax", "softmax", {batch * s.seq, s.seq});
+  if (megatron_torch_path(ops.context(), s, heads)) {
+    bool scaled = ops.context().dtype == devices::DType::kFp16;
+    ops.streamed("attention softmax", "softmax", {batch * s.seq, s.seq},
+                 megatron_torch_softmax(ops.context(), batch * s.seq, s.seq, scaled).forward,
+                 "PyTorch's fp32 path: Megatron-LM's compiled softmax is not built or refuses "
+                 "the shape");
+  } else {
+    ops.basic("attention softmax", "softmax", {batch * s.seq, s.seq});
+  }
   ops.basic("attention dropout", "elementwise", {batch * s.seq * s.seq});
   ops.basic("attention PV", "gemm", {batch, s.seq, head_dim, s.seq});
 }

@@ -314,7 +314,8 @@ namespace {
 // PyTorch's two RMSNorms computed in fp32 under autocast keep their fp32 input and normalised
 // value (8 B per element beyond the 2 B counted there); Megatron-Core's own SwiGLU (te=off)
 // runs SiLU and the product apart, and the product keeps SiLU's output (2 B per element of the
-// FFN width). Nothing under full recomputation.
+// FFN width); Megatron-LM's unfused attention on PyTorch's softmax path keeps the fp32
+// probabilities where the compiled kernel keeps 16-bit ones. Nothing under full recomputation.
 double unfused_activations(const TrainContext& cx, const Layout& l, std::int64_t seq) {
   const ModelSpec& m = cx.task.model;
   bool eager = cx.task.framework == devices::Framework::kPytorch;
@@ -323,10 +324,17 @@ double unfused_activations(const TrainContext& cx, const Layout& l, std::int64_t
   if (eager) {
     return eager_fsdp(l) ? 0 : 2 * 8 * f(seq * l.micro_batch * m.hidden) / (l.tp > 1 ? f(l.tp) : 1);
   }
+  double bytes = devices::dtype_bytes(cx.task.precision);
+  double kept = 0;
+  std::int64_t heads = std::max<std::int64_t>(1, m.heads / l.tp);
+  if (cx.task.attention == devices::AttentionKernel::kUnfused && l.recompute == Recompute::kNone &&
+      (!l.te || !megatron_softmax_kernel(l.micro_batch, heads, seq))) {
+    kept += (4 - bytes) * f(heads) * f(seq) * f(seq) * f(l.micro_batch);
+  }
   if (l.te || m.ffn_kind != devices::FfnKind::kGated)
-    return 0;
+    return kept;
   double ffn = f(m.moe ? m.moe->expert_ffn * (m.moe->top_k + m.moe->shared_experts) : m.ffn);
-  return f(seq * l.micro_batch) * ffn / f(l.tp) * devices::dtype_bytes(cx.task.precision);
+  return kept + f(seq * l.micro_batch) * ffn / f(l.tp) * bytes;
 }
 
 }  // namespace

@@ -2,8 +2,10 @@
 
 #include "costmodel/gpu_kernel.h"
 #include "planner/workload/model_size.h"
+#include "planner/workload/pricer.h"
 
 #include <algorithm>
+#include <bit>
 
 namespace yirage::planner {
 namespace {
@@ -208,7 +210,7 @@ double eager_backward_time(const DeviceContext& cx, const EagerBytes& b) {
   return stream_parts(cx, b.backward, b.widen_backward, b.strided_backward, b.cat_backward);
 }
 
-LossTime megatron_loss_time(const DeviceContext& cx, double logits) {
+PassTime megatron_loss_time(const DeviceContext& cx, double logits) {
   // Forward: the cast to fp32 (2 + 4), the row maximum (4), the maximum subtracted (4 + 4),
   // exp (4 + 4), the row sum (4), the division by it (4 + 4): 38 B. Backward: the softmax
   // times the incoming gradient (4 + 4), the cast back to 16 bits (4 + 2): 14 B. The
@@ -216,6 +218,35 @@ LossTime megatron_loss_time(const DeviceContext& cx, double logits) {
   // PyTorch's unvectorised loop (the "strided_binary" rate).
   return {stream_parts(cx, 38 * logits, 6 * logits, 16 * logits, 0, "strided_binary"),
           stream_parts(cx, 14 * logits, 0, 8 * logits, 0, "strided_binary")};
+}
+
+bool megatron_softmax_kernel(std::int64_t batch, std::int64_t heads, std::int64_t seq) {
+  std::int64_t batches = batch * heads;
+  if (seq <= 16 || seq > 4096 || seq % 4 != 0 || batches % 4 != 0)
+    return false;
+  // get_batch_per_block: 128 threads a block, a warp of min(32, the keys' next power of two)
+  // threads, two rows a warp up to 128 keys.
+  auto pow2 = static_cast<std::int64_t>(std::bit_ceil(static_cast<std::uint64_t>(seq)));
+  std::int64_t per_block = 128 / std::min<std::int64_t>(pow2, 32) * (pow2 <= 128 ? 2 : 1);
+  return batches % per_block == 0;
+}
+
+PassTime megatron_torch_softmax(const DeviceContext& cx,
+                                std::int64_t rows,
+                                std::int64_t keys,
+                                bool scaled) {
+  // Per score, forward: the cast to fp32 (2 + 4), the scaling (4 + 4), the mask filled in
+  // place (4 + 4, the mask broadcast over batches and heads: PyTorch's unvectorised loop),
+  // the cast back (4 + 2), beside the fp32 softmax. Backward: the incoming gradient cast to
+  // fp32 (6), the softmax's backward, the mask's zeros filled out of place (8, broadcast),
+  // the scaling (8), the cast back (6).
+  double n = f(rows) * f(keys);
+  double scale = scaled ? 8 * n : 0;
+  DeviceContext fp32 = cx;
+  fp32.dtype = devices::DType::kFp32;
+  double soft = price(fp32, "softmax", {rows, keys}, false).time.value;
+  double rest = stream_parts(cx, 20 * n + scale, 6 * n, 8 * n, 0, "strided_binary");
+  return {soft + rest, backward_ratio("softmax") * soft + rest};
 }
 
 }  // namespace yirage::planner

@@ -75,15 +75,37 @@ EagerBytes eager_parameter_bytes(std::int64_t micro_batches, int recasts);
 /// reads the gradient, the scaling reads and writes it: 12 B).
 double eager_optimizer_bytes_per_parameter();
 
-/// Megatron-LM's loss, vocab_parallel_cross_entropy over the logits cast to fp32 (its default
-/// without --cross-entropy-loss-fusion, in 2021's Megatron-LM as in Megatron-Core), on
-/// `logits` logits of the rank's vocabulary shard: forward and backward seconds.
-struct LossTime {
+/// Seconds of a piece's forward and of its backward.
+struct PassTime {
   double forward = 0;
   double backward = 0;
 };
 
-LossTime megatron_loss_time(const DeviceContext& cx, double logits);
+/// Megatron-LM's loss, vocab_parallel_cross_entropy over the logits cast to fp32 (its default
+/// without --cross-entropy-loss-fusion, in 2021's Megatron-LM as in Megatron-Core), on
+/// `logits` logits of the rank's vocabulary shard: forward and backward seconds.
+PassTime megatron_loss_time(const DeviceContext& cx, double logits);
+
+/// Whether Megatron-LM's compiled softmax kernel takes causal self-attention scores of
+/// `batch` sequences, `heads` heads a rank and `seq` tokens (FusedScaleMaskSoftmax's
+/// is_kernel_available: 16 < seq <= 4096, seq a multiple of 4, batch x heads a multiple of 4
+/// and of the kernel's rows per thread block). Where it does not, or where the kernel is not
+/// built (no Apex or Transformer Engine), PyTorch's path runs: megatron_torch_softmax.
+bool megatron_softmax_kernel(std::int64_t batch, std::int64_t heads, std::int64_t seq);
+
+/// FusedScaleMaskSoftmax's PyTorch path over `rows` rows of `keys` scores: the 16-bit scores
+/// cast to fp32, multiplied by the layer's coefficient where `scaled` (query-key layer
+/// scaling, Megatron-LM's default for fp16 before Megatron-Core), the causal mask filled in
+/// place, softmax in fp32, the probabilities cast back; forward and backward seconds.
+PassTime megatron_torch_softmax(const DeviceContext& cx,
+                                std::int64_t rows,
+                                std::int64_t keys,
+                                bool scaled);
+
+/// Its kernels in one forward (as many run in backward).
+inline std::int64_t megatron_torch_softmax_kernels(bool scaled) {
+  return scaled ? 5 : 4;
+}
 
 /// Per parameter held, once a step, Megatron-LM's optimizer without Transformer Engine or
 /// Apex (Layout::te off): torch's foreach AdamW, the norm and clipping, the copy into the

@@ -213,7 +213,7 @@ LayerCost head_cost(const devices::ModelSpec& m, const LayerShape& s, const Devi
     // Megatron-LM's loss over fp32 logits of the rank's shard, with three all-reduces of a
     // value per token under tensor parallelism (the rows' maximum, the target's logit, the
     // sum of exponentials).
-    LossTime loss = megatron_loss_time(p.context(), static_cast<double>(tokens * vocab));
+    PassTime loss = megatron_loss_time(p.context(), static_cast<double>(tokens * vocab));
     if (cx.tp_group && cx.tp_group->ranks > 1) {
       c.tp_comm =
           3 * costmodel::estimate_collective(*cx.tp_group, costmodel::Collective::kAllReduce,

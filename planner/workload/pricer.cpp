@@ -3,6 +3,7 @@
 #include "costmodel/collective.h"
 #include "costmodel/overlap_fit.h"
 #include "devices/support/check.h"
+#include "planner/workload/eager_traffic.h"
 
 #include <algorithm>
 
@@ -103,6 +104,12 @@ TpCollectives tp_collectives(const DeviceContext& cx, double bytes, const LayerS
           4};
 }
 
+bool megatron_torch_path(const DeviceContext& cx, const LayerShape& s, std::int64_t heads) {
+  if (cx.eager || s.inference)
+    return false;
+  return cx.megatron_local || !megatron_softmax_kernel(s.micro_batch, heads, s.seq);
+}
+
 // Attention as the framework runs it: one fused kernel, or (older stacks) a batched QK^T,
 // the softmax over s x s scores, dropout on them and a batched PV, all through memory.
 double attention_time(Pricer& p,
@@ -130,11 +137,20 @@ double attention_time(Pricer& p,
   }
   std::int64_t batch = s.micro_batch * heads;
   OpEstimate qk = p.op("gemm", {batch, s.seq, s.seq, head_dim});
-  OpEstimate soft = p.op("softmax", {batch * s.seq, s.seq});
+  double soft = 0;
+  const DeviceContext& cx = p.context();
+  if (megatron_torch_path(cx, s, heads)) {
+    bool scaled = cx.dtype == devices::DType::kFp16;
+    PassTime t = megatron_torch_softmax(cx, batch * s.seq, s.seq, scaled);
+    p.stream(t.forward, t.backward, megatron_torch_softmax_kernels(scaled));
+    soft = t.forward;
+  } else {
+    soft = p.op("softmax", {batch * s.seq, s.seq}).time.value;
+  }
   OpEstimate drop = p.op("elementwise", {batch * s.seq * s.seq});
   OpEstimate pv = p.op("gemm", {batch, s.seq, head_dim, s.seq});
   *flops = qk.flops + pv.flops;
-  return qk.time.value + soft.time.value + drop.time.value + pv.time.value;
+  return qk.time.value + soft + drop.time.value + pv.time.value;
 }
 
 }  // namespace yirage::planner

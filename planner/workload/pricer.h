@@ -66,6 +66,15 @@ class Pricer {
     return e;
   }
 
+  // Memory-bound kernels priced by their bytes (eager_traffic.h): `forward` and `backward`
+  // seconds, `kernels` launched in forward.
+  void stream(double forward, double backward, std::int64_t kernels) {
+    kernels_ += kernels;
+    backward_ += backward;
+    forward_kernels_.memory += forward;
+    backward_kernels_.memory += backward;
+  }
+
   // A compound operation, fused when that is possible and faster on this device.
   costmodel::OpEstimate compound(const std::string& name,
                                  const std::vector<std::int64_t>& dims,
@@ -127,6 +136,11 @@ inline LocalHeads local_heads(const devices::ModelSpec& m, std::int64_t t) {
   return {std::max<std::int64_t>(1, m.heads / t), std::max<std::int64_t>(1, m.kv_heads / t),
           m.mla ? m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim : m.head_dim};
 }
+
+/// Whether a Megatron-LM training layer's unfused attention runs FusedScaleMaskSoftmax's
+/// PyTorch path (megatron_torch_softmax): without the compiled kernel (Layout::te off: no
+/// Apex or Transformer Engine) or where its shape rule refuses `heads` heads a rank.
+bool megatron_torch_path(const DeviceContext& cx, const LayerShape& s, std::int64_t heads);
 
 /// Attention's forward seconds as the framework runs it (fused, grouped decode, or unfused
 /// QK^T, softmax, dropout and PV); its matrix FLOPs in `flops`.

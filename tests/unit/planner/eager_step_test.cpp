@@ -7,6 +7,7 @@
 #include "planner/step_trust.h"
 #include "planner/train_estimate.h"
 #include "planner/workload/eager_traffic.h"
+#include "planner/workload/pricer.h"
 
 #include <gtest/gtest.h>
 
@@ -82,7 +83,7 @@ TEST(EagerTraffic, MegatronLossStreamsItsFp32Logits) {
   devices::ClusterSpec c = testing::example_cluster("dgx-h100");
   DeviceContext plain{c.device(c.groups.front()), {}, devices::DType::kBf16, std::nullopt};
   double logits = 4096.0 * 128256;
-  LossTime loss = megatron_loss_time(plain, logits);
+  PassTime loss = megatron_loss_time(plain, logits);
   EXPECT_DOUBLE_EQ(loss.forward, eager_stream_time(plain, 38 * logits));
   EXPECT_DOUBLE_EQ(loss.backward, eager_stream_time(plain, 14 * logits));
   costmodel::CalibrationSet cal =
@@ -99,6 +100,70 @@ TEST(EagerTraffic, MegatronLossStreamsItsFp32Logits) {
   EXPECT_DOUBLE_EQ(head.forward_kernels.loss, megatron_loss_time(measured, logits).forward);
   EXPECT_DOUBLE_EQ(head.backward_kernels.loss, megatron_loss_time(measured, logits).backward);
   EXPECT_EQ(head.tp_comm, 0);
+}
+
+// Megatron-LM's compiled softmax takes causal scores only where FusedScaleMaskSoftmax's rule
+// allows: batch x heads a multiple of 4 (and of 8 rows a block up to 128 keys), 16 < seq <= 4096.
+TEST(MegatronSoftmax, TheCompiledKernelTakesOnlyTheShapesItsRuleAllows) {
+  EXPECT_TRUE(megatron_softmax_kernel(1, 4, 1024));
+  EXPECT_TRUE(megatron_softmax_kernel(2, 2, 1024));
+  EXPECT_FALSE(megatron_softmax_kernel(1, 2, 1024));   // 16 heads over tp = 8, one sequence
+  EXPECT_FALSE(megatron_softmax_kernel(1, 12, 8192));  // longer than 4,096 keys
+  EXPECT_FALSE(megatron_softmax_kernel(1, 4, 16));
+  EXPECT_FALSE(megatron_softmax_kernel(1, 4, 1026));  // not a multiple of 4
+  EXPECT_FALSE(megatron_softmax_kernel(1, 4, 64));    // 8 rows a block at 64 keys
+  EXPECT_TRUE(megatron_softmax_kernel(2, 4, 64));
+}
+
+// Its PyTorch path streams each score through fp32: the casts, the scaling (fp16's query-key
+// layer scaling), the mask filled with a broadcast operand, and an fp32 softmax.
+TEST(MegatronSoftmax, ThePyTorchPathStreamsTheScoresInFp32) {
+  devices::ClusterSpec c = testing::example_cluster("dgx-h100");
+  DeviceContext cx{c.device(c.groups.front()), {}, devices::DType::kFp16, std::nullopt};
+  std::int64_t rows = 2 * 1024;
+  std::int64_t keys = 1024;
+  double n = static_cast<double>(rows * keys);
+  DeviceContext fp32 = cx;
+  fp32.dtype = devices::DType::kFp32;
+  double soft = price(fp32, "softmax", {rows, keys}, false).time.value;
+  PassTime scaled = megatron_torch_softmax(cx, rows, keys, true);
+  EXPECT_DOUBLE_EQ(scaled.forward, soft + eager_stream_time(cx, 28 * n));
+  EXPECT_DOUBLE_EQ(scaled.backward, 1.5 * soft + eager_stream_time(cx, 28 * n));
+  EXPECT_DOUBLE_EQ(megatron_torch_softmax(cx, rows, keys, false).forward,
+                   soft + eager_stream_time(cx, 20 * n));
+  EXPECT_EQ(megatron_torch_softmax_kernels(true), 5);
+  EXPECT_EQ(megatron_torch_softmax_kernels(false), 4);
+}
+
+// A Megatron-LM layer with unfused attention runs that path where the rule refuses the shape
+// or the kernel is not built (te=off): more memory-bound time and more kernels for the host.
+TEST(MegatronSoftmax, LayersTakeThePyTorchPathWhereTheKernelCannotRun) {
+  devices::ClusterSpec c = testing::example_cluster("dgx-h100");
+  devices::ModelSpec m = llama8b();  // 32 heads
+  DeviceContext cx{c.device(c.groups.front()), {}, devices::DType::kBf16, std::nullopt};
+  LayerShape fits{1, 1024, 1};
+  fits.unfused_attention = true;
+  LayerShape refused = fits;
+  refused.seq = 8192;
+  EXPECT_FALSE(megatron_torch_path(cx, fits, 32));
+  EXPECT_TRUE(megatron_torch_path(cx, refused, 32));
+  DeviceContext local = cx;
+  local.megatron_local = true;
+  local.fuse = false;
+  EXPECT_TRUE(megatron_torch_path(local, fits, 32));
+  LayerShape inference = refused;
+  inference.inference = true;
+  EXPECT_FALSE(megatron_torch_path(cx, inference, 32));
+  DeviceContext eager = cx;
+  eager.eager = true;
+  EXPECT_FALSE(megatron_torch_path(eager, refused, 32));
+  // More time on the scores: 8 x 8 times as many of them, each streamed in fp32 several times.
+  EXPECT_GT(layer_cost(m, refused, cx).forward_kernels.memory,
+            64 * layer_cost(m, fits, cx).forward_kernels.memory);
+  // And the host issues the path's 4 kernels in place of 1: where it binds (a second a
+  // kernel), 3 s more a forward.
+  cx.efficiency.megatron_host = devices::Seconds{1};
+  EXPECT_NEAR(layer_cost(m, refused, cx).forward - layer_cost(m, fits, cx).forward, 3, 1e-9);
 }
 
 TEST(EagerTraffic, ParameterBytesGrowWithMicroBatches) {

@@ -239,6 +239,22 @@ TEST(TrainPlan, WithoutTransformerEngineThePointwiseKernelsAndOptimizerRunUnfuse
                 2 * static_cast<double>(m.layers);
   EXPECT_NEAR(training_memory(one, off).activations - training_memory(one, on).activations, silu,
               1e-6 * silu);
+  // With Megatron-LM's unfused attention at 4,096 tokens (the compiled kernel's longest),
+  // te=off's softmax (PyTorch's path) keeps fp32 probabilities where the compiled kernel keeps
+  // 16-bit ones: 2 B more per score. At 8,192 tokens both run that path.
+  devices::TaskSpec task = s.task;
+  task.attention = devices::AttentionKernel::kUnfused;
+  ASSERT_GT(task.sequence_length, 4096);
+  TrainContext longer{node, task, kNoCalibration};
+  EXPECT_NEAR(training_memory(longer, off).activations - training_memory(longer, on).activations,
+              silu, 1e-6 * silu);
+  task.sequence_length = 4096;
+  TrainContext with_scores{node, task, kNoCalibration};
+  double scores =
+      2.0 * static_cast<double>(m.heads / 8) * 4096.0 * 4096 * 2 * static_cast<double>(m.layers);
+  EXPECT_NEAR(training_memory(with_scores, off).activations -
+                  training_memory(with_scores, on).activations - silu / 2,
+              scores, 1e-6 * scores);
 }
 
 // Megatron-LM's host issue time per kernel (GpuEfficiency::megatron_host) binds a training
