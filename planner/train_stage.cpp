@@ -475,7 +475,9 @@ StageTimes stage_times(const TrainContext& cx,
     shape.cp = l.cp;
     shape.sp = l.sp;
     const LayerCost& c = layer(cx, shape, dcx, &scratch);
-    double redo = l.recompute == Recompute::kFull        ? c.forward
+    // Full recomputation runs the forward again up to its tail (LayerCost::forward_tail),
+    // with its tensor-parallel collectives (half of the layer's forward-and-backward total).
+    double redo = l.recompute == Recompute::kFull        ? c.forward - c.forward_tail.total()
                   : l.recompute == Recompute::kSelective ? c.attention_forward
                                                          : 0;
     st.compute += f(count) * (c.forward + c.backward + redo);
@@ -483,13 +485,13 @@ StageTimes stage_times(const TrainContext& cx,
     st.backward += f(count) * c.backward;
     st.kernels.add(c.forward_kernels, f(count));
     st.kernels.add(c.backward_kernels, f(count));
-    if (l.recompute == Recompute::kFull)
+    if (l.recompute == Recompute::kFull) {
       st.kernels.add(c.forward_kernels, f(count));
-    else if (l.recompute == Recompute::kSelective)
+      st.kernels.add(c.forward_tail, -f(count));
+    } else if (l.recompute == Recompute::kSelective) {
       st.kernels.attention += f(count) * c.attention_forward;
-    // Full recomputation runs the forward again, with its tensor-parallel collectives (half
-    // of the layer's forward-and-backward total).
-    st.tp += f(count) * c.tp_comm * (l.recompute == Recompute::kFull ? 1.5 : 1.0);
+    }
+    st.tp += f(count) * (l.recompute == Recompute::kFull ? 1.5 * c.tp_comm - c.tp_tail : c.tp_comm);
     if (kind == 1 && l.ep > 1) {
       // Expert parallelism: each MoE layer dispatches its tokens' top-k copies to the
       // experts' ranks and combines them back, all-to-all, in forward and again in backward
@@ -551,7 +553,16 @@ StageTimes stage_times(const TrainContext& cx,
   double forward = 0;
   double backward = 0;
   if (dcx.eager) {
-    EagerBytes per = eager_parameter_bytes(mbs, l.recompute == Recompute::kFull ? 2 : 1);
+    // A full recomputation casts the layers' weights again, but for the dense layers' down
+    // projections (its early stop: LayerCost::forward_tail); the embedding and the head run
+    // outside the checkpoint.
+    Params p = params(m);
+    double outside =
+        (s.first() ? p.embedding : 0) + (s.last() ? p.head : 0) + f(dense) * f(m.hidden) * f(m.ffn);
+    double recast = l.recompute == Recompute::kFull && share > 0
+                        ? std::max(0.0, share - outside / f(l.tp)) / share
+                        : 0;
+    EagerBytes per = eager_parameter_bytes(mbs, recast);
     forward = eager_stream_time(dcx, per.forward * share, per.widen_forward * share);
     backward = eager_stream_time(dcx, per.backward * share, per.widen_backward * share);
   } else if (!l.grad_fusion) {

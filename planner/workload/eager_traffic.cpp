@@ -140,12 +140,16 @@ EagerBytes eager_head_bytes(const devices::ModelSpec& m, const LayerShape& s) {
   return b;
 }
 
-EagerBytes eager_parameter_bytes(std::int64_t micro_batches, int recasts) {
+EagerBytes eager_parameter_bytes(std::int64_t micro_batches, double recast) {
   // fp32 weight read, bf16 copy written (4 + 2), per forward; the bf16 gradient read and
   // cast to fp32 (2 + 4: a widening cast); from the second micro-batch on, added into .grad
   // (4 + 4 + 4).
   double mbs = f(std::max<std::int64_t>(1, micro_batches));
-  return {6.0 * recasts, 6 + 12 * (mbs - 1) / mbs, 0, 6};
+  return {6.0 * (1 + recast), 6 + 12 * (mbs - 1) / mbs, 0, 6};
+}
+
+double eager_residual_bytes(const devices::ModelSpec& m, const LayerShape& s) {
+  return kResidual * f(s.micro_batch * s.seq) * f(m.hidden) / (s.tp > 1 ? f(s.tp) : 1);
 }
 
 double eager_optimizer_bytes_per_parameter() {

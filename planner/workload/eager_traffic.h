@@ -66,9 +66,12 @@ EagerBytes eager_head_bytes(const devices::ModelSpec& m, const LayerShape& s);
 std::int64_t eager_loss_vocab(const devices::ModelSpec& m, const LayerShape& s);
 
 /// Per parameter held and micro-batch, of `micro_batches` per step: the weight cast in
-/// forward (`recasts` times: 2 with full recomputation), the gradient cast and, after the
-/// first micro-batch, its accumulation.
-EagerBytes eager_parameter_bytes(std::int64_t micro_batches, int recasts);
+/// forward (and again for the fraction `recast` of them that a full recomputation runs
+/// through), the gradient cast and, after the first micro-batch, its accumulation.
+EagerBytes eager_parameter_bytes(std::int64_t micro_batches, double recast);
+
+/// One residual add of a layer (eager_layer_bytes counts two a pass): its bytes.
+double eager_residual_bytes(const devices::ModelSpec& m, const LayerShape& s);
 
 /// Per parameter held, once a step: fused AdamW over fp32 (parameter, gradient and two
 /// moments read; parameter and moments written: 28 B) and the gradient clipping (the norm

@@ -91,6 +91,13 @@ LayerCost eager_layer_cost(const devices::ModelSpec& m,
       cx, static_cast<double>(tokens * m.hidden) * devices::dtype_bytes(cx.dtype), s);
   double wait = backward_wait(cx, tp, p.mean_gemm());
   c.tp_comm = 2 * tp.time + wait;
+  if (!s.moe_layer) {
+    // The down projection's output is kept by nothing (the residual add's backward needs no
+    // input); an MoE layer's experts' outputs are kept by the weighted combine.
+    c.forward_tail.gemm = gemms.back().time.value;
+    c.forward_tail.memory = eager_stream_time(p.context(), eager_residual_bytes(m, s));
+    c.tp_tail = tp.calls > 0 ? tp.time / static_cast<double>(tp.calls) : 0;
+  }
   // Under tensor parallelism every operation goes through DTensor's dispatch in Python, and
   // the GPU waits for it (GpuEfficiency::eager_tp_host per operation); without it the host
   // runs ahead of the GPU (the 1-GPU steps keep the GPU 97-100% busy).

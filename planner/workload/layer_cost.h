@@ -43,11 +43,17 @@ std::int64_t norm_rows(const LayerShape& s);
 struct LayerCost {
   double forward = 0;
   double backward = 0;
-  double attention_forward = 0;      // the attention core alone (what selective recompute redoes)
-  double tp_comm = 0;                // forward + backward tensor-parallel collectives (exposed)
-  double flops_forward = 0;          // per device
-  KernelTime forward_kernels;        // GPU seconds of the forward's kernels by kind
-  KernelTime backward_kernels;       // and of the backward's
+  double attention_forward = 0;  // the attention core alone (what selective recompute redoes)
+  double tp_comm = 0;            // forward + backward tensor-parallel collectives (exposed)
+  double flops_forward = 0;      // per device
+  KernelTime forward_kernels;    // GPU seconds of the forward's kernels by kind
+  KernelTime backward_kernels;   // and of the backward's
+  // Of the forward, the kernels after the last tensor its backward keeps (the FFN's down
+  // projection and the residual add after it) and the collective between them: what PyTorch's
+  // non-reentrant checkpoint does not run again when it recomputes the layer (its early stop).
+  // Zero where a full recomputation reruns the whole forward (Megatron-LM).
+  KernelTime forward_tail;
+  double tp_tail = 0;
   std::vector<std::string> fusions;  // "rmsnorm_linear: fused (1.2x)", ...
   std::vector<CompoundChoice> compounds;
 };

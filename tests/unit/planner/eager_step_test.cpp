@@ -7,6 +7,7 @@
 #include "planner/step_trust.h"
 #include "planner/train_estimate.h"
 #include "planner/workload/eager_traffic.h"
+#include "planner/workload/model_size.h"
 #include "planner/workload/pricer.h"
 
 #include <gtest/gtest.h>
@@ -167,10 +168,11 @@ TEST(MegatronSoftmax, LayersTakeThePyTorchPathWhereTheKernelCannotRun) {
 }
 
 TEST(EagerTraffic, ParameterBytesGrowWithMicroBatches) {
-  EXPECT_DOUBLE_EQ(eager_parameter_bytes(1, 1).forward, 6);
-  EXPECT_DOUBLE_EQ(eager_parameter_bytes(1, 1).backward, 6);  // one micro-batch: no accumulation
-  EXPECT_DOUBLE_EQ(eager_parameter_bytes(4, 1).backward, 6 + 12 * 3.0 / 4);
-  EXPECT_DOUBLE_EQ(eager_parameter_bytes(4, 2).forward, 12);  // full recomputation casts again
+  EXPECT_DOUBLE_EQ(eager_parameter_bytes(1, 0).forward, 6);
+  EXPECT_DOUBLE_EQ(eager_parameter_bytes(1, 0).backward, 6);  // one micro-batch: no accumulation
+  EXPECT_DOUBLE_EQ(eager_parameter_bytes(4, 0).backward, 6 + 12 * 3.0 / 4);
+  // Full recomputation casts again the weights it runs through (here three quarters).
+  EXPECT_DOUBLE_EQ(eager_parameter_bytes(4, 0.75).forward, 6 * 1.75);
   EXPECT_DOUBLE_EQ(eager_optimizer_bytes_per_parameter(), 40);
 }
 
@@ -182,6 +184,55 @@ PlanEstimate estimate(const devices::TaskSpec& t, const std::string& layout) {
   if (const Rejected* r = std::get_if<Rejected>(&e))
     ADD_FAILURE() << layout << ": " << r->reason;
   return std::holds_alternative<PlanEstimate>(e) ? std::get<PlanEstimate>(e) : PlanEstimate{};
+}
+
+// PyTorch's non-reentrant checkpoint stops recomputing a layer after the last tensor its
+// backward keeps: the down projection, its collective and the residual add after it are not
+// run again (the early stop). An MoE layer's experts' outputs are kept by the combine, and
+// Megatron-LM's checkpoint reruns the whole forward.
+TEST(EagerStep, FullRecomputationStopsBeforeTheDownProjection) {
+  devices::ClusterSpec c = testing::example_cluster("dgx-h100");
+  const devices::DeviceSpec& d = c.device(c.groups.front());
+  DeviceContext eager{d, {}, devices::DType::kBf16, std::nullopt};
+  eager.eager = true;
+  eager.fuse = false;
+  devices::ModelSpec m = llama8b();
+  LayerShape s{1, 4096, 1};
+  LayerCost layer = layer_cost(m, s, eager);
+  double down = price(eager, "gemm", {4096, m.hidden, m.ffn}, false).time.value;
+  EXPECT_DOUBLE_EQ(layer.forward_tail.gemm, down);
+  EXPECT_DOUBLE_EQ(layer.forward_tail.memory,
+                   eager_stream_time(eager, 6.0 * 4096 * static_cast<double>(m.hidden)));
+  EXPECT_EQ(layer.tp_tail, 0);
+  DeviceContext megatron{d, {}, devices::DType::kBf16, std::nullopt};
+  EXPECT_EQ(layer_cost(m, s, megatron).forward_tail.total(), 0);
+  devices::ModelSpec moe = testing::example_task("mixtral-8x7b-train").model;
+  LayerShape experts = s;
+  experts.moe_layer = true;
+  EXPECT_EQ(layer_cost(moe, experts, eager).forward_tail.total(), 0);
+
+  // On a step: full recomputation costs the layers' forwards less their tails, and casts
+  // again the weights it runs through (not the embedding, the head or the down projections).
+  devices::TaskSpec t = testing::example_task("llama3-8b-train");
+  t.framework = devices::Framework::kPytorch;
+  t.model.layers = 4;
+  t.sequence_length = 4096;
+  t.global_batch = 16;
+  PlanEstimate none = estimate(t, "tp=1,pp=1,dp=8,mb=1,recompute=none,zero=1");
+  PlanEstimate full = estimate(t, "tp=1,pp=1,dp=8,mb=1,recompute=full,zero=1");
+  LayerShape step_layer{1, t.sequence_length, 1};
+  LayerCost l = layer_cost(t.model, step_layer, eager);
+  double layers = static_cast<double>(t.model.layers);
+  double mbs = static_cast<double>(t.global_batch / 8);
+  ParameterCount p = count_parameters(t.model);
+  double layer_weights = (p.total - p.embedding - p.head) / layers;
+  double down_weights = static_cast<double>(t.model.hidden * t.model.ffn);
+  double recast =
+      eager_stream_time(eager, 6 * (p.total + layers * (layer_weights - down_weights))) -
+      eager_stream_time(eager, 6 * p.total);
+  EXPECT_NEAR(full.step.compute - none.step.compute,
+              mbs * (layers * (l.forward - l.forward_tail.total()) + recast),
+              1e-9 * full.step.compute);
 }
 
 // The same layout costs more under eager PyTorch: more compute, the data-parallel traffic
