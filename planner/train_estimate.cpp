@@ -113,6 +113,12 @@ std::string check_shape(const TrainContext& cx, const Layout& l) {
     return "grad_fusion=off is Megatron-LM's; eager PyTorch's accumulation is priced as it runs";
   if (!l.te && cx.task.framework == devices::Framework::kPytorch)
     return "te=off is Megatron-LM's; eager PyTorch runs without Transformer Engine already";
+  if (!l.te && l.tp > 1 && l.sp) {
+    // megatron/core/transformer/torch_norm.py asserts it: PyTorch's norms take no sequence
+    // parallelism.
+    return "te=off runs Megatron-Core's PyTorch norms, which refuse sequence parallelism: "
+           "add sp=off";
+  }
   return {};
 }
 

@@ -198,7 +198,7 @@ TEST(TrainPlan, WithoutGradientFusionLaterMicroBatchesAddTheirGradients) {
 // PyTorch's kernels and the optimizer as torch's foreach AdamW: both priced from their bytes at
 // the device's stream rates, so the step is slower, and nothing else moves.
 TEST(TrainPlan, WithoutTransformerEngineThePointwiseKernelsAndOptimizerRunUnfused) {
-  Switched s("tp=8,pp=4,dp=1,mb=2,recompute=none,zero=1", &Layout::te);
+  Switched s("tp=8,pp=4,dp=1,mb=2,recompute=none,zero=1,sp=off", &Layout::te);
   TrainContext cx{s.cluster, s.task, kNoCalibration};
   DeviceContext te = device_context(cx, s.on);
   DeviceContext local = device_context(cx, s.off);
@@ -226,12 +226,20 @@ TEST(TrainPlan, WithoutTransformerEngineThePointwiseKernelsAndOptimizerRunUnfuse
             optimizer_time(cx, s.off, params, local.efficiency));
   EXPECT_EQ(s.eager_refusal(),
             "te=off is Megatron-LM's; eager PyTorch runs without Transformer Engine already");
+  // Megatron-Core's PyTorch norms refuse sequence parallelism.
+  Layout sp = s.off;
+  sp.sp = true;
+  auto refused = estimate_training(cx, sp);
+  ASSERT_TRUE(std::holds_alternative<Rejected>(refused));
+  EXPECT_EQ(std::get<Rejected>(refused).reason,
+            "te=off runs Megatron-Core's PyTorch norms, which refuse sequence parallelism: add "
+            "sp=off");
   // And on an 8-GPU node without a pipeline, its SwiGLU keeps SiLU's output too: 2 B per
   // element of the FFN width, every layer, one micro-batch in flight.
   devices::ClusterSpec node = testing::example_cluster("dgx-h100");
   TrainContext one{node, s.task, kNoCalibration};
   Layout on;
-  ASSERT_EQ(parse_layout("tp=8,pp=1,dp=1,mb=2,recompute=none,zero=0", &on), "");
+  ASSERT_EQ(parse_layout("tp=8,pp=1,dp=1,mb=2,recompute=none,zero=0,sp=off", &on), "");
   Layout off = on;
   off.te = false;
   const devices::ModelSpec& m = s.task.model;
