@@ -349,8 +349,10 @@ void fit_on_steps(const std::vector<std::filesystem::path>& step_files,
     if (g.eager_tp)
       g.efficiency.eager_tp_host = g.eager_tp->host;
     g.megatron_host = planner::fit_megatron_host(step_files, g.device, registry, models, cal);
-    if (g.megatron_host)
+    if (g.megatron_host) {
       g.efficiency.megatron_host = g.megatron_host->host;
+      g.efficiency.megatron_op_host = g.megatron_host->op_host;
+    }
     g.allocator = planner::fit_allocator_cache(step_files, g.device);
     if (g.allocator)
       g.efficiency.allocator_cache = g.allocator->value;
@@ -412,10 +414,13 @@ void print_measured_fits(std::ostream& out, const std::vector<costmodel::GpuCali
       [](const costmodel::EagerTpHostFit& e) { return devices::format(e.host); },
       [](const costmodel::EagerTpHostFit& e) { return e.unpriced_mape; });
   print_held_out_fits(
-      out, fits, &Fit::megatron_host, "host per kernel", "without it",
+      out, fits, &Fit::megatron_host, "host per module call / plain op", "without it",
       "Megatron-LM (whole steps measured under Megatron-Core): the host's time per kernel its\n"
-      "Python issues, fitted on half the rows.\n",
-      [](const costmodel::EagerTpHostFit& e) { return devices::format(e.host); },
+      "Python issues from a module's call and from a plain PyTorch operation inside one,\n"
+      "fitted together on half the rows.\n",
+      [](const costmodel::EagerTpHostFit& e) {
+        return devices::format(e.host) + " / " + devices::format(e.op_host);
+      },
       [](const costmodel::EagerTpHostFit& e) { return e.unpriced_mape; });
   print_held_out_fits(
       out, fits, &Fit::allocator, "cache", "without it",

@@ -256,6 +256,7 @@ void read_ops(const devices::YamlDoc& doc,
   m.string("eager_tp_host_fitted_on");
   m.number("eager_tp_host_held_out_mape", false, devices::Sign::kNonNegative);
   e.megatron_host = seconds("megatron_host");
+  e.megatron_op_host = seconds("megatron_op_host");
   m.string("megatron_host_fitted_on");
   m.number("megatron_host_held_out_mape", false, devices::Sign::kNonNegative);
   e.steps_fitted_on = m.string("steps_fitted_on").value_or("");
@@ -713,6 +714,8 @@ void write_measured_fits(std::ostream& y, const GpuCalibrationFit& g) {
   if (g.megatron_host) {
     write_fitted(y, "megatron_host", devices::format(g.megatron_host->host),
                  g.megatron_host->fitted_on, g.megatron_host->held_out_mape);
+    if (g.megatron_host->op_host.value > 0)
+      y << "  megatron_op_host: " << devices::format(g.megatron_host->op_host) << "\n";
   }
   if (g.eager_tp) {
     write_fitted(y, "eager_tp_host", devices::format(g.eager_tp->host), g.eager_tp->fitted_on,

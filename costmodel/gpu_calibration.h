@@ -92,7 +92,8 @@ struct OverlapFit {
 
 /// The fit of `GpuEfficiency::eager_tp_host` on measured tensor-parallel steps (planner/).
 struct EagerTpHostFit {
-  devices::Seconds host;  // per operation
+  devices::Seconds host;     // per operation
+  devices::Seconds op_host;  // Megatron-LM's plain PyTorch operations (megatron_op_host); 0: none
   std::size_t fit_rows = 0;
   std::size_t held_out_rows = 0;
   double held_out_mape = 0;  // percent, the tensor-parallel rows held out

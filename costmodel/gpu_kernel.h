@@ -97,6 +97,10 @@ struct GpuEfficiency {
   // pass like `host`, on devices whose `host` is not set (it would bound every op of theirs).
   // Fitted on measured Megatron-Core steps; zero where not.
   devices::Seconds megatron_host;
+  // Of those, per plain PyTorch operation inside the modules (RoPE's pieces, the activation's,
+  // the residual adds, unfused attention's products and softmax): far less Python than a
+  // module's call. Fitted with `megatron_host`; zero: `megatron_host` for these too.
+  devices::Seconds megatron_op_host;
   // A generated block program's (codegen's generic GPU path) serial latency: clock cycles
   // per dependent step of one thread (a multiply-add of a block matmul's dot product, an
   // element of a reduced row, one element of an elementwise op), per k-step of a warp's

@@ -106,9 +106,8 @@ void attention(
   std::int64_t batch = s.micro_batch * heads;
   ops.basic("attention QK^T", "gemm", {batch, s.seq, s.seq, head_dim});
   if (megatron_torch_path(ops.context(), s, heads)) {
-    bool scaled = ops.context().dtype == devices::DType::kFp16;
     ops.streamed("attention softmax", "softmax", {batch * s.seq, s.seq},
-                 megatron_torch_softmax(ops.context(), batch * s.seq, s.seq, scaled).forward,
+                 megatron_torch_softmax(ops.context(), batch * s.seq, s.seq).forward,
                  "PyTorch's fp32 path: Megatron-LM's compiled softmax is not built or refuses "
                  "the shape");
   } else {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 namespace yirage::planner {
 namespace {
@@ -88,12 +89,40 @@ Errors errors(const Pricing& pr,
 
 namespace {
 
+using HostField = devices::Seconds costmodel::GpuEfficiency::*;
+
+// The value of `field` (microseconds, 0-2 ms) with the least `error`: by 10 us, then by 1 us
+// around the best.
+int best_host(const std::function<double(int)>& error) {
+  int best = 0;
+  double best_err = error(0);
+  for (int us = 10; us <= 2000; us += 10) {
+    double e = error(us);
+    if (e < best_err) {
+      best_err = e;
+      best = us;
+    }
+  }
+  int coarse = best;
+  for (int us = std::max(0, coarse - 9); us <= coarse + 9; ++us) {
+    double e = error(us);
+    if (e < best_err) {
+      best_err = e;
+      best = us;
+    }
+  }
+  return best;
+}
+
 // A host time per kernel or operation (`field` of the device's efficiency) fitted on the rows
-// `keep` accepts, as fit_eager_tp_host describes; `what` names those rows.
+// `keep` accepts, as fit_eager_tp_host describes; `what` names those rows. With `second`, a
+// second host time fitted with it: both over a grid (0-400 us by 10 for `field`, 1-200 us by
+// 10 for `second`), then each in turn by 1 us around the best with the other held.
 std::optional<costmodel::EagerTpHostFit> fit_host(const Pricing& pr,
                                                   RowFilter keep,
-                                                  devices::Seconds costmodel::GpuEfficiency::*field,
-                                                  const std::string& what) {
+                                                  HostField field,
+                                                  const std::string& what,
+                                                  HostField second = nullptr) {
   const std::vector<std::filesystem::path>& files = pr.files;
   const std::string& device = pr.device;
   Split split;
@@ -110,35 +139,50 @@ std::optional<costmodel::EagerTpHostFit> fit_host(const Pricing& pr,
   }
   if (n < 4)
     return std::nullopt;
-  auto with_host = [&](devices::Seconds host) {
+  // Microseconds of `field` and of `second`.
+  auto with_host = [&](int first_us, int second_us) {
     costmodel::GpuEfficiency e = known_efficiency(pr);
-    e.*field = host;
+    e.*field = devices::Seconds{first_us * 1e-6};
+    if (second != nullptr)
+      e.*second = devices::Seconds{second_us * 1e-6};
     return e;
   };
-  auto fit_error = [&](int us) {
-    return errors(pr, split.fit, with_host(devices::Seconds{us * 1e-6})).squared;
-  };
-  int best = 0;  // microseconds
-  double best_err = fit_error(0);
-  for (int us = 10; us <= 2000; us += 10) {
-    double e = fit_error(us);
-    if (e < best_err) {
-      best_err = e;
-      best = us;
+  int first = 0;
+  int other = 0;
+  if (second == nullptr) {
+    first = best_host([&](int us) { return errors(pr, split.fit, with_host(us, 0)).squared; });
+  } else {
+    double best_err = errors(pr, split.fit, with_host(0, 1)).squared;
+    other = 1;
+    for (int a = 0; a <= 400; a += 10) {
+      for (int b = 1; b <= 201; b += 10) {
+        double e = errors(pr, split.fit, with_host(a, b)).squared;
+        if (e < best_err) {
+          best_err = e;
+          first = a;
+          other = b;
+        }
+      }
     }
-  }
-  int coarse = best;
-  for (int us = std::max(0, coarse - 9); us <= coarse + 9; ++us) {
-    double e = fit_error(us);
-    if (e < best_err) {
-      best_err = e;
-      best = us;
-    }
+    // By 1 us around the best: `field` from 0, `second` from 1 (0 would mean `field`'s).
+    auto refine = [&](int* us, int lowest, const std::function<double(int)>& error) {
+      int around = *us;
+      for (int v = std::max(lowest, around - 9); v <= around + 9; ++v) {
+        double e = error(v);
+        if (e < best_err) {
+          best_err = e;
+          *us = v;
+        }
+      }
+    };
+    refine(&first, 0, [&](int v) { return errors(pr, split.fit, with_host(v, other)).squared; });
+    refine(&other, 1, [&](int v) { return errors(pr, split.fit, with_host(first, v)).squared; });
   }
   costmodel::EagerTpHostFit fit;
-  fit.host = devices::Seconds{best * 1e-6};
-  Errors held = errors(pr, split.held_out, with_host(fit.host));
-  Errors unpriced = errors(pr, split.held_out, with_host(devices::Seconds{}));
+  fit.host = devices::Seconds{first * 1e-6};
+  fit.op_host = devices::Seconds{other * 1e-6};
+  Errors held = errors(pr, split.held_out, with_host(first, other));
+  Errors unpriced = errors(pr, split.held_out, with_host(0, 0));
   fit.fit_rows = (n + 1) / 2;
   fit.held_out_rows = held.rows;
   fit.held_out_mape = held.rows > 0 ? 100 * held.absolute / static_cast<double>(held.rows) : 0;
@@ -168,7 +212,8 @@ std::optional<costmodel::EagerTpHostFit> fit_megatron_host(
     const devices::ModelRegistry& models,
     const costmodel::CalibrationSet& calibrations) {
   return fit_host(Pricing{files, device, registry, models, calibrations}, megatron_core,
-                  &costmodel::GpuEfficiency::megatron_host, "Megatron-Core rows");
+                  &costmodel::GpuEfficiency::megatron_host, "Megatron-Core rows",
+                  &costmodel::GpuEfficiency::megatron_op_host);
 }
 
 std::optional<costmodel::MatrixStepsFit> fit_matrix_on_steps(

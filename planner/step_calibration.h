@@ -28,9 +28,10 @@ std::optional<costmodel::EagerTpHostFit> fit_eager_tp_host(
     const devices::ModelRegistry& models,
     const costmodel::CalibrationSet& calibrations);
 
-/// The same for `device`'s megatron_host (GpuEfficiency::megatron_host): the host's time per
-/// kernel of a Megatron-LM step, on the rows measured under Megatron-Core (bench/run_megatron.py;
-/// framework `megatron-core-<commit>`), every layout.
+/// The same for `device`'s megatron_host and megatron_op_host (GpuEfficiency): the host's time
+/// per module call and per plain PyTorch operation of a Megatron-LM step, fitted together (each
+/// in turn with the other held), on the rows measured under Megatron-Core
+/// (bench/run_megatron.py; framework `megatron-core-<commit>`), every layout.
 std::optional<costmodel::EagerTpHostFit> fit_megatron_host(
     const std::vector<std::filesystem::path>& files,
     const std::string& device,

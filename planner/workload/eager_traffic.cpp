@@ -235,17 +235,14 @@ bool megatron_softmax_kernel(std::int64_t batch, std::int64_t heads, std::int64_
   return batches % per_block == 0;
 }
 
-PassTime megatron_torch_softmax(const DeviceContext& cx,
-                                std::int64_t rows,
-                                std::int64_t keys,
-                                bool scaled) {
+PassTime megatron_torch_softmax(const DeviceContext& cx, std::int64_t rows, std::int64_t keys) {
   // Per score, forward: the cast to fp32 (2 + 4), the scaling (4 + 4), the mask filled in
   // place (4 + 4, the mask broadcast over batches and heads: PyTorch's unvectorised loop),
   // the cast back (4 + 2), beside the fp32 softmax. Backward: the incoming gradient cast to
   // fp32 (6), the softmax's backward, the mask's zeros filled out of place (8, broadcast),
   // the scaling (8), the cast back (6).
   double n = f(rows) * f(keys);
-  double scale = scaled ? 8 * n : 0;
+  double scale = cx.dtype == devices::DType::kFp16 ? 8 * n : 0;
   DeviceContext fp32 = cx;
   fp32.dtype = devices::DType::kFp32;
   double soft = price(fp32, "softmax", {rows, keys}, false).time.value;

@@ -97,17 +97,14 @@ PassTime megatron_loss_time(const DeviceContext& cx, double logits);
 bool megatron_softmax_kernel(std::int64_t batch, std::int64_t heads, std::int64_t seq);
 
 /// FusedScaleMaskSoftmax's PyTorch path over `rows` rows of `keys` scores: the 16-bit scores
-/// cast to fp32, multiplied by the layer's coefficient where `scaled` (query-key layer
-/// scaling, Megatron-LM's default for fp16 before Megatron-Core), the causal mask filled in
-/// place, softmax in fp32, the probabilities cast back; forward and backward seconds.
-PassTime megatron_torch_softmax(const DeviceContext& cx,
-                                std::int64_t rows,
-                                std::int64_t keys,
-                                bool scaled);
+/// cast to fp32, multiplied by the layer's coefficient in fp16 (query-key layer scaling,
+/// Megatron-LM's default for fp16 before Megatron-Core), the causal mask filled in place,
+/// softmax in fp32, the probabilities cast back; forward and backward seconds.
+PassTime megatron_torch_softmax(const DeviceContext& cx, std::int64_t rows, std::int64_t keys);
 
 /// Its kernels in one forward (as many run in backward).
-inline std::int64_t megatron_torch_softmax_kernels(bool scaled) {
-  return scaled ? 5 : 4;
+inline std::int64_t megatron_torch_softmax_kernels(const DeviceContext& cx) {
+  return cx.dtype == devices::DType::kFp16 ? 5 : 4;
 }
 
 /// Per parameter held, once a step, Megatron-LM's optimizer without Transformer Engine or

@@ -17,10 +17,18 @@ using costmodel::OpEstimate;
 
 namespace {
 
-// The host's issue time per kernel of a Megatron-LM training pass: `host` where it was fitted
-// (on whole iterations, for a device without op rows), else `megatron_host`.
-devices::Seconds megatron_issue(const DeviceContext& cx) {
-  return cx.efficiency.host.value > 0 ? cx.efficiency.host : cx.efficiency.megatron_host;
+// The host's time to issue a Megatron-LM training pass of `modules` kernels from its modules'
+// calls (projections, norms, fused attention, collectives) and `plain` from plain PyTorch
+// operations inside them: `host` for each where it was fitted (on whole iterations, for a
+// device without op rows), else `megatron_host` and `megatron_op_host` (megatron_host where
+// that is not fitted).
+double megatron_issue(const DeviceContext& cx, std::int64_t modules, std::int64_t plain) {
+  const costmodel::GpuEfficiency& e = cx.efficiency;
+  double module = e.host.value > 0 ? e.host.value : e.megatron_host.value;
+  double op = e.host.value > 0               ? e.host.value
+              : e.megatron_op_host.value > 0 ? e.megatron_op_host.value
+                                             : e.megatron_host.value;
+  return module * static_cast<double>(modules) + op * static_cast<double>(plain);
 }
 
 // The memory-bound kernels between the matrix products: rotary embedding (RoPE models),
@@ -182,8 +190,11 @@ LayerCost layer_cost(const devices::ModelSpec& m, const LayerShape& s, const Dev
     with_host_issue(cx.efficiency.host, p.kernels() + tp.calls, c, wait);
     return c;
   }
-  std::int64_t pointwise_kernels = cx.megatron_local ? local_layer_operations(m) : 0;
-  with_host_issue(megatron_issue(cx), p.kernels() + pointwise_kernels + tp.calls, c, wait);
+  // The plain operations: Megatron-Core's own pointwise pieces (te=off) and unfused
+  // attention's, whose module is one more call.
+  std::int64_t plain = p.plain_kernels() + (cx.megatron_local ? local_layer_operations(m) : 0);
+  std::int64_t modules = p.kernels() - p.plain_kernels() + tp.calls + (s.unfused_attention ? 1 : 0);
+  with_issue_time(megatron_issue(cx, modules, plain), c, wait);
   return c;
 }
 
@@ -232,9 +243,9 @@ LayerCost head_cost(const devices::ModelSpec& m, const LayerShape& s, const Devi
     c.backward_kernels = {kBackwardGemm * head.time.value, 0, 0, loss.backward};
     c.forward = c.forward_kernels.total();
     c.backward = c.backward_kernels.total();
-    // Its kernels: the cast, maximum, subtraction, exp, sum, division and the target's
-    // gather in forward.
-    with_host_issue(megatron_issue(cx), p.kernels() + 7, c);
+    // Its plain operations: the cast, maximum, subtraction, exp, sum, division and the
+    // target's gather in forward.
+    with_issue_time(megatron_issue(cx, p.kernels(), 7), c);
     return c;
   }
   OpEstimate loss = p.op("softmax", {tokens, vocab});

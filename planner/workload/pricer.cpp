@@ -67,7 +67,10 @@ void with_host_issue(devices::Seconds per_kernel,
                      std::int64_t kernels,
                      LayerCost& c,
                      double backward_wait) {
-  double issue = per_kernel.value * static_cast<double>(kernels);
+  with_issue_time(per_kernel.value * static_cast<double>(kernels), c, backward_wait);
+}
+
+void with_issue_time(double issue, LayerCost& c, double backward_wait) {
   if (issue <= 0)
     return;
   double comm = (c.tp_comm - backward_wait) / 2;
@@ -136,19 +139,18 @@ double attention_time(Pricer& p,
     return a.time.value;
   }
   std::int64_t batch = s.micro_batch * heads;
-  OpEstimate qk = p.op("gemm", {batch, s.seq, s.seq, head_dim});
+  OpEstimate qk = p.plain_op("gemm", {batch, s.seq, s.seq, head_dim});
   double soft = 0;
   const DeviceContext& cx = p.context();
   if (megatron_torch_path(cx, s, heads)) {
-    bool scaled = cx.dtype == devices::DType::kFp16;
-    PassTime t = megatron_torch_softmax(cx, batch * s.seq, s.seq, scaled);
-    p.stream(t.forward, t.backward, megatron_torch_softmax_kernels(scaled));
+    PassTime t = megatron_torch_softmax(cx, batch * s.seq, s.seq);
+    p.stream(t.forward, t.backward, megatron_torch_softmax_kernels(cx));
     soft = t.forward;
   } else {
-    soft = p.op("softmax", {batch * s.seq, s.seq}).time.value;
+    soft = p.plain_op("softmax", {batch * s.seq, s.seq}).time.value;
   }
-  OpEstimate drop = p.op("elementwise", {batch * s.seq * s.seq});
-  OpEstimate pv = p.op("gemm", {batch, s.seq, head_dim, s.seq});
+  OpEstimate drop = p.plain_op("elementwise", {batch * s.seq * s.seq});
+  OpEstimate pv = p.plain_op("gemm", {batch, s.seq, head_dim, s.seq});
   *flops = qk.flops + pv.flops;
   return qk.time.value + soft + drop.time.value + pv.time.value;
 }

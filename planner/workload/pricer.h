@@ -46,6 +46,10 @@ class Pricer {
 
   std::int64_t kernels() const { return kernels_; }
 
+  // Of kernels(), those of plain PyTorch operations (plain_op, stream) rather than of a
+  // framework module's call: Megatron-LM's host issues them faster (megatron_op_host).
+  std::int64_t plain_kernels() const { return plain_; }
+
   // The backward of every operation priced so far (backward_ratio of each).
   double backward() const { return backward_; }
 
@@ -66,10 +70,18 @@ class Pricer {
     return e;
   }
 
+  // The same, issued as a plain PyTorch operation (plain_kernels).
+  costmodel::OpEstimate plain_op(const std::string& name, std::vector<std::int64_t> dims) {
+    costmodel::OpEstimate e = op(name, std::move(dims));
+    plain_ += static_cast<std::int64_t>(e.kernels.size());
+    return e;
+  }
+
   // Memory-bound kernels priced by their bytes (eager_traffic.h): `forward` and `backward`
   // seconds, `kernels` launched in forward.
   void stream(double forward, double backward, std::int64_t kernels) {
     kernels_ += kernels;
+    plain_ += kernels;
     backward_ += backward;
     forward_kernels_.memory += forward;
     backward_kernels_.memory += backward;
@@ -117,6 +129,7 @@ class Pricer {
 
   DeviceContext cx_;
   std::int64_t kernels_ = 0;
+  std::int64_t plain_ = 0;
   double backward_ = 0;
   KernelTime forward_kernels_;
   KernelTime backward_kernels_;
@@ -157,6 +170,9 @@ void with_host_issue(devices::Seconds per_kernel,
                      std::int64_t kernels,
                      LayerCost& c,
                      double backward_wait = 0);
+
+/// The same for a forward the host issues in `issue` seconds (twice that in backward).
+void with_issue_time(double issue, LayerCost& c, double backward_wait = 0);
 
 /// The tensor-parallel collectives of one layer's forward: their seconds and how many calls.
 struct TpCollectives {

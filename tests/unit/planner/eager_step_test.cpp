@@ -127,13 +127,16 @@ TEST(MegatronSoftmax, ThePyTorchPathStreamsTheScoresInFp32) {
   DeviceContext fp32 = cx;
   fp32.dtype = devices::DType::kFp32;
   double soft = price(fp32, "softmax", {rows, keys}, false).time.value;
-  PassTime scaled = megatron_torch_softmax(cx, rows, keys, true);
+  PassTime scaled = megatron_torch_softmax(cx, rows, keys);
   EXPECT_DOUBLE_EQ(scaled.forward, soft + eager_stream_time(cx, 28 * n));
   EXPECT_DOUBLE_EQ(scaled.backward, 1.5 * soft + eager_stream_time(cx, 28 * n));
-  EXPECT_DOUBLE_EQ(megatron_torch_softmax(cx, rows, keys, false).forward,
-                   soft + eager_stream_time(cx, 20 * n));
-  EXPECT_EQ(megatron_torch_softmax_kernels(true), 5);
-  EXPECT_EQ(megatron_torch_softmax_kernels(false), 4);
+  EXPECT_EQ(megatron_torch_softmax_kernels(cx), 5);
+  // bf16 runs without query-key layer scaling: no multiply.
+  DeviceContext bf16 = cx;
+  bf16.dtype = devices::DType::kBf16;
+  EXPECT_DOUBLE_EQ(megatron_torch_softmax(bf16, rows, keys).forward,
+                   soft + eager_stream_time(bf16, 20 * n));
+  EXPECT_EQ(megatron_torch_softmax_kernels(bf16), 4);
 }
 
 // A Megatron-LM layer with unfused attention runs that path where the rule refuses the shape
@@ -348,16 +351,20 @@ TEST(MegatronHost, FittedOnMegatronCoreStepsItPricesTheHeldOutRows) {
   std::filesystem::path dir = devices::data_dir() / "benchmarks" / "H200";
   std::vector<std::filesystem::path> files;
   for (const char* name : {"train_steps_megatron.csv", "train_steps_megatron_2gpu.csv",
-                           "train_steps_megatron_2gpu_more.csv", "train_steps_megatron_more.csv",
-                           "train_steps_megatron_profiled.csv", "train_steps_megatron_repeat.csv"})
+                           "train_steps_megatron_2gpu_more.csv", "train_steps_megatron_host.csv",
+                           "train_steps_megatron_more.csv", "train_steps_megatron_profiled.csv",
+                           "train_steps_megatron_repeat.csv"})
     files.push_back(dir / name);
   costmodel::CalibrationSet cal =
       costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
   auto fit = fit_megatron_host(files, "H200", testing::bundled_registry(), models, cal);
   ASSERT_TRUE(fit.has_value());
-  EXPECT_EQ(fit->fit_rows + fit->held_out_rows, 37u);
+  EXPECT_EQ(fit->fit_rows + fit->held_out_rows, 43u);
   EXPECT_LT(fit->held_out_mape, fit->unpriced_mape);
+  // The shipped calibration is this fit: a module's call and a plain operation apart.
   EXPECT_EQ(fit->host.value, cal.find_gpu("H200")->megatron_host.value);
+  EXPECT_EQ(fit->op_host.value, cal.find_gpu("H200")->megatron_op_host.value);
+  EXPECT_GT(fit->host.value, fit->op_host.value);
   EXPECT_NE(fit->fitted_on.find("(Megatron-Core rows alternating"), std::string::npos);
   // No Megatron-Core rows among the eager ones: nothing to fit.
   EXPECT_FALSE(fit_megatron_host({dir / "train_steps_1gpu_more.csv"}, "H200",

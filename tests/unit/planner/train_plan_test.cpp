@@ -285,6 +285,17 @@ TEST(TrainPlan, MegatronHostIssueBindsShortTrainingPasses) {
   s.inference = true;
   DeviceContext plain{c.device(c.groups.front()), {}, devices::DType::kBf16, std::nullopt};
   EXPECT_EQ(layer_cost(m, s, dcx).forward, layer_cost(m, s, plain).forward);
+  s.inference = false;
+  // Megatron-Core's own pointwise pieces (te=off) are plain PyTorch operations: the host issues
+  // them at megatron_op_host, the modules' calls at megatron_host (both where it binds).
+  DeviceContext local = dcx;
+  local.megatron_local = true;
+  local.fuse = false;
+  local.efficiency.megatron_host = devices::Seconds{1};
+  double every = layer_cost(m, s, local).forward;
+  local.efficiency.megatron_op_host = devices::Seconds{1e-3};
+  EXPECT_NEAR(every - layer_cost(m, s, local).forward,
+              static_cast<double>(local_layer_operations(m)) * (1 - 1e-3), 1e-9);
 }
 
 TEST(TrainPlan, PipelineBubbleFollowsMegatron) {
