@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <tuple>
 
 namespace yirage::planner {
 namespace {
@@ -114,10 +115,37 @@ int best_host(const std::function<double(int)>& error) {
   return best;
 }
 
+// The pair of host times (microseconds) with the least `error`: over a grid (the first 0-400 us
+// by 10, the second 1-201 us by 10: 0 would mean the first's), then each by 1 us around the
+// best with the other held.
+std::pair<int, int> best_host_pair(const std::function<double(int, int)>& error) {
+  int first = 0;
+  int other = 1;
+  double best_err = error(first, other);
+  auto keep = [&](int a, int b) {
+    double e = error(a, b);
+    if (e < best_err) {
+      best_err = e;
+      first = a;
+      other = b;
+    }
+  };
+  for (int a = 0; a <= 400; a += 10) {
+    for (int b = 1; b <= 201; b += 10)
+      keep(a, b);
+  }
+  int around = first;
+  for (int a = std::max(0, around - 9); a <= around + 9; ++a)
+    keep(a, other);
+  around = other;
+  for (int b = std::max(1, around - 9); b <= around + 9; ++b)
+    keep(first, b);
+  return {first, other};
+}
+
 // A host time per kernel or operation (`field` of the device's efficiency) fitted on the rows
 // `keep` accepts, as fit_eager_tp_host describes; `what` names those rows. With `second`, a
-// second host time fitted with it: both over a grid (0-400 us by 10 for `field`, 1-200 us by
-// 10 for `second`), then each in turn by 1 us around the best with the other held.
+// second host time fitted with it (best_host_pair).
 std::optional<costmodel::EagerTpHostFit> fit_host(const Pricing& pr,
                                                   RowFilter keep,
                                                   HostField field,
@@ -152,31 +180,8 @@ std::optional<costmodel::EagerTpHostFit> fit_host(const Pricing& pr,
   if (second == nullptr) {
     first = best_host([&](int us) { return errors(pr, split.fit, with_host(us, 0)).squared; });
   } else {
-    double best_err = errors(pr, split.fit, with_host(0, 1)).squared;
-    other = 1;
-    for (int a = 0; a <= 400; a += 10) {
-      for (int b = 1; b <= 201; b += 10) {
-        double e = errors(pr, split.fit, with_host(a, b)).squared;
-        if (e < best_err) {
-          best_err = e;
-          first = a;
-          other = b;
-        }
-      }
-    }
-    // By 1 us around the best: `field` from 0, `second` from 1 (0 would mean `field`'s).
-    auto refine = [&](int* us, int lowest, const std::function<double(int)>& error) {
-      int around = *us;
-      for (int v = std::max(lowest, around - 9); v <= around + 9; ++v) {
-        double e = error(v);
-        if (e < best_err) {
-          best_err = e;
-          *us = v;
-        }
-      }
-    };
-    refine(&first, 0, [&](int v) { return errors(pr, split.fit, with_host(v, other)).squared; });
-    refine(&other, 1, [&](int v) { return errors(pr, split.fit, with_host(first, v)).squared; });
+    std::tie(first, other) = best_host_pair(
+        [&](int a, int b) { return errors(pr, split.fit, with_host(a, b)).squared; });
   }
   costmodel::EagerTpHostFit fit;
   fit.host = devices::Seconds{first * 1e-6};
