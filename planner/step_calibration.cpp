@@ -92,6 +92,19 @@ namespace {
 
 using HostField = devices::Seconds costmodel::GpuEfficiency::*;
 
+// Moves `*us` (microseconds, not below `lowest`) to the best of the 1 us steps within 9 of it
+// under `error`, `*best_err` being its error so far.
+void refine(int* us, int lowest, double* best_err, const std::function<double(int)>& error) {
+  int around = *us;
+  for (int v = std::max(lowest, around - 9); v <= around + 9; ++v) {
+    double e = error(v);
+    if (e < *best_err) {
+      *best_err = e;
+      *us = v;
+    }
+  }
+}
+
 // The value of `field` (microseconds, 0-2 ms) with the least `error`: by 10 us, then by 1 us
 // around the best.
 int best_host(const std::function<double(int)>& error) {
@@ -104,14 +117,7 @@ int best_host(const std::function<double(int)>& error) {
       best = us;
     }
   }
-  int coarse = best;
-  for (int us = std::max(0, coarse - 9); us <= coarse + 9; ++us) {
-    double e = error(us);
-    if (e < best_err) {
-      best_err = e;
-      best = us;
-    }
-  }
+  refine(&best, 0, &best_err, error);
   return best;
 }
 
@@ -122,24 +128,18 @@ std::pair<int, int> best_host_pair(const std::function<double(int, int)>& error)
   int first = 0;
   int other = 1;
   double best_err = error(first, other);
-  auto keep = [&](int a, int b) {
-    double e = error(a, b);
-    if (e < best_err) {
-      best_err = e;
-      first = a;
-      other = b;
-    }
-  };
   for (int a = 0; a <= 400; a += 10) {
-    for (int b = 1; b <= 201; b += 10)
-      keep(a, b);
+    for (int b = 1; b <= 201; b += 10) {
+      double e = error(a, b);
+      if (e < best_err) {
+        best_err = e;
+        first = a;
+        other = b;
+      }
+    }
   }
-  int around = first;
-  for (int a = std::max(0, around - 9); a <= around + 9; ++a)
-    keep(a, other);
-  around = other;
-  for (int b = std::max(1, around - 9); b <= around + 9; ++b)
-    keep(first, b);
+  refine(&first, 0, &best_err, [&](int a) { return error(a, other); });
+  refine(&other, 1, &best_err, [&](int b) { return error(first, b); });
   return {first, other};
 }
 

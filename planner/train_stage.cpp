@@ -328,7 +328,7 @@ double unfused_activations(const TrainContext& cx, const Layout& l, std::int64_t
   double kept = 0;
   std::int64_t heads = std::max<std::int64_t>(1, m.heads / l.tp);
   if (cx.task.attention == devices::AttentionKernel::kUnfused && l.recompute == Recompute::kNone &&
-      (!l.te || !megatron_softmax_kernel(l.micro_batch, heads, seq))) {
+      megatron_torch_softmax_runs(l.te, l.micro_batch, heads, seq)) {
     kept += (4 - bytes) * f(heads) * f(seq) * f(seq) * f(l.micro_batch);
   }
   if (l.te || m.ffn_kind != devices::FfnKind::kGated)

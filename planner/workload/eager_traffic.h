@@ -96,6 +96,15 @@ PassTime megatron_loss_time(const DeviceContext& cx, double logits);
 /// built (no Apex or Transformer Engine), PyTorch's path runs: megatron_torch_softmax.
 bool megatron_softmax_kernel(std::int64_t batch, std::int64_t heads, std::int64_t seq);
 
+/// Whether FusedScaleMaskSoftmax takes PyTorch's path: the compiled kernel not `built`
+/// (Layout::te off) or refusing the shape.
+inline bool megatron_torch_softmax_runs(bool built,
+                                        std::int64_t batch,
+                                        std::int64_t heads,
+                                        std::int64_t seq) {
+  return !built || !megatron_softmax_kernel(batch, heads, seq);
+}
+
 /// FusedScaleMaskSoftmax's PyTorch path over `rows` rows of `keys` scores: the 16-bit scores
 /// cast to fp32, multiplied by the layer's coefficient in fp16 (query-key layer scaling,
 /// Megatron-LM's default for fp16 before Megatron-Core), the causal mask filled in place,

@@ -110,7 +110,7 @@ TpCollectives tp_collectives(const DeviceContext& cx, double bytes, const LayerS
 bool megatron_torch_path(const DeviceContext& cx, const LayerShape& s, std::int64_t heads) {
   if (cx.eager || s.inference)
     return false;
-  return cx.megatron_local || !megatron_softmax_kernel(s.micro_batch, heads, s.seq);
+  return megatron_torch_softmax_runs(!cx.megatron_local, s.micro_batch, heads, s.seq);
 }
 
 // Attention as the framework runs it: one fused kernel, or (older stacks) a batched QK^T,
