@@ -82,8 +82,10 @@ def check(cluster, task, lay, world):
         raise Refused("attention must be unfused (Megatron-Core's own) or flash (PyTorch's SDPA)")
     if lay["tp"] > 1 and lay["sp"] == "on":
         raise Refused("sequence parallelism needs Apex's or Transformer Engine's norms: sp=off")
-    if lay["vpp"] > 1 or lay["cp"] > 1 or lay["ep"] > 1 or lay["zero"] > 1 or lay["offload"] == "on":
-        raise Refused("vpp, cp, ep, zero 2-3 and offload are not run here")
+    if lay["cp"] > 1 or lay["ep"] > 1 or lay["zero"] > 1 or lay["offload"] == "on":
+        raise Refused("cp, ep, zero 2-3 and offload are not run here")
+    if lay["vpp"] > 1 and (lay["pp"] < 2 or m["layers"] % (lay["pp"] * lay["vpp"]) != 0):
+        raise Refused("interleaving needs pp > 1 and layers a multiple of pp x vpp")
     if lay["tp"] * lay["pp"] * lay["dp"] != world or cluster["gpus"] != world:
         raise Refused(f"the layout needs {lay['tp'] * lay['pp'] * lay['dp']} ranks, "
                       f"the cluster {cluster['gpus']}, this job has {world}")
@@ -125,7 +127,8 @@ def build(task, lay, torch):
     from megatron.core.transformer.transformer_config import TransformerConfig
 
     m = task["model"]
-    ps.initialize_model_parallel(lay["tp"], lay["pp"])
+    vpp = lay["vpp"] if lay["vpp"] > 1 else None
+    ps.initialize_model_parallel(lay["tp"], lay["pp"], virtual_pipeline_model_parallel_size=vpp)
     model_parallel_cuda_manual_seed(1234)
     dtype = torch.float16 if task["precision"] == "fp16" else torch.bfloat16
     gated = m["ffn_kind"] == "gated"
@@ -140,7 +143,7 @@ def build(task, lay, torch):
         activation_func=torch.nn.functional.silu if gated else torch.nn.functional.gelu,
         normalization="RMSNorm" if rms else "LayerNorm", add_bias_linear=m["bias"] == "all",
         tensor_model_parallel_size=lay["tp"], pipeline_model_parallel_size=lay["pp"],
-        sequence_parallel=lay["tp"] > 1 and lay["sp"] == "on",
+        virtual_pipeline_model_parallel_size=vpp, sequence_parallel=lay["tp"] > 1 and lay["sp"] == "on",
         fp16=dtype == torch.float16, bf16=dtype == torch.bfloat16, params_dtype=dtype,
         pipeline_dtype=dtype, gradient_accumulation_fusion=False, bias_activation_fusion=not gated,
         masked_softmax_fusion=False, persist_layer_norm=False, apply_rope_fusion=False,
@@ -148,31 +151,40 @@ def build(task, lay, torch):
     spec = get_gpt_layer_local_spec(normalization=config.normalization)
     if task["attention"] == "flash":
         spec.submodules.self_attention.submodules.core_attention = sdpa_attention(torch)
-    model = GPTModel(
-        config=config,
-        transformer_layer_spec=spec,
-        vocab_size=m["vocab"], max_sequence_length=max(task["sequence_length"],
-                                                       m.get("max_positions", 0) or 0),
-        pre_process=ps.is_pipeline_first_stage(), post_process=ps.is_pipeline_last_stage(),
-        share_embeddings_and_output_weights=m["tied_embeddings"],
-        position_embedding_type="rope" if m["position"] == "rope" else "learned_absolute",
-        rotary_base=int(m.get("rope_theta", 10000)))
-    model.cuda(torch.cuda.current_device())
-    model = Float16Module(config, model)  # as Megatron-LM's get_model wraps fp16 and bf16 runs
     overlap = lay["dp"] > 1 and lay["dp_overlap"] == "on"
     ddp = DistributedDataParallelConfig(grad_reduce_in_fp32=True, overlap_grad_reduce=overlap,
                                         use_distributed_optimizer=lay["zero"] >= 1)
-    model = DistributedDataParallel(config=config, ddp_config=ddp, module=model)
-    config.no_sync_func = model.no_sync
+    # Interleaved (vpp > 1), a rank holds vpp chunks of the model, built and wrapped as
+    # Megatron-LM's get_model does: each chunk its own GPTModel, Float16Module and DDP, the
+    # chunks after the first without bucketing.
+    chunks = []
+    for stage in range(vpp or 1):
+        vp = stage if vpp else None
+        model = GPTModel(
+            config=config,
+            transformer_layer_spec=spec,
+            vocab_size=m["vocab"], max_sequence_length=max(task["sequence_length"],
+                                                           m.get("max_positions", 0) or 0),
+            pre_process=ps.is_pipeline_first_stage(ignore_virtual=not vpp, vp_stage=vp),
+            post_process=ps.is_pipeline_last_stage(ignore_virtual=not vpp, vp_stage=vp),
+            share_embeddings_and_output_weights=m["tied_embeddings"],
+            position_embedding_type="rope" if m["position"] == "rope" else "learned_absolute",
+            rotary_base=int(m.get("rope_theta", 10000)), vp_stage=vp)
+        model.cuda(torch.cuda.current_device())
+        model = Float16Module(config, model)  # as Megatron-LM's get_model wraps 16-bit runs
+        chunks.append(DistributedDataParallel(config=config, ddp_config=ddp, module=model,
+                                              disable_bucketing=stage > 0))
+    config.no_sync_func = [c.no_sync for c in chunks] if vpp else chunks[0].no_sync
     config.finalize_model_grads_func = finalize_model_grads
     if overlap:
-        config.grad_sync_func = model.start_grad_sync
+        config.grad_sync_func = ([c.start_grad_sync for c in chunks] if vpp
+                                 else chunks[0].start_grad_sync)
     opt = get_megatron_optimizer(
         OptimizerConfig(optimizer="adam", lr=1e-5, weight_decay=0.0, clip_grad=1.0,
                         fp16=dtype == torch.float16, bf16=dtype == torch.bfloat16,
                         params_dtype=dtype, use_distributed_optimizer=lay["zero"] >= 1),
-        [model])
-    return model, opt
+        chunks)
+    return chunks, opt
 
 
 def profile(step, torch, args, task, plan, cluster, rank):
@@ -215,7 +227,7 @@ def run(plan_path, args, rank, world, torch, dist):
     m = task["model"]
     seq, mb = task["sequence_length"], lay["mb"]
     micro_batches = task["global_batch"] // (lay["dp"] * mb)
-    model, opt = build(task, lay, torch)
+    chunks, opt = build(task, lay, torch)
     gen = torch.Generator(device="cuda").manual_seed(rank)
     batches = [{"tokens": torch.randint(0, m["vocab"], (mb, seq), device="cuda", generator=gen),
                 "labels": torch.randint(0, m["vocab"], (mb, seq), device="cuda", generator=gen)}
@@ -237,10 +249,13 @@ def run(plan_path, args, rank, world, torch, dist):
             yield from batches
 
     fb = get_forward_backward_func()
-    data = cycle()
+    # Interleaved, each chunk reads its own iterator (only the first and last chunks use it).
+    data = [cycle() for _ in chunks] if len(chunks) > 1 else cycle()
+    model = chunks if len(chunks) > 1 else chunks[0]
 
     def step():
-        model.zero_grad_buffer()
+        for c in chunks:
+            c.zero_grad_buffer()
         opt.zero_grad()
         fb(forward_step_func=forward_step, data_iterator=data, model=model,
            num_microbatches=micro_batches, seq_length=seq, micro_batch_size=mb,
@@ -272,7 +287,7 @@ def run(plan_path, args, rank, world, torch, dist):
            "tokens_per_s": task["global_batch"] * seq / median,
            "peak_allocated_bytes": int(peaks[0].item()), "peak_reserved_bytes": int(peaks[1].item())}
     row.update(row_kernels)
-    del model, opt, batches
+    del model, chunks, opt, batches
     ps.destroy_model_parallel()
     return cluster, task, plan, micro_batches, row
 
