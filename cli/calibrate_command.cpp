@@ -350,9 +350,13 @@ void fit_on_steps(const std::vector<std::filesystem::path>& step_files,
       g.efficiency.eager_tp_host = g.eager_tp->host;
     g.megatron_host = planner::fit_megatron_host(step_files, g.device, registry, models, cal);
     if (g.megatron_host) {
-      g.efficiency.megatron_host = g.megatron_host->host;
-      g.efficiency.megatron_op_host = g.megatron_host->op_host;
+      g.efficiency.megatron_host = e.megatron_host = g.megatron_host->host;
+      g.efficiency.megatron_op_host = e.megatron_op_host = g.megatron_host->op_host;
+      cal.add_gpu(g.device, e);
     }
+    g.megatron_pp_sync = planner::fit_megatron_pp_sync(step_files, g.device, registry, models, cal);
+    if (g.megatron_pp_sync)
+      g.efficiency.megatron_pp_sync = g.megatron_pp_sync->host;
     g.allocator = planner::fit_allocator_cache(step_files, g.device);
     if (g.allocator)
       g.efficiency.allocator_cache = g.allocator->value;
@@ -421,6 +425,13 @@ void print_measured_fits(std::ostream& out, const std::vector<costmodel::GpuCali
       [](const costmodel::EagerTpHostFit& e) {
         return devices::format(e.host) + " / " + devices::format(e.op_host);
       },
+      [](const costmodel::EagerTpHostFit& e) { return e.unpriced_mape; });
+  print_held_out_fits(
+      out, fits, &Fit::megatron_pp_sync, "idle per exchange", "without it",
+      "Megatron-LM's pipelines (whole steps measured under Megatron-Core): the GPU's idle time\n"
+      "after each point-to-point exchange, which synchronises the device, fitted on half the\n"
+      "pipelined rows.\n",
+      [](const costmodel::EagerTpHostFit& e) { return devices::format(e.host); },
       [](const costmodel::EagerTpHostFit& e) { return e.unpriced_mape; });
   print_held_out_fits(
       out, fits, &Fit::allocator, "cache", "without it",

@@ -259,6 +259,9 @@ void read_ops(const devices::YamlDoc& doc,
   e.megatron_op_host = seconds("megatron_op_host");
   m.string("megatron_host_fitted_on");
   m.number("megatron_host_held_out_mape", false, devices::Sign::kNonNegative);
+  e.megatron_pp_sync = seconds("megatron_pp_sync");
+  m.string("megatron_pp_sync_fitted_on");
+  m.number("megatron_pp_sync_held_out_mape", false, devices::Sign::kNonNegative);
   e.steps_fitted_on = m.string("steps_fitted_on").value_or("");
   m.number("steps_held_out_mape", false, devices::Sign::kNonNegative);
   e.matrix_fitted_on = m.string("matrix_fitted_on").value_or("");
@@ -716,6 +719,10 @@ void write_measured_fits(std::ostream& y, const GpuCalibrationFit& g) {
                  g.megatron_host->fitted_on, g.megatron_host->held_out_mape);
     if (g.megatron_host->op_host.value > 0)
       y << "  megatron_op_host: " << devices::format(g.megatron_host->op_host) << "\n";
+  }
+  if (g.megatron_pp_sync) {
+    write_fitted(y, "megatron_pp_sync", devices::format(g.megatron_pp_sync->host),
+                 g.megatron_pp_sync->fitted_on, g.megatron_pp_sync->held_out_mape);
   }
   if (g.eager_tp) {
     write_fitted(y, "eager_tp_host", devices::format(g.eager_tp->host), g.eager_tp->fitted_on,

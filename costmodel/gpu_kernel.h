@@ -101,6 +101,10 @@ struct GpuEfficiency {
   // the residual adds, unfused attention's products and softmax): far less Python than a
   // module's call. Fitted with `megatron_host`; zero: `megatron_host` for these too.
   devices::Seconds megatron_op_host;
+  // Per forward or backward of a model chunk in a Megatron-LM pipeline: the GPU's idle time
+  // after each point-to-point exchange, which synchronises the device (batch_p2p_sync), until
+  // the host issues the next kernel. Fitted on pipelined Megatron-Core steps; zero where not.
+  devices::Seconds megatron_pp_sync;
   // A generated block program's (codegen's generic GPU path) serial latency: clock cycles
   // per dependent step of one thread (a multiply-add of a block matmul's dot product, an
   // element of a reduced row, one element of an elementwise op), per k-step of a warp's

@@ -193,6 +193,9 @@ Priced price(const ClusterSpec& whole,
         part.memory = mem;
       StageTimes st = stage_times(cx, c.layout, span, dcx, j == 0 ? in : inner,
                                   j + 1 == c.layout.pp ? out_send : inner);
+      Layout whole_pipeline = c.layout;
+      whole_pipeline.pp = stages;
+      st.pp += 2 * pipeline_sync(cx, whole_pipeline, dcx);  // each forward and backward
       double total = st.compute + st.tp + st.pp;
       part.stage_time = std::max(part.stage_time, total);
       if (total > slowest_total) {
@@ -208,10 +211,9 @@ Priced price(const ClusterSpec& whole,
       // Each stage synchronises its own parameters over its dp replicas while its last
       // backward runs; ZeRO-3 gathers them around every micro-batch.
       double params = stage_parameters(task.model, span);
-      double sync = grad_sync_time(cx, c.layout, params, 0);
       double exposed = task.framework == devices::Framework::kPytorch
                            ? eager_dp_exposed(cx, c.layout, span, k.m, st.backward, dcx)
-                           : std::max(0.0, sync - st.backward) +
+                           : megatron_dp_exposed(cx, c.layout, span, st.backward, dcx) +
                                  zero3_exposed(cx, c.layout, params, st.compute, k.m);
       exposed_sync = std::max(exposed_sync, exposed);
       optimizer = std::max(optimizer, optimizer_time(cx, c.layout, params, dcx.efficiency));

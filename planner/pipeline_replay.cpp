@@ -1,5 +1,6 @@
 #include "planner/pipeline_replay.h"
 
+#include "planner/workload/eager_traffic.h"
 #include "planner/workload/memory_floor.h"
 
 #include <algorithm>
@@ -171,8 +172,19 @@ StageWork stage_work(const TrainContext& cx, const Layout& l, const StageSpan& s
   }
   double params = stage_parameters(m, span) - stage_routed_parameters(m, span) +
                   stage_routed_parameters(m, span) / f(l.ep);
-  w.grad_bytes = params / f(l.tp) * training_parameter_bytes(cx.task).gradients;
+  double grad = training_parameter_bytes(cx.task).gradients;
+  w.grad_bytes = params / f(l.tp) * grad;
   w.zero3_bytes = params / f(l.tp) * b;
+  w.pp_sync = pipeline_sync(cx, l, dcx);
+  if (l.zero >= 3)
+    w.reduction = Collective::kReduceScatter;
+  if (cx.task.framework == devices::Framework::kMegatron && l.dp * l.cp > 1) {
+    MegatronSync g = megatron_sync(cx, l, span);
+    w.reduction = g.reduction;
+    w.scale_s = eager_stream_time(dcx, 8 * g.local);
+    w.last_bytes = g.last * grad;
+    w.gather_bytes = g.gather_bytes;
+  }
   return w;
 }
 
@@ -182,7 +194,7 @@ std::string build_pipeline(const std::vector<StageSpec>& stages,
   SimProgram& p = out.program;
   auto pp = static_cast<std::int64_t>(stages.size());
   std::int64_t virtual_stages = pp * sh.vpp;
-  double share = 1 / f(sh.vpp);  // of a stage's work per chunk
+  double chunk_share = 1 / f(sh.vpp);  // of a stage's work per chunk, without chunks' own
   auto at = [](std::int64_t v) {
     return static_cast<std::size_t>(v);
   };
@@ -215,10 +227,12 @@ std::string build_pipeline(const std::vector<StageSpec>& stages,
       order[at(s)].pop_front();
       added = true;
       const StageSpec& st = stages[at(s)];
-      const StageWork& w = st.work;
+      const StageWork& w = st.chunks.empty() ? st.work : st.chunks[at(op.chunk)];
+      double share = st.chunks.empty() ? chunk_share : 1;
       std::int64_t width_in = needs_input ? std::min(st.tp, stages[at(from % pp)].tp) : 1;
       std::string mb = std::to_string(i) + (sh.vpp > 1 ? " chunk" + std::to_string(op.chunk) : "");
-      double seconds = share * (backward ? w.times.compute - w.times.forward : w.times.forward);
+      double seconds =
+          share * (backward ? w.times.compute - w.times.forward : w.times.forward) + w.pp_sync;
       double tp_bytes = share * (backward ? w.tp_bytes_backward : w.tp_bytes_forward);
       double cp_bytes = share * (backward ? w.cp_bytes_backward : w.cp_bytes_forward);
       // ZeRO-3: the weights are gathered over the dp x cp ranks of each tp rank before the
@@ -319,8 +333,10 @@ std::string build_pipeline(const std::vector<StageSpec>& stages,
       return "the pipeline schedule cannot proceed (every stage waits for another)";
   }
   // Gradient synchronisation over the dp x cp ranks of each (stage, tp rank), overlapping
-  // the last micro-batch's backward as the bucketed all-reduce of the estimate does; without
-  // overlap, after it (a marker that ends each rank's computation: its stream runs in order).
+  // the last micro-batch's backward as the bucketed reduction of the estimate does, but for
+  // the last bucket; without overlap, after it (each rank's stream runs in order, so what is
+  // added to a rank after its last computation follows it). The distributed optimizer's
+  // gather follows the reduction.
   std::vector<std::vector<std::size_t>> sync_of(at(pp));  // per stage, per (d, c, t)
   for (std::int64_t s = 0; s < pp; ++s) {
     const StageSpec& st = stages[at(s)];
@@ -328,20 +344,35 @@ std::string build_pipeline(const std::vector<StageSpec>& stages,
     if (sh.dp * sh.cp <= 1)
       continue;
     for (std::int64_t t = 0; t < st.tp; ++t) {
+      const StageWork& w = st.work;
       std::vector<std::int64_t> ranks;
       std::vector<std::size_t> after;
       for (std::int64_t d = 0; d < sh.dp; ++d) {
         for (std::int64_t c = 0; c < sh.cp; ++c) {
           std::int64_t rank = st.ranks[at((d * sh.cp + c) * st.tp + t)];
           ranks.push_back(rank);
-          after.push_back(sh.dp_overlap ? last_forward[at(s)][at((d * sh.cp + c) * st.tp + t)]
-                                        : p.compute(rank, "backward end", Seconds{0}, {}));
+          after.push_back(sh.dp_overlap
+                              ? last_forward[at(s)][at((d * sh.cp + c) * st.tp + t)]
+                              : p.compute(rank, "gradient scaling", Seconds{w.scale_s}, {}));
         }
       }
-      std::size_t id =
-          wide_collective(p, sh, out.notes, "the gradient sync", ranks, after,
-                          sh.zero >= 3 ? Collective::kReduceScatter : Collective::kAllReduce,
-                          st.work.grad_bytes, "dp grad sync", "dp");
+      double early = sh.dp_overlap ? w.grad_bytes - w.last_bytes : w.grad_bytes;
+      std::size_t id = wide_collective(p, sh, out.notes, "the gradient sync", ranks, after,
+                                       w.reduction, early, "dp grad sync", "dp");
+      if (sh.dp_overlap && w.last_bytes > 0) {
+        std::vector<std::size_t> ready;
+        for (std::int64_t rank : ranks) {
+          p.compute(rank, "gradient scaling", Seconds{w.scale_s}, {});
+          ready.push_back(p.compute(rank, "backward end", Seconds{0}, {id}));
+        }
+        id = wide_collective(p, sh, out.notes, "the gradient sync", ranks, ready, w.reduction,
+                             w.last_bytes, "dp grad sync, last bucket", "dp");
+      }
+      if (w.gather_bytes > 0) {
+        id = wide_collective(p, sh, out.notes, "the weight gather", ranks,
+                             std::vector<std::size_t>(ranks.size(), id),
+                             Collective::kAllGather, w.gather_bytes, "dp weight gather", "dp");
+      }
       for (std::int64_t k = 0; k < sh.dp * sh.cp; ++k)
         sync_of[at(s)][at(k * st.tp + t)] = id + 1;  // 0: none
     }

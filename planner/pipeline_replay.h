@@ -24,6 +24,14 @@ struct StageWork {
   double ep_bytes_backward = 0;
   double grad_bytes = 0;   // this stage's gradients per device
   double zero3_bytes = 0;  // this stage's weights per tp rank, gathered under ZeRO-3
+  // The gradients' reduction and what Megatron-LM adds to it (train_stage.h's MegatronSync):
+  // the scaling by 1 / dp on the compute stream, the last bucket reduced after the backward
+  // (overlapped) and the distributed optimizer's gather of the updated weights.
+  costmodel::Collective reduction = costmodel::Collective::kAllReduce;
+  double scale_s = 0;
+  double last_bytes = 0;
+  double gather_bytes = 0;
+  double pp_sync = 0;  // after each forward and backward of a chunk (train_stage.h's pipeline_sync)
 };
 
 StageWork stage_work(const TrainContext& cx, const Layout& l, const StageSpan& span);
@@ -34,6 +42,9 @@ struct StageSpec {
   StageWork work;
   std::int64_t tp = 1;
   std::vector<std::int64_t> ranks;
+  /// Interleaved, the work of each of the stage's model chunks (its layers, and the
+  /// embedding or the head and loss where the chunk holds them); empty: 1 / vpp of `work`.
+  std::vector<StageWork> chunks;
 };
 
 struct PipelineShape {

@@ -33,8 +33,12 @@ bool eager_tensor_parallel(const MeasuredStep& r, const Layout& l) {
   return r.framework.rfind("torch", 0) == 0 && l.tp > 1;
 }
 
-bool megatron_core(const MeasuredStep& r, const Layout&) {
-  return r.framework.rfind("megatron-core", 0) == 0;
+bool megatron_core(const MeasuredStep& r, const Layout& l) {
+  return r.framework.rfind("megatron-core", 0) == 0 && l.pp == 1;
+}
+
+bool megatron_pipelined(const MeasuredStep& r, const Layout& l) {
+  return r.framework.rfind("megatron-core", 0) == 0 && l.pp > 1;
 }
 
 struct Split {
@@ -217,8 +221,18 @@ std::optional<costmodel::EagerTpHostFit> fit_megatron_host(
     const devices::ModelRegistry& models,
     const costmodel::CalibrationSet& calibrations) {
   return fit_host(Pricing{files, device, registry, models, calibrations}, megatron_core,
-                  &costmodel::GpuEfficiency::megatron_host, "Megatron-Core rows",
+                  &costmodel::GpuEfficiency::megatron_host, "Megatron-Core rows without pipelining",
                   &costmodel::GpuEfficiency::megatron_op_host);
+}
+
+std::optional<costmodel::EagerTpHostFit> fit_megatron_pp_sync(
+    const std::vector<std::filesystem::path>& files,
+    const std::string& device,
+    const devices::DeviceRegistry& registry,
+    const devices::ModelRegistry& models,
+    const costmodel::CalibrationSet& calibrations) {
+  return fit_host(Pricing{files, device, registry, models, calibrations}, megatron_pipelined,
+                  &costmodel::GpuEfficiency::megatron_pp_sync, "pipelined Megatron-Core rows");
 }
 
 std::optional<costmodel::MatrixStepsFit> fit_matrix_on_steps(

@@ -31,8 +31,18 @@ std::optional<costmodel::EagerTpHostFit> fit_eager_tp_host(
 /// The same for `device`'s megatron_host and megatron_op_host (GpuEfficiency): the host's time
 /// per module call and per plain PyTorch operation of a Megatron-LM step, fitted together (each
 /// in turn with the other held), on the rows measured under Megatron-Core
-/// (bench/run_megatron.py; framework `megatron-core-<commit>`), every layout.
+/// (bench/run_megatron.py; framework `megatron-core-<commit>`) without pipelining.
 std::optional<costmodel::EagerTpHostFit> fit_megatron_host(
+    const std::vector<std::filesystem::path>& files,
+    const std::string& device,
+    const devices::DeviceRegistry& registry,
+    const devices::ModelRegistry& models,
+    const costmodel::CalibrationSet& calibrations);
+
+/// The same for `device`'s megatron_pp_sync (GpuEfficiency): the GPU's idle time after each
+/// point-to-point exchange of a Megatron-LM pipeline, on the pipelined Megatron-Core rows
+/// (pp > 1), with the host times of `calibrations`.
+std::optional<costmodel::EagerTpHostFit> fit_megatron_pp_sync(
     const std::vector<std::filesystem::path>& files,
     const std::string& device,
     const devices::DeviceRegistry& registry,

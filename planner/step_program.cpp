@@ -51,7 +51,12 @@ StepProgramResult training_step_program(const TrainContext& cx,
   Ranks r{l, ranks};
   std::vector<StageSpec> stages;
   for (std::int64_t s = 0; s < l.pp; ++s) {
-    StageSpec st{stage_work(cx, l, even_span(cx.task.model, l, s)), l.tp, {}};
+    StageSpec st{stage_work(cx, l, even_span(cx.task.model, l, s)), l.tp, {}, {}};
+    // Interleaved, virtual stage c x pp + s of pp x vpp is stage s's chunk c.
+    Layout chunked = l;
+    chunked.pp = l.pp * l.vpp;
+    for (std::int64_t c = 0; l.vpp > 1 && c < l.vpp; ++c)
+      st.chunks.push_back(stage_work(cx, l, even_span(cx.task.model, chunked, c * l.pp + s)));
     for (std::int64_t d = 0; d < l.dp; ++d) {
       for (std::int64_t c = 0; c < l.cp; ++c) {
         for (std::int64_t t = 0; t < l.tp; ++t)
@@ -159,7 +164,7 @@ StepProgramResult hetero_pipeline_program(const devices::ClusterSpec& cluster,
     Layout l{plan.dp, part.tp, part.stages, plan.micro_batch, plan.recompute, plan.zero};
     for (std::int64_t j = 0; j < part.stages; ++j, ++index) {
       std::int64_t n = part.layers / part.stages + (j < part.layers % part.stages ? 1 : 0);
-      StageSpec st{stage_work(cx, l, StageSpan{index, stages, layer, n}), part.tp, {}};
+      StageSpec st{stage_work(cx, l, StageSpan{index, stages, layer, n}), part.tp, {}, {}};
       layer += n;
       // Megatron-LM's order inside the group: tp fastest, then dp, then the group's stages.
       for (std::int64_t d = 0; d < plan.dp; ++d) {

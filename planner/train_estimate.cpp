@@ -174,6 +174,7 @@ std::variant<PlanEstimate, Rejected> estimate_training(const TrainContext& cx, c
     StageTimes st = stage_times(cx, l, even_span(cx.task.model, l, s), dcx, pp_send, pp_send);
     if (l.vpp > 1)
       st.pp = 2 * pp_send * v;  // per micro-batch: vpp chunks, each received and sent on
+    st.pp += 2 * pipeline_sync(cx, l, dcx);  // after each forward and backward
     times.push_back(st);
     std::string id = std::to_string(s);
     stages.push_back(costmodel::ScheduleNode::group(
@@ -195,18 +196,10 @@ std::variant<PlanEstimate, Rejected> estimate_training(const TrainContext& cx, c
   // gradients are synchronised over the dp / ep ranks holding the same experts.
   double routed = stage_routed_parameters(cx.task.model, first);
   double held = stage_params - routed + routed / f(l.ep);
-  // Gradient synchronisation overlaps the last micro-batch's backward (bucketed all-reduce).
-  double dp = grad_sync_time(cx, l, stage_params - routed, routed / f(l.ep));
-  // Offloaded, the gradients also go down the host link while the backward runs.
+  // Offloaded, the gradients also go down the host link while the last backward runs.
   double opt_params = l.zero >= 1 ? stage_params : held;
   OffloadTimes off = l.offload ? offload_times(cx, l, opt_params) : OffloadTimes{};
-  // Without overlap (Layout::dp_overlap) the synchronisation starts after the backward.
-  double overlapped = l.dp_overlap ? slowest->backward : 0;
-  costmodel::ScheduleCost tail = costmodel::cost_schedule(costmodel::ScheduleNode::group(
-      "dp", costmodel::Binding::kParallel,
-      {costmodel::ScheduleNode::task("backward", devices::Seconds{overlapped}, "compute"),
-       costmodel::ScheduleNode::task("grad sync", devices::Seconds{dp}, "network"),
-       costmodel::ScheduleNode::task("offload", devices::Seconds{off.gradients_down}, "pcie")}));
+  double last_backward = times.front().backward;
   PlanEstimate e;
   e.layout = l;
   e.micro_batches = m;
@@ -216,9 +209,11 @@ std::variant<PlanEstimate, Rejected> estimate_training(const TrainContext& cx, c
   b.tp_comm = f(m) * slowest->tp;
   b.pp_comm = f(m) * slowest->pp;
   b.bubble = pipe.total.value - f(m) * (slowest->compute + slowest->tp + slowest->pp);
-  b.dp_comm = cx.task.framework == devices::Framework::kPytorch
-                  ? eager_dp_exposed(cx, l, first, m, times.front().backward, dcx)
-                  : tail.total.value - overlapped + zero3_exposed(cx, l, held, slowest->compute, m);
+  b.dp_comm = std::max(cx.task.framework == devices::Framework::kPytorch
+                           ? eager_dp_exposed(cx, l, first, m, last_backward, dcx)
+                           : megatron_dp_exposed(cx, l, first, last_backward, dcx) +
+                                 zero3_exposed(cx, l, held, slowest->compute, m),
+                       off.gradients_down - last_backward);
   b.optimizer =
       l.offload ? off.cpu_step + off.weights_up : optimizer_time(cx, l, opt_params, dcx.efficiency);
   b.total = pipe.total.value + b.dp_comm + b.optimizer;

@@ -107,12 +107,16 @@ costmodel::CommGroup cp_group(const TrainContext& cx, const Layout& l) {
   return spaced_group(cx, l.cp, l.tp);
 }
 
+}  // namespace
+
 // The ranks of one data-parallel group (with context parallelism, the dp x cp ranks that
 // hold the same weights) are spaced tp x pp apart: a node holds devices_per_node / (tp x
 // pp) of them when that divides, and in general they spread evenly over the nodes.
 costmodel::CommGroup dp_group(const TrainContext& cx, const Layout& l) {
   return spaced_group(cx, l.dp * l.cp, l.tp * l.pp);
 }
+
+namespace {
 
 const LayerCost& layer(const TrainContext& cx,
                        const LayerShape& shape,
@@ -430,6 +434,12 @@ DeviceContext device_context(const TrainContext& cx, const Layout& l) {
   return dcx;
 }
 
+double pipeline_sync(const TrainContext& cx, const Layout& l, const DeviceContext& dcx) {
+  if (l.pp <= 1 || l.vpp > 1 || cx.task.framework != devices::Framework::kMegatron)
+    return 0;
+  return dcx.efficiency.megatron_pp_sync.value;
+}
+
 double pp_send_time(const TrainContext& cx, const Layout& l, bool same_node) {
   costmodel::CommGroup g = comm_group(cx, 2, same_node ? 2 : 1);
   double bytes = f(cx.task.sequence_length / l.cp * l.micro_batch * cx.task.model.hidden) *
@@ -579,16 +589,22 @@ StageTimes stage_times(const TrainContext& cx,
 
 namespace {
 
-// One synchronisation: an all-reduce (ZeRO 0 and 1), a reduce-scatter (ZeRO 2 and 3; ZeRO 1
-// and 2 then gather the updated weights, which we count with the all-reduce: RS + AG = AR).
+// The gradient reduction of a synchronisation: a reduce-scatter where the optimizer state is
+// sharded (ZeRO 3; Megatron-LM's distributed optimizer, ZeRO 1, which then gathers the updated
+// weights after its step: megatron_dp_exposed), else an all-reduce (eager ZeRO 1 broadcasts
+// the updated weights after its step: eager_dp_exposed).
+costmodel::Collective reduction(const TrainContext& cx, const Layout& l) {
+  bool sharded = l.zero >= 3 || (l.zero >= 1 && cx.task.framework == devices::Framework::kMegatron);
+  return sharded ? costmodel::Collective::kReduceScatter : costmodel::Collective::kAllReduce;
+}
+
+// The reduction of `params` parameters' gradients, sharded over tp, in one collective.
 double sync(const TrainContext& cx, const Layout& l, const costmodel::CommGroup& g, double params) {
   // Both frameworks reduce fp32 gradients (Megatron-LM its fp32 main gradients; DDP and
   // FSDP2 with fp32 reduction; training_parameter_bytes).
   double grad_bytes = training_parameter_bytes(cx.task).gradients;
   double bytes = params / f(l.tp) * grad_bytes;
-  costmodel::Collective op =
-      l.zero >= 3 ? costmodel::Collective::kReduceScatter : costmodel::Collective::kAllReduce;
-  return costmodel::estimate_collective(g, op, bytes).latency().value;
+  return costmodel::estimate_collective(g, reduction(cx, l), bytes).latency().value;
 }
 
 }  // namespace
@@ -603,6 +619,48 @@ double grad_sync_time(const TrainContext& cx,
   std::int64_t ranks = l.dp * l.cp / l.ep;
   if (ranks > 1 && expert_params > 0)
     t += sync(cx, l, spaced_group(cx, ranks, l.tp * l.pp * l.ep), expert_params);
+  return t;
+}
+
+MegatronSync megatron_sync(const TrainContext& cx, const Layout& l, const StageSpan& s) {
+  const ModelSpec& m = cx.task.model;
+  double routed = stage_routed_parameters(m, s);
+  double dense = stage_parameters(m, s) - routed;
+  MegatronSync g;
+  g.reduction = reduction(cx, l);
+  g.local = (dense + routed / f(l.ep)) / f(l.tp);
+  // Buckets of max(40M, 1M x dp) parameters; one parameter larger than that is a bucket of its
+  // own, and the embedding, used first, is the last ready.
+  double bucket = std::max(40e6, 1e6 * f(l.dp * l.cp));
+  double embedding = s.first() ? params(m).embedding / f(l.tp) : 0;
+  g.last = l.dp_overlap ? std::min(dense / f(l.tp), std::max(bucket, embedding)) : 0;
+  g.gather_bytes = l.zero >= 1 ? g.local * devices::dtype_bytes(cx.task.precision) : 0;
+  return g;
+}
+
+double megatron_dp_exposed(const TrainContext& cx,
+                           const Layout& l,
+                           const StageSpan& s,
+                           double backward,
+                           const DeviceContext& dcx) {
+  if (l.dp * l.cp <= 1)
+    return 0;
+  const ModelSpec& m = cx.task.model;
+  MegatronSync g = megatron_sync(cx, l, s);
+  double routed = stage_routed_parameters(m, s);
+  double all = grad_sync_time(cx, l, stage_parameters(m, s) - routed, routed / f(l.ep));
+  // Every gradient is scaled by 1 / dp on the compute stream before it is reduced.
+  double t = eager_stream_time(dcx, 8 * g.local);
+  // Overlapped, the buckets before the last are reduced beside the backward; without, all of
+  // them after it.
+  double tail = g.last > 0 ? sync(cx, l, dp_group(cx, l), g.last * f(l.tp)) : all;
+  t += tail + std::max(0.0, all - tail - (l.dp_overlap ? backward : 0));
+  if (g.gather_bytes > 0) {
+    t += costmodel::estimate_collective(dp_group(cx, l), costmodel::Collective::kAllGather,
+                                        g.gather_bytes)
+             .latency()
+             .value;
+  }
   return t;
 }
 

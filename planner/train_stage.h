@@ -58,6 +58,13 @@ MemoryUse stage_memory(const TrainContext& cx,
 /// tensor-parallel group.
 DeviceContext device_context(const TrainContext& cx, const Layout& l);
 
+/// The GPU's idle time after each point-to-point exchange of a Megatron-LM pipeline (every
+/// forward and backward of a stage ends with one, batched and followed by a device
+/// synchronisation), until the host issues the next kernel (GpuEfficiency::megatron_pp_sync).
+/// Zero without pipelining, for interleaved schedules (Megatron-LM overlaps their exchanges
+/// with the chunks' compute, unsynchronised) and for eager PyTorch.
+double pipeline_sync(const TrainContext& cx, const Layout& l, const DeviceContext& dcx);
+
 /// One micro-batch's activations sent to the next stage (`same_node`: over the fabric).
 double pp_send_time(const TrainContext& cx, const Layout& l, bool same_node);
 
@@ -82,6 +89,34 @@ StageTimes stage_times(const TrainContext& cx,
 /// data-parallel group, and of `expert_params` routed parameters over the dp / ep ranks
 /// holding the same experts.
 double grad_sync_time(const TrainContext& cx, const Layout& l, double params, double expert_params);
+
+/// Megatron-LM's gradient synchronisation on a device of stage `s` (its DDP with fp32
+/// gradient buffers; docs/step-model.md).
+struct MegatronSync {
+  /// All-reduce, or reduce-scatter under the distributed optimizer (ZeRO 1).
+  costmodel::Collective reduction = costmodel::Collective::kAllReduce;
+  double local = 0;         // parameters per device (1 / tp, 1 / ep of the routed experts)
+  double last = 0;          // of them in the last bucket, reduced after the backward (overlap)
+  double gather_bytes = 0;  // the updated 16-bit weights the distributed optimizer gathers
+};
+
+MegatronSync megatron_sync(const TrainContext& cx, const Layout& l, const StageSpan& s);
+
+/// The ranks of one data-parallel group (dp x cp ranks holding the same weights).
+costmodel::CommGroup dp_group(const TrainContext& cx, const Layout& l);
+
+/// Megatron-LM's data-parallel communication not hidden behind the backward, for a device of
+/// stage `s` whose last micro-batch's backward takes `backward` seconds. Its DDP scales every
+/// fp32 gradient by 1 / dp on the compute stream, then reduces them (all-reduce; reduce-scatter
+/// under the distributed optimizer, ZeRO 1): with overlap (Layout::dp_overlap) in buckets of
+/// max(40M, 1M x dp) parameters as the backward makes them ready, the last (the first stage's
+/// embedding) after it; without, all of them after it. The distributed optimizer then gathers
+/// the updated 16-bit weights, exposed (docs/step-model.md).
+double megatron_dp_exposed(const TrainContext& cx,
+                           const Layout& l,
+                           const StageSpan& s,
+                           double backward,
+                           const DeviceContext& dcx);
 
 /// Eager PyTorch's data-parallel communication not hidden behind the backward, for a device
 /// of stage `s`, `backward` seconds per micro-batch. DDP (ZeRO 0)

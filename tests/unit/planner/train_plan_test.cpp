@@ -149,16 +149,29 @@ struct Switched {
 };
 
 // Without overlap (Megatron-LM's train_step before --overlap-grad-reduce) the whole gradient
-// all-reduce follows the backward; with it, only what the last backward does not cover.
+// reduction follows the backward; with it, only the last bucket and what the last backward
+// does not cover. Either way the gradients are first scaled by 1 / dp, and the distributed
+// optimizer (ZeRO 1) reduce-scatters them and gathers the updated 16-bit weights after its step.
 TEST(TrainPlan, GradientSyncWithoutOverlapFollowsTheBackward) {
   Switched s("tp=1,pp=1,dp=32,mb=1,recompute=full,zero=1", &Layout::dp_overlap);
   TrainContext cx{s.cluster, s.task, kNoCalibration};
   const StepBreakdown& hidden = s.step_on;
   const StepBreakdown& exposed = s.step_off;
-  double sync =
-      grad_sync_time(cx, s.on, stage_parameters(s.task.model, even_span(s.task.model, s.on, 0)), 0);
+  StageSpan span = even_span(s.task.model, s.on, 0);
+  double sync = grad_sync_time(cx, s.on, stage_parameters(s.task.model, span), 0);
+  MegatronSync g = megatron_sync(cx, s.off, span);
+  EXPECT_EQ(g.reduction, costmodel::Collective::kReduceScatter);
+  EXPECT_EQ(g.last, 0);
+  EXPECT_GT(megatron_sync(cx, s.on, span).last, 0);
+  EXPECT_NEAR(g.gather_bytes, g.local * 2, 1e-9 * g.gather_bytes);
+  costmodel::CommGroup dp = dp_group(cx, s.off);
+  double gather =
+      costmodel::estimate_collective(dp, costmodel::Collective::kAllGather, g.gather_bytes)
+          .latency()
+          .value;
+  double scale = eager_stream_time(device_context(cx, s.off), 8 * g.local);
   EXPECT_GT(sync, 0);
-  EXPECT_NEAR(exposed.dp_comm, sync, 1e-9 * sync);
+  EXPECT_NEAR(exposed.dp_comm, scale + sync + gather, 1e-9 * sync);
   EXPECT_LT(hidden.dp_comm, exposed.dp_comm);
   EXPECT_NEAR(exposed.total - hidden.total, exposed.dp_comm - hidden.dp_comm, 1e-9 * exposed.total);
   // Eager PyTorch has no such option: refused, not ignored.
