@@ -15,7 +15,10 @@ zero=1), gradient clipping at 1.0, dropout off, no gradient-accumulation fusion 
 or Transformer Engine) and no fused softmax kernel (Megatron-LM's compiled one is absent: its
 PyTorch path runs). The task's `attention` picks the core attention: `unfused` is Megatron's
 own (batched matmuls and the softmax between), `flash` PyTorch's fused SDPA (causal) in its
-place, as Transformer Engine's fused attention would be. Each plan's task must say
+place, as Transformer Engine's fused attention would be. Pipelines exchange activations as
+Megatron-LM's arguments set it up: batched and followed by a device synchronisation, or
+overlapped with the chunks' compute when interleaved (vpp > 1), each rank building its vpp
+model chunks as Megatron-LM's get_model does. Each plan's task must say
 `framework: megatron`. The data are random tokens. Timing: after --warmup steps, --steps
 steps each between a device synchronisation and a barrier; a row keeps the median, p10 and
 p90, and the peak memory of the fullest rank. Run one plan per process where a plan may run
@@ -147,7 +150,11 @@ def build(task, lay, torch):
         fp16=dtype == torch.float16, bf16=dtype == torch.bfloat16, params_dtype=dtype,
         pipeline_dtype=dtype, gradient_accumulation_fusion=False, bias_activation_fusion=not gated,
         masked_softmax_fusion=False, persist_layer_norm=False, apply_rope_fusion=False,
-        attention_dropout=0.0, hidden_dropout=0.0, deallocate_pipeline_outputs=True, **recompute)
+        attention_dropout=0.0, hidden_dropout=0.0, deallocate_pipeline_outputs=True,
+        # As Megatron-LM's arguments set them: interleaved schedules overlap their sends and
+        # receives with the chunks' compute; the others batch them, each batch followed by a
+        # device synchronisation (batch_p2p_sync).
+        overlap_p2p_comm=vpp is not None, batch_p2p_comm=vpp is None, **recompute)
     spec = get_gpt_layer_local_spec(normalization=config.normalization)
     if task["attention"] == "flash":
         spec.submodules.self_attention.submodules.core_attention = sdpa_attention(torch)
