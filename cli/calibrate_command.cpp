@@ -347,7 +347,7 @@ void fit_on_steps(const std::vector<std::filesystem::path>& step_files,
     }
     g.eager_tp = planner::fit_eager_tp_host(step_files, g.device, registry, models, cal);
     if (g.eager_tp)
-      g.efficiency.eager_tp_host = g.eager_tp->host;
+      g.efficiency.eager_tp_host = e.eager_tp_host = g.eager_tp->host;
     g.megatron_host = planner::fit_megatron_host(step_files, g.device, registry, models, cal);
     if (g.megatron_host) {
       g.efficiency.megatron_host = e.megatron_host = g.megatron_host->host;

@@ -126,7 +126,7 @@ struct GpuCalibrationFit {
   std::optional<StepFit> steps;
   std::optional<MatrixStepsFit> matrix_steps;
   std::optional<EagerTpHostFit> eager_tp;
-  std::optional<EagerTpHostFit> megatron_host;  // the same fit, on Megatron-Core steps
+  std::optional<EagerTpHostFit> megatron_host;     // the same fit, on Megatron-Core steps
   std::optional<EagerTpHostFit> megatron_pp_sync;  // the same, on pipelined Megatron-Core steps
   std::optional<OptimizerFit> optimizer;
   std::optional<OverlapFit> overlap;

@@ -370,8 +370,8 @@ std::string build_pipeline(const std::vector<StageSpec>& stages,
       }
       if (w.gather_bytes > 0) {
         id = wide_collective(p, sh, out.notes, "the weight gather", ranks,
-                             std::vector<std::size_t>(ranks.size(), id),
-                             Collective::kAllGather, w.gather_bytes, "dp weight gather", "dp");
+                             std::vector<std::size_t>(ranks.size(), id), Collective::kAllGather,
+                             w.gather_bytes, "dp weight gather", "dp");
       }
       for (std::int64_t k = 0; k < sh.dp * sh.cp; ++k)
         sync_of[at(s)][at(k * st.tp + t)] = id + 1;  // 0: none

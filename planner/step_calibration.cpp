@@ -147,6 +147,10 @@ std::pair<int, int> best_host_pair(const std::function<double(int, int)>& error)
   return {first, other};
 }
 
+// How a host fit weighs the fitted rows' errors: their squares, or their absolute values (the
+// measure the validation reports, less swayed by one row far off).
+enum class Objective { kSquared, kAbsolute };
+
 // A host time per kernel or operation (`field` of the device's efficiency) fitted on the rows
 // `keep` accepts, as fit_eager_tp_host describes; `what` names those rows. With `second`, a
 // second host time fitted with it (best_host_pair).
@@ -154,7 +158,8 @@ std::optional<costmodel::EagerTpHostFit> fit_host(const Pricing& pr,
                                                   RowFilter keep,
                                                   HostField field,
                                                   const std::string& what,
-                                                  HostField second = nullptr) {
+                                                  HostField second = nullptr,
+                                                  Objective objective = Objective::kSquared) {
   const std::vector<std::filesystem::path>& files = pr.files;
   const std::string& device = pr.device;
   Split split;
@@ -179,13 +184,16 @@ std::optional<costmodel::EagerTpHostFit> fit_host(const Pricing& pr,
       e.*second = devices::Seconds{second_us * 1e-6};
     return e;
   };
+  auto error = [&](const costmodel::GpuEfficiency& e) {
+    Errors err = errors(pr, split.fit, e);
+    return objective == Objective::kSquared ? err.squared : err.absolute;
+  };
   int first = 0;
   int other = 0;
   if (second == nullptr) {
-    first = best_host([&](int us) { return errors(pr, split.fit, with_host(us, 0)).squared; });
+    first = best_host([&](int us) { return error(with_host(us, 0)); });
   } else {
-    std::tie(first, other) = best_host_pair(
-        [&](int a, int b) { return errors(pr, split.fit, with_host(a, b)).squared; });
+    std::tie(first, other) = best_host_pair([&](int a, int b) { return error(with_host(a, b)); });
   }
   costmodel::EagerTpHostFit fit;
   fit.host = devices::Seconds{first * 1e-6};
@@ -231,8 +239,11 @@ std::optional<costmodel::EagerTpHostFit> fit_megatron_pp_sync(
     const devices::DeviceRegistry& registry,
     const devices::ModelRegistry& models,
     const costmodel::CalibrationSet& calibrations) {
+  // By absolute error: steps the host binds move by 10% and more from run to run (their p10 to
+  // p90), and one of them would set a squared fit alone.
   return fit_host(Pricing{files, device, registry, models, calibrations}, megatron_pipelined,
-                  &costmodel::GpuEfficiency::megatron_pp_sync, "pipelined Megatron-Core rows");
+                  &costmodel::GpuEfficiency::megatron_pp_sync, "pipelined Megatron-Core rows",
+                  nullptr, Objective::kAbsolute);
 }
 
 std::optional<costmodel::MatrixStepsFit> fit_matrix_on_steps(

@@ -41,7 +41,8 @@ std::optional<costmodel::EagerTpHostFit> fit_megatron_host(
 
 /// The same for `device`'s megatron_pp_sync (GpuEfficiency): the GPU's idle time after each
 /// point-to-point exchange of a Megatron-LM pipeline, on the pipelined Megatron-Core rows
-/// (pp > 1), with the host times of `calibrations`.
+/// (pp > 1), with the host times of `calibrations`, by the absolute relative error (a step the
+/// host binds can move by 10% from run to run, and would set a squared fit alone).
 std::optional<costmodel::EagerTpHostFit> fit_megatron_pp_sync(
     const std::vector<std::filesystem::path>& files,
     const std::string& device,

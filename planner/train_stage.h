@@ -95,9 +95,10 @@ double grad_sync_time(const TrainContext& cx, const Layout& l, double params, do
 struct MegatronSync {
   /// All-reduce, or reduce-scatter under the distributed optimizer (ZeRO 1).
   costmodel::Collective reduction = costmodel::Collective::kAllReduce;
-  double local = 0;         // parameters per device (1 / tp, 1 / ep of the routed experts)
-  double last = 0;          // of them in the last bucket, reduced after the backward (overlap)
-  double gather_bytes = 0;  // the updated 16-bit weights the distributed optimizer gathers
+  double local = 0;  // parameters per device (1 / tp, 1 / ep of the routed experts)
+  double last = 0;   // of them in the last bucket, reduced after the backward (overlap)
+  double gather_bytes =
+      0;  // the updated 16-bit weights the distributed optimizer gathers (ZeRO 1-2)
 };
 
 MegatronSync megatron_sync(const TrainContext& cx, const Layout& l, const StageSpan& s);

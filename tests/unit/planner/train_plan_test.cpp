@@ -179,6 +179,47 @@ TEST(TrainPlan, GradientSyncWithoutOverlapFollowsTheBackward) {
             "dp_overlap=off is Megatron-LM's; eager PyTorch's DDP and FSDP2 overlap as they run");
 }
 
+// Megatron-LM's DDP reduces its buckets as the backward makes them ready; the first stage's
+// last bucket is the embedding (ready last, larger than a bucket), a later stage's one bucket
+// of max(40M, 1M x dp) parameters. Plain data parallelism all-reduces; the distributed
+// optimizer reduce-scatters, then gathers the 16-bit weights; eager PyTorch is priced apart.
+TEST(TrainPlan, MegatronSyncBucketsAndGather) {
+  devices::ClusterSpec c = testing::example_cluster("h100-128x8");
+  devices::TaskSpec t = testing::example_task("llama3-8b-train");
+  TrainContext cx{c, t, kNoCalibration};
+  Layout l;
+  ASSERT_EQ(parse_layout("tp=2,pp=2,dp=64,mb=1,recompute=none,zero=0", &l), "");
+  double embedding = 128256.0 * 4096 / 2;  // the vocabulary's rows, halved by tp
+  MegatronSync first = megatron_sync(cx, l, even_span(t.model, l, 0));
+  EXPECT_EQ(first.reduction, costmodel::Collective::kAllReduce);
+  EXPECT_NEAR(first.last, embedding, 1e-9 * embedding);
+  EXPECT_EQ(first.gather_bytes, 0);
+  MegatronSync later = megatron_sync(cx, l, even_span(t.model, l, 1));
+  EXPECT_EQ(later.last, 64e6);  // 1M x dp > 40M
+  l.zero = 1;
+  MegatronSync sharded = megatron_sync(cx, l, even_span(t.model, l, 1));
+  EXPECT_EQ(sharded.reduction, costmodel::Collective::kReduceScatter);
+  EXPECT_NEAR(sharded.gather_bytes, 2 * sharded.local, 1e-9 * sharded.gather_bytes);
+  // Priced: the scaling, the last bucket and the gather are exposed, more than under ZeRO 0.
+  DeviceContext dcx = device_context(cx, l);
+  StageSpan span = even_span(t.model, l, 1);
+  Layout plain = l;
+  plain.zero = 0;
+  EXPECT_GT(megatron_dp_exposed(cx, l, span, 1.0, dcx),
+            megatron_dp_exposed(cx, plain, span, 1.0, dcx));
+  // A pipeline's synchronised exchanges: Megatron-LM's plain pipelines only.
+  costmodel::GpuEfficiency e;
+  e.megatron_pp_sync = devices::Seconds{100e-6};
+  dcx.efficiency = e;
+  EXPECT_EQ(pipeline_sync(cx, l, dcx), 100e-6);
+  Layout interleaved = l;
+  interleaved.vpp = 2;
+  EXPECT_EQ(pipeline_sync(cx, interleaved, dcx), 0);
+  devices::TaskSpec eager = t;
+  eager.framework = devices::Framework::kPytorch;
+  EXPECT_EQ(pipeline_sync(TrainContext{c, eager, kNoCalibration}, l, dcx), 0);
+}
+
 // Without gradient-accumulation fusion each micro-batch's backward accumulates the weight
 // gradients of the stage's tensor-parallel shard: bf16 runs add the 16-bit gradient into the
 // fp32 main gradient every micro-batch (10 B per parameter, PyTorch's mixed-dtype loop); fp16
