@@ -220,7 +220,7 @@ bool eager_fsdp(const Layout& l) {
 // fp32 gradient buckets beside the gradients. ZeRO 2/3 is FSDP2, which shards every fp32
 // parameter, gradient and moment over dp x cp and gathers bf16 copies: all of them from
 // forward to backward for ZeRO 2 (no reshard after forward), one layer's at a time for ZeRO 3.
-struct EagerState {
+struct StateMoments {
   MemoryUse start;
   MemoryUse end;
 };
@@ -239,11 +239,36 @@ StageGroups stage_groups(const TrainContext& cx, const Layout& l, const StageSpa
   return g;
 }
 
-EagerState eager_state(const TrainContext& cx,
-                       const Layout& l,
-                       const StageSpan& s,
-                       double held,
-                       std::int64_t micro_batches) {
+// Model state of Megatron-LM per device at the same two moments. Without Transformer Engine
+// or Apex its optimizer step runs torch's foreach AdamW, which holds the square root of the
+// second moment (fp32) of every parameter it updates beside the state (measured: a one-GPU
+// step's allocated peak stays the same from 1,024 to 4,096 tokens,
+// H200/train_steps_megatron_host.csv). `dense` and `experts`: the parameters a device holds.
+StateMoments megatron_state(const TrainContext& cx, const Layout& l, double dense, double experts) {
+  ParameterBytes per = training_parameter_bytes(cx.task);
+  // ZeRO shards over every rank holding the same weights (dp x cp of them), and the routed
+  // experts' state over the dp / ep ranks that hold the same experts.
+  double dpc = f(l.dp * l.cp);
+  double edp = dpc / f(l.ep);
+  auto held = [&](double bytes, int sharded_from) {
+    return dense * bytes / (l.zero >= sharded_from ? dpc : 1) +
+           experts * bytes / (l.zero >= sharded_from ? edp : 1);
+  };
+  StateMoments e;
+  e.start.weights = held(per.weights, 3);
+  e.start.gradients = held(per.gradients, 2);
+  e.start.optimizer = held(per.optimizer, 1);
+  e.end = e.start;
+  if (!l.te && cx.task.optimizer == devices::Optimizer::kAdam)
+    e.end.optimizer += held(4, 1);
+  return e;
+}
+
+StateMoments eager_state(const TrainContext& cx,
+                         const Layout& l,
+                         const StageSpan& s,
+                         double held,
+                         std::int64_t micro_batches) {
   const ModelSpec& m = cx.task.model;
   double adam = cx.task.optimizer == devices::Optimizer::kAdam ? 8 : 4;
   double dpc = f(l.dp * l.cp);
@@ -252,7 +277,7 @@ EagerState eager_state(const TrainContext& cx,
   // them, or where DDP's synchronising backward keeps those it copies into its buckets; else
   // the head's comes first, beside the logits.
   bool accumulated = micro_batches > 1;
-  EagerState e;
+  StateMoments e;
   if (eager_fsdp(l)) {
     e.start.weights = held * 4 / dpc + (l.zero >= 3 ? layer : held) * 2;
     e.start.gradients = accumulated ? held * 4 / dpc : 0;
@@ -352,30 +377,15 @@ MemoryUse stage_memory(const TrainContext& cx,
                        std::int64_t micro_batches) {
   const ModelSpec& m = cx.task.model;
   double b = devices::dtype_bytes(cx.task.precision);
-  ParameterBytes per_param = training_parameter_bytes(cx.task);
-  double opt_bytes = per_param.optimizer;
-  // Routed experts are split over ep ranks, and ZeRO shards their state over the dp / ep
-  // ranks that hold the same experts.
+  double opt_bytes = training_parameter_bytes(cx.task).optimizer;
+  // Routed experts are split over ep ranks.
   double routed = stage_routed_parameters(m, s);
   double dense = (stage_parameters(m, s) - routed) / f(l.tp);
   double experts = routed / f(l.tp * l.ep);
-  // ZeRO shards over every rank holding the same weights: dp x cp of them.
-  double dpc = f(l.dp * l.cp);
-  double edp = dpc / f(l.ep);
-  MemoryUse u;
   bool eager = cx.task.framework == devices::Framework::kPytorch;
-  EagerState e;
-  if (eager) {
-    e = eager_state(cx, l, s, dense + experts, micro_batches);
-    u = e.start;
-  } else {
-    double w = per_param.weights;
-    double g = per_param.gradients;
-    u.weights = dense * w / (l.zero >= 3 ? dpc : 1) + experts * w / (l.zero >= 3 ? edp : 1);
-    u.gradients = dense * g / (l.zero >= 2 ? dpc : 1) + experts * g / (l.zero >= 2 ? edp : 1);
-    u.optimizer =
-        dense * opt_bytes / (l.zero >= 1 ? dpc : 1) + experts * opt_bytes / (l.zero >= 1 ? edp : 1);
-  }
+  StateMoments e = eager ? eager_state(cx, l, s, dense + experts, micro_batches)
+                         : megatron_state(cx, l, dense, experts);
+  MemoryUse u = e.start;
   if (l.offload) {
     // The state (and an fp32 copy of the gradients) lives in host memory instead.
     u.host = u.optimizer + (u.optimizer / opt_bytes) * 4;
@@ -416,18 +426,7 @@ MemoryUse stage_memory(const TrainContext& cx,
   double recv = pipeline_recv_buffers(cx, l, s, seq, micro_batches);
   u.activations += recv;
   e.end.activations += recv;
-  if (!eager && !l.te && !l.offload && cx.task.optimizer == devices::Optimizer::kAdam) {
-    // Megatron-LM's optimizer step, the activations freed: without Transformer Engine or Apex
-    // it runs torch's foreach AdamW, which holds the square root of the second moment (fp32)
-    // of every parameter it updates beside the state (measured: a one-GPU step's allocated
-    // peak stays the same from 1,024 to 4,096 tokens, H200/train_steps_megatron_host.csv).
-    MemoryUse end = u;
-    end.activations = recv;
-    end.optimizer += 4 * (dense / (l.zero >= 1 ? dpc : 1) + experts / (l.zero >= 1 ? edp : 1));
-    if (end.total() > u.total())
-      u = end;
-  }
-  if (eager && e.end.total() > u.total())
+  if (e.end.total() > u.total())
     u = e.end;
   if (eager)
     u.reserve = allocator_reserve(cx, l, s, dense + experts, u.total());
