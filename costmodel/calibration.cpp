@@ -5,8 +5,10 @@
 #include "devices/support/yaml_reader.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <iterator>
+#include <optional>
 #include <sstream>
 #include <tuple>
 #include <utility>
@@ -121,6 +123,9 @@ void read_per_collective(const devices::YamlDoc& doc,
                        .value;
     p.issue = m.quantity<devices::Dim::kSeconds>("issue", false, devices::Sign::kNonNegative)
                   .value_or(devices::Seconds{});
+    p.simple_latency =
+        m.quantity<devices::Dim::kSeconds>("simple_latency", false, devices::Sign::kNonNegative)
+            .value_or(devices::Seconds{});
     m.finish();
     c.per_collective[name] = p;
   }
@@ -415,26 +420,84 @@ double model_time(const Sample& s, const CollectiveCalibration::PerCollective& p
   auto i = static_cast<std::size_t>(s.op);
   g.op_fill_ratio[i] = p.fill_ratio;
   g.op_fill_bytes[i] = p.fill_bytes;
+  g.op_simple_latency_s[i] = p.simple_latency.value;
   double t = estimate_collective(g, s.op, s.bytes).latency().value + p.extra_latency.value;
   return std::max(t, p.issue.value);
 }
 
-// A collective's own fit: scale, extra latency and pipeline fill. With the candidate NCCL's
-// model picks at scale 1 held fixed, time = extra + latency + (bw / scale) (1 + r min(S, C)
-// / S) is linear in (extra, 1 / scale) for each fill (r, C): weighted least squares in closed
-// form over a grid of r in [0, 3] by 0.05 and C from 256 KiB to 1 GiB by powers of 2, the
-// best pair kept by its squared relative error on the fit split.
-CollectiveCalibration::PerCollective fit_own(const std::vector<Sample>& mine) {
-  struct Point {
-    double latency, bandwidth, bytes, measured;
-  };
+// One fit point: the candidate NCCL's model picks at scale 1, and the measured time.
+struct FitPoint {
+  double latency, bandwidth, bytes, measured;
+  bool simple;  // the pick runs the Simple protocol
+};
 
-  std::vector<Point> pts;
+// Weighted least squares of y = a + b s + u x (w = 1 / m^2, x = bandwidth (1 + fill), y = m -
+// latency) for one fill: (a, b, u), with b held at 0 where no point or every point is Simple,
+// or where a free b would make a or b negative; a >= 0. Nullopt where no slope fits.
+std::optional<std::array<double, 3>> fit_linear(const std::vector<FitPoint>& pts,
+                                                double r,
+                                                double cap) {
+  // Sums of w, w s, w x, w y, w s s (= w s), w s x, w s y, w x x, w x y.
+  double sw = 0, ss = 0, sx = 0, sy = 0, ssx = 0, ssy = 0, sxx = 0, sxy = 0;
+  for (const FitPoint& p : pts) {
+    double w = 1 / (p.measured * p.measured);
+    double x = p.bandwidth * (1 + r * std::min(p.bytes, cap) / p.bytes);
+    double y = p.measured - p.latency;
+    double k = p.simple ? 1 : 0;
+    sw += w;
+    ss += w * k;
+    sx += w * x;
+    sy += w * y;
+    ssx += w * k * x;
+    ssy += w * k * y;
+    sxx += w * x * x;
+    sxy += w * x * y;
+  }
+  auto det3 = [](double a, double b, double c, double d, double e, double f, double g, double h,
+                 double i) {
+    return a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g);
+  };
+  if (ss > 0 && ss < sw) {
+    // [sw ss sx; ss ss ssx; sx ssx sxx] (a b u) = (sy ssy sxy)
+    double d = det3(sw, ss, sx, ss, ss, ssx, sx, ssx, sxx);
+    if (d > 0) {
+      double a = det3(sy, ss, sx, ssy, ss, ssx, sxy, ssx, sxx) / d;
+      double b = det3(sw, sy, sx, ss, ssy, ssx, sx, sxy, sxx) / d;
+      double u = det3(sw, ss, sy, ss, ss, ssy, sx, ssx, sxy) / d;
+      if (a >= 0 && b >= 0 && u > 0)
+        return std::array<double, 3>{a, b, u};
+    }
+  }
+  double det = sw * sxx - sx * sx;
+  if (det <= 0)
+    return std::nullopt;
+  double u = (sw * sxy - sx * sy) / det;
+  double a = (sy - u * sx) / sw;
+  if (a < 0) {  // no negative latency: refit the slope alone
+    a = 0;
+    u = sxy / sxx;
+  }
+  if (u <= 0)
+    return std::nullopt;
+  return std::array<double, 3>{a, 0, u};
+}
+
+// A collective's own fit: scale, extra latency, the Simple protocol's own fixed cost and
+// pipeline fill. With the candidate NCCL's model picks at scale 1 held fixed, time = extra
+// (+ simple where the pick is Simple) + latency + (bw / scale) (1 + r min(S, C) / S) is
+// linear in (extra, simple, 1 / scale) for each fill (r, C): weighted least squares in closed
+// form over a grid of r in [0, 3] by 0.05 and C from 256 KiB to 1 GiB by powers of 2, the
+// best kept by its squared relative error on the fit split. (NCCL's jump from LL to Simple
+// costs more fixed time than its model says: two H200s' all-gather took 23.5 us at 2 MiB and
+// 39.3 us at 4 MiB.)
+CollectiveCalibration::PerCollective fit_own(const std::vector<Sample>& mine) {
+  std::vector<FitPoint> pts;
   for (const Sample& s : mine) {
     if (!s.fit)
       continue;
     CollectiveEstimate e = estimate_collective(s.group, s.op, s.bytes);
-    pts.push_back({e.best.latency_term.value, e.best.bandwidth_term.value, s.bytes, s.measured});
+    pts.push_back({e.best.latency_term.value, e.best.bandwidth_term.value, s.bytes, s.measured,
+                   e.best.protocol == Protocol::kSimple});
   }
   CollectiveCalibration::PerCollective best;
   double best_err = 1e300;
@@ -442,38 +505,19 @@ CollectiveCalibration::PerCollective fit_own(const std::vector<Sample>& mine) {
     for (int cs = 18; cs <= 30; ++cs) {
       double r = rs * 0.05;
       double cap = std::ldexp(1.0, cs);
-      // minimise sum w (a + u x - y)^2, w = 1 / m^2, x = bw (1 + fill), y = m - latency
-      double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-      for (const Point& p : pts) {
-        double w = 1 / (p.measured * p.measured);
-        double x = p.bandwidth * (1 + r * std::min(p.bytes, cap) / p.bytes);
-        double y = p.measured - p.latency;
-        sw += w;
-        sx += w * x;
-        sy += w * y;
-        sxx += w * x * x;
-        sxy += w * x * y;
-      }
-      double det = sw * sxx - sx * sx;
-      if (det <= 0)
+      std::optional<std::array<double, 3>> f = fit_linear(pts, r, cap);
+      if (!f)
         continue;
-      double u = (sw * sxy - sx * sy) / det;
-      double a = (sy - u * sx) / sw;
-      if (a < 0) {  // no negative latency: refit the slope alone
-        a = 0;
-        u = sxy / sxx;
-      }
-      if (u <= 0)
-        continue;
+      auto [a, b, u] = *f;
       double err = 0;
-      for (const Point& p : pts) {
+      for (const FitPoint& p : pts) {
         double x = p.bandwidth * (1 + r * std::min(p.bytes, cap) / p.bytes);
-        double rel = (a + p.latency + u * x - p.measured) / p.measured;
+        double rel = (a + (p.simple ? b : 0) + p.latency + u * x - p.measured) / p.measured;
         err += rel * rel;
       }
       if (err < best_err) {
         best_err = err;
-        best = {1 / u, devices::Seconds{a}, r, r > 0 ? cap : 0, {}};
+        best = {1 / u, devices::Seconds{a}, r, r > 0 ? cap : 0, devices::Seconds{b}, {}};
       }
       if (rs == 0)
         break;  // no fill: the cap does not matter
@@ -519,7 +563,7 @@ void fit_per_collective(const std::vector<Sample>& samples, CalibrationFit& f) {
     if (mine.empty())
       continue;
     CollectiveCalibration::PerCollective p{
-        f.calibration.bandwidth_scale, f.calibration.extra_latency, 0, 0, {}};
+        f.calibration.bandwidth_scale, f.calibration.extra_latency, 0, 0, {}, {}};
     bool own = fit_rows >= 4 && mine.size() - fit_rows >= 4;
     if (own) {
       p = fit_own(mine);
@@ -579,7 +623,7 @@ CalibrationFit fit_on_graph(const std::vector<Sample>& samples,
                             Launch launch) {
   CalibrationFit f;
   const CollectiveCalibration& g = graph.calibration;
-  CollectiveCalibration::PerCollective shared{g.bandwidth_scale, g.extra_latency, 0, 0, {}};
+  CollectiveCalibration::PerCollective shared{g.bandwidth_scale, g.extra_latency, 0, 0, {}, {}};
   shared = host_cost(samples, shared, launch);
   f.calibration.bandwidth_scale = shared.bandwidth_scale;
   f.calibration.extra_latency = shared.extra_latency;
@@ -595,9 +639,9 @@ CalibrationFit fit_on_graph(const std::vector<Sample>& samples,
       continue;
     auto own = g.per_collective.find(collective_name(op));
     CollectiveCalibration::PerCollective base =
-        own != g.per_collective.end()
-            ? own->second
-            : CollectiveCalibration::PerCollective{g.bandwidth_scale, g.extra_latency, 0, 0, {}};
+        own != g.per_collective.end() ? own->second
+                                      : CollectiveCalibration::PerCollective{
+                                            g.bandwidth_scale, g.extra_latency, 0, 0, {}, {}};
     CollectiveCalibration::PerCollective p = host_cost(mine, base, launch);
     f.calibration.per_collective[collective_name(op)] = p;
     auto [op_sum, op_n] = held_out_error(mine, p);
@@ -762,6 +806,8 @@ std::string calibration_yaml(const std::vector<CalibrationFit>& fits,
         y << ", fill_ratio: " << format_number(fit.fill_ratio, 3)
           << ", fill: " << devices::format_quantity(fit.fill_bytes, devices::Dim::kBytes);
       }
+      if (fit.simple_latency.value > 0)
+        y << ", simple_latency: " << devices::format(fit.simple_latency);
       if (fit.issue.value > 0)
         y << ", issue: " << devices::format(fit.issue);
       y << "}\n";

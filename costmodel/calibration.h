@@ -37,6 +37,9 @@ struct CollectiveCalibration {
     // messages run below the asymptotic bandwidth).
     double fill_ratio = 0;
     double fill_bytes = 0;
+    // NCCL's Simple protocol's fixed cost beyond the extra latency (what its larger chunks
+    // and the flag waits between them add at every size; 0: none), where NCCL picks it.
+    devices::Seconds simple_latency;
     // Eager launches: the host's interval between back-to-back calls, the least a call
     // takes (0: none).
     devices::Seconds issue;

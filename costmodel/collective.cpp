@@ -360,8 +360,11 @@ CollectiveEstimate estimate_collective(const CommGroup& group, Collective op, do
   double fill = group.op_fill_ratio[index] * std::min(bytes, group.op_fill_bytes[index]) /
                 std::max(bytes, 1.0);
   double issue = group.op_issue_s[index];
+  double simple = group.op_simple_latency_s[index];
   for (CollectiveCandidate& c : e.candidates) {
     c.latency_term += extra >= 0 ? devices::Seconds{extra} : group.extra_latency;
+    if (c.protocol == Protocol::kSimple)
+      c.latency_term += devices::Seconds{simple};
     c.bandwidth_term = c.bandwidth_term * (1 + fill);  // calibrated pipeline fill
     if (c.time().value < issue)  // the host issues no faster: the shortfall is fixed cost
       c.latency_term += devices::Seconds{issue - c.time().value};
