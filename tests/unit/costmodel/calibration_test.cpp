@@ -57,6 +57,22 @@ TEST(Calibration, RecoversAKnownScaleAndLatency) {
   }
 }
 
+// The group of four H200s of one host, as a measured row names it.
+CommGroup four_h200() {
+  MeasuredRow row;
+  row.device = "H200";
+  row.fabric = "nvswitch";
+  row.ranks = row.ranks_per_node = 4;
+  row.loc = {"synthetic", 1, 1};
+  return *row_group(row, registry()).group;
+}
+
+// One measured row of a collective over four H200s.
+void write_row(std::ostream& csv, Collective op, double bytes, double seconds) {
+  csv << "collective," << collective_name(op) << ",H200,nvswitch,4,4,"
+      << static_cast<long long>(bytes) << ",," << seconds << ",median\n";
+}
+
 // Two collectives measured by the model with a pipeline fill on all-gather (its first 16 MiB
 // at half speed) and a different scale: the per-collective fit finds both.
 TEST(Calibration, RecoversAPipelineFillPerCollective) {
@@ -65,12 +81,7 @@ TEST(Calibration, RecoversAPipelineFillPerCollective) {
       << "kind,op,device,fabric,ranks,ranks_per_node,bytes,dtype,time_s,stat\n";
   for (Collective op : {Collective::kAllReduce, Collective::kAllGather}) {
     for (double mib = 1; mib <= 1024; mib *= 2) {
-      MeasuredRow row;
-      row.device = "H200";
-      row.fabric = "nvswitch";
-      row.ranks = row.ranks_per_node = 4;
-      row.loc = {"synthetic", 1, 1};
-      CommGroup g = *row_group(row, registry()).group;
+      CommGroup g = four_h200();
       double bytes = mib * 1024 * 1024;
       if (op == Collective::kAllGather) {
         g.op_fill_ratio[static_cast<std::size_t>(op)] = 1;
@@ -78,9 +89,7 @@ TEST(Calibration, RecoversAPipelineFillPerCollective) {
       } else {
         g.intra_bw = g.intra_bw * 0.8;
       }
-      double t = estimate_collective(g, op, bytes).latency().value + 5e-6;
-      csv << "collective," << collective_name(op) << ",H200,nvswitch,4,4,"
-          << static_cast<long long>(bytes) << ",," << t << ",median\n";
+      write_row(csv, op, bytes, estimate_collective(g, op, bytes).latency().value + 5e-6);
     }
   }
   std::vector<CalibrationFit> fits =
@@ -103,23 +112,15 @@ TEST(Calibration, RecoversTheSimpleProtocolsOwnLatency) {
   std::ostringstream csv;
   csv << "# synthetic: reduce-scatter, +10 us on Simple picks; all-reduce as the model\n"
       << "kind,op,device,fabric,ranks,ranks_per_node,bytes,dtype,time_s,stat\n";
-  CommGroup probe;
+  CommGroup probe = four_h200();
   for (Collective op : {Collective::kAllReduce, Collective::kReduceScatter}) {
     for (double kib = 64; kib <= 1024 * 1024; kib *= 2) {
-      MeasuredRow row;
-      row.device = "H200";
-      row.fabric = "nvswitch";
-      row.ranks = row.ranks_per_node = 4;
-      row.loc = {"synthetic", 1, 1};
-      CommGroup g = *row_group(row, registry()).group;
-      probe = g;
       double bytes = kib * 1024;
-      CollectiveEstimate e = estimate_collective(g, op, bytes);
+      CollectiveEstimate e = estimate_collective(probe, op, bytes);
       bool simple = e.best.protocol == Protocol::kSimple;
-      double t =
-          e.latency().value + 3e-6 + (op == Collective::kReduceScatter && simple ? 10e-6 : 0);
-      csv << "collective," << collective_name(op) << ",H200,nvswitch,4,4,"
-          << static_cast<long long>(bytes) << ",," << t << ",median\n";
+      write_row(
+          csv, op, bytes,
+          e.latency().value + 3e-6 + (op == Collective::kReduceScatter && simple ? 10e-6 : 0));
     }
   }
   std::vector<CalibrationFit> fits =
