@@ -21,7 +21,11 @@ each see a different cost:
   and synchronisation included).
 
 The median of each style's repetitions is taken on every rank and the slowest rank's is
-recorded. Buffers rotate so that no input stays in L2. NVLink SHARP stays off
+recorded. With --passes N the whole sweep runs N times, each pass in its own shuffled order
+of (collective, size) (the same order on every rank), and a row keeps the median of its
+passes, so that a change in the host's state during the run (a shared host's other tenants,
+its clocks) falls on different sizes in each pass instead of on one band of sizes; every
+pass's value goes to OUT_passes.csv beside OUT. Buffers rotate so that no input stays in L2. NVLink SHARP stays off
 (NCCL_NVLS_ENABLE=0), as on the lent machines.
 
     torchrun --nproc-per-node 2 bench/collectives.py --device H200 --out data/benchmarks/H200x2/collectives.csv
@@ -29,6 +33,7 @@ recorded. Buffers rotate so that no input stays in L2. NVLink SHARP stays off
 import argparse
 import datetime
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -240,7 +245,10 @@ def sizes(lo, hi, world, op):
         s *= 2
 
 
-def write(path, a, world, rows):
+def write(path, a, world, measured):
+    """The rows, with how many passes each is the median of, in the measured-CSV format
+    with their provenance."""
+    rows, npasses = measured
     with open(path, "w") as f:
         f.write("# NCCL collectives between %d %s of one host, measured with "
                 "torch.distributed.\n" % (world, a.device))
@@ -256,12 +264,45 @@ def write(path, a, world, rows):
         f.write("# method: checked on random data first; buffers rotated; launch graph: 10-50 "
                 "calls in a CUDA graph, median of 7 timed replays; eager: 10-50 calls back to "
                 "back between CUDA events, median of 7 (nccl-tests); synced: one call between "
-                "a barrier and a device synchronise, host clock, median of 15; slowest rank\n")
+                "a barrier and a device synchronise, host clock, median of 15; slowest rank%s\n"
+                % ("" if a.passes == 1 else "; the median of %d passes over the sizes, each "
+                   "in its own shuffled order (every pass: %s)"
+                   % (npasses, os.path.basename(passes_path(path)))))
         f.write("kind,op,device,fabric,ranks,ranks_per_node,bytes,dtype,launch,in_place,"
                 "time_s,stat\n")
         for op, size, launch, in_place, t in rows:
             f.write("collective,%s,%s,nvswitch,%d,%d,%d,bf16,%s,%d,%.6g,median\n"
                     % (op, a.device, world, world, size, launch, in_place, t))
+
+
+def median_rows(passes, ops):
+    """Each row's median over `passes`, ordered by collective (as in --ops) and size."""
+    times = {}
+    for rows in passes:
+        for op, size, launch, in_place, t in rows:
+            times.setdefault((op, size, launch, in_place), []).append(t)
+    rows = [(op, size, launch, in_place, statistics.median(times[(op, size, launch, in_place)]))
+            for op, size, launch, in_place, _ in passes[0]]
+    rows.sort(key=lambda r: (ops.index(r[0]), r[1]))
+    return rows, len(passes)
+
+
+def passes_path(path):
+    root, ext = os.path.splitext(path)
+    return root + "_passes" + ext
+
+
+def write_passes(path, a, world, passes):
+    """Every pass's time of every row, in the pass's order."""
+    with open(passes_path(path), "w") as f:
+        f.write("# every pass of bench/collectives.py --passes %d (%d %s), in the order run\n"
+                % (a.passes, world, a.device))
+        f.write("# script: torchrun --nproc-per-node %d bench/collectives.py %s\n"
+                % (world, " ".join(sys.argv[1:])))
+        f.write("pass,op,bytes,launch,in_place,time_s\n")
+        for n, rows in enumerate(passes):
+            for op, size, launch, in_place, t in rows:
+                f.write("%d,%s,%d,%s,%d,%.6g\n" % (n, op, size, launch, in_place, t))
 
 
 def main():
@@ -273,7 +314,11 @@ def main():
     p.add_argument("--ops", default=",".join(OPS), help="comma-separated collectives to measure")
     p.add_argument("--launch", default=",".join(LAUNCHES),
                    help="comma-separated launch styles: graph, eager, synced")
+    p.add_argument("--passes", type=int, default=1,
+                   help="sweeps over every size, each in a shuffled order; rows keep the median")
     a = p.parse_args()
+    if a.passes < 1:
+        sys.exit("--passes must be at least 1")
     os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
     dist.init_process_group("nccl")
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -283,17 +328,28 @@ def main():
     if unknown:
         sys.exit("unknown launch style %s; expected %s" % (",".join(sorted(unknown)),
                                                           ",".join(LAUNCHES)))
-    rows = []
-    for op in a.ops.split(","):
+    ops = [op for op in a.ops.split(",") if op]
+    for op in ops:
         check(op, rank, world)
-        for size in sizes(a.min_size, a.max_size, world, op):
+    work = [(op, size) for op in ops for size in sizes(a.min_size, a.max_size, world, op)]
+    passes = []
+    for n in range(a.passes):
+        order = list(work)
+        if a.passes > 1:
+            random.Random(n).shuffle(order)  # the same order on every rank
+        start = time.perf_counter()
+        rows = []
+        for op, size in order:
             for launch, in_place, t in time_size(op, size, rank, world, launches):
                 rows.append((op, size, launch, in_place, t))
+        passes.append(rows)
         if rank == 0:
-            print("%s: %d rows" % (op, len(rows)), flush=True)
-    if rank == 0:
-        write(a.out, a, world, rows)
-        print("wrote %d rows to %s" % (len(rows), a.out))
+            # Written after every pass, so that a run stopped early keeps the passes it made.
+            write(a.out, a, world, median_rows(passes, ops))
+            if a.passes > 1:
+                write_passes(a.out, a, world, passes)
+            print("pass %d: %d rows in %.0f s, written to %s"
+                  % (n, len(rows), time.perf_counter() - start, a.out), flush=True)
     dist.destroy_process_group()
 
 

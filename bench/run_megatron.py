@@ -54,6 +54,9 @@ def parse_args(argv):
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--megatron-commit", default="unknown")
     p.add_argument("--kernels", help="CSV to append rank 0's kernels of the profiled step to")
+    p.add_argument("--trace", help="folder for rank 0's profiled step as a gzipped Chrome trace "
+                   "(<plan>.trace.json.gz), its forward passes, loss and optimizer step marked "
+                   "(bench/trace_gaps.py reads it)")
     return p.parse_args(argv)
 
 
@@ -194,15 +197,17 @@ def build(task, lay, torch):
     return chunks, opt
 
 
-def profile(step, torch, args, task, plan, cluster, rank):
+def profile(step, torch, args, task, plan, path, cluster, rank):
     """One more step under torch.profiler: its kernels' seconds by category
     (steps_common.KERNEL_CATEGORIES), the GPU's busy time and the kernels' span; rank 0's
-    kernels by name to --kernels."""
+    kernels by name to --kernels, and its whole trace to --trace."""
     from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity
     with torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        step()
+        step(True)
         torch.cuda.synchronize()
+    if args.trace and rank == 0:
+        write_trace(prof, args.trace, path)
     events = prof.events()
     annotations = {e.name for e in events if e.device_type != DeviceType.CUDA}
     kernels = [(e.name, e.time_range.start, e.time_range.end) for e in events
@@ -224,6 +229,23 @@ def profile(step, torch, args, task, plan, cluster, rank):
     return out
 
 
+def write_trace(prof, folder, plan_path):
+    import gzip
+    import shutil
+    os.makedirs(folder, exist_ok=True)
+    base = os.path.join(folder, os.path.splitext(os.path.basename(plan_path))[0])
+    prof.export_chrome_trace(base + ".trace.json")
+    with open(base + ".trace.json", "rb") as src, gzip.open(base + ".trace.json.gz", "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    os.remove(base + ".trace.json")
+
+
+def marker(torch, name, on):
+    """A profiler range named `name` where `on`, else nothing."""
+    import contextlib
+    return torch.profiler.record_function(name) if on else contextlib.nullcontext()
+
+
 def run(plan_path, args, rank, world, torch, dist):
     from megatron.core import parallel_state as ps
     from megatron.core.pipeline_parallel.schedules import get_forward_backward_func
@@ -242,12 +264,16 @@ def run(plan_path, args, rank, world, torch, dist):
     position = torch.arange(seq, device="cuda").unsqueeze(0).expand(mb, seq)
     mask = torch.ones(seq, seq, device="cuda", dtype=torch.bool).triu(1).view(1, 1, seq, seq)
 
+    marked = [False]  # the profiled step marks its phases for --trace
+
     def forward_step(data_iterator, model):
-        b = next(data_iterator)
-        out = model(b["tokens"], position, mask, labels=b["labels"])
+        with marker(torch, "yirage.forward", marked[0]):
+            b = next(data_iterator)
+            out = model(b["tokens"], position, mask, labels=b["labels"])
 
         def loss_func(output):
-            loss = output.float().mean()
+            with marker(torch, "yirage.loss", marked[0]):
+                loss = output.float().mean()
             return loss, {"loss": loss.detach()}
         return out, loss_func
 
@@ -260,14 +286,17 @@ def run(plan_path, args, rank, world, torch, dist):
     data = [cycle() for _ in chunks] if len(chunks) > 1 else cycle()
     model = chunks if len(chunks) > 1 else chunks[0]
 
-    def step():
-        for c in chunks:
-            c.zero_grad_buffer()
-        opt.zero_grad()
+    def step(marked_step=False):
+        marked[0] = marked_step
+        with marker(torch, "yirage.zero_grad", marked_step):
+            for c in chunks:
+                c.zero_grad_buffer()
+            opt.zero_grad()
         fb(forward_step_func=forward_step, data_iterator=data, model=model,
            num_microbatches=micro_batches, seq_length=seq, micro_batch_size=mb,
            decoder_seq_length=seq, forward_only=False)
-        ok, _, _ = opt.step()
+        with marker(torch, "yirage.optimizer", marked_step):
+            ok, _, _ = opt.step()
         return ok
 
     for _ in range(args.warmup):
@@ -283,7 +312,7 @@ def run(plan_path, args, rank, world, torch, dist):
         torch.cuda.synchronize()
         dist.barrier()
         times.append(time.perf_counter() - t0)
-    row_kernels = profile(step, torch, args, task, plan, cluster, rank)
+    row_kernels = profile(step, torch, args, task, plan, plan_path, cluster, rank)
     peaks = torch.tensor([torch.cuda.max_memory_allocated(), torch.cuda.max_memory_reserved()],
                          device="cuda", dtype=torch.float64)
     dist.all_reduce(peaks, op=dist.ReduceOp.MAX)

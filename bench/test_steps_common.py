@@ -11,6 +11,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import steps_common as sc  # noqa: E402
 from run_plan import exposed_time  # noqa: E402
 import run_megatron  # noqa: E402
+import trace_gaps  # noqa: E402
 
 
 class KernelKinds(unittest.TestCase):
@@ -144,6 +145,44 @@ class MegatronRunner(unittest.TestCase):
                 for row in csv.DictReader(line for line in f if not line.startswith("#")):
                     plan = row["plan"]
                     self.assertTrue(os.path.exists(os.path.join(self.STEPS, "plans", plan)), plan)
+
+
+class TraceGaps(unittest.TestCase):
+    """bench/trace_gaps.py on a hand-made trace: the main thread marks a forward pass (two
+    launches) and an optimizer step (one); a second thread launches the backward's kernel."""
+
+    @staticmethod
+    def events():
+        ev = [{"ph": "X", "cat": "user_annotation", "name": "yirage.forward", "ts": 0,
+               "dur": 100, "tid": 1},
+              {"ph": "X", "cat": "user_annotation", "name": "yirage.optimizer", "ts": 300,
+               "dur": 100, "tid": 1}]
+        for ts, corr, tid in [(10, 1, 1), (60, 2, 1), (150, 3, 2), (310, 4, 1)]:
+            ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": ts,
+                       "dur": 5, "tid": tid, "args": {"correlation": corr}})
+        for ts, dur, corr in [(20, 20, 1), (65, 30, 2), (155, 100, 3), (315, 10, 4)]:
+            ev.append({"ph": "X", "cat": "kernel", "name": "k", "ts": ts, "dur": dur, "tid": 7,
+                       "args": {"correlation": corr}})
+        return ev
+
+    def test_idle_split_by_phase_and_cause(self):
+        phases, span, busy = trace_gaps.analyse(self.events())
+        self.assertAlmostEqual(span, 305e-6)
+        self.assertAlmostEqual(busy, 160e-6)
+        f, b, o = phases["forward"], phases["backward"], phases["optimizer"]
+        self.assertEqual((f["launches"], b["launches"], o["launches"]), (2, 1, 1))
+        # The second forward kernel: the GPU ran dry at 40 us, the host launched it at 60,
+        # and it started at 65 (5 us of launch latency counted as waiting).
+        self.assertAlmostEqual(f["idle_host_s"], 20e-6)
+        self.assertAlmostEqual(f["idle_wait_s"], 5e-6)
+        self.assertAlmostEqual(b["idle_host_s"], 55e-6)
+        self.assertAlmostEqual(o["idle_host_s"], 55e-6)
+        self.assertAlmostEqual(o["idle_wait_s"], 5e-6)
+        self.assertAlmostEqual(f["host_s"], 100e-6)
+
+    def test_refuses_an_unmarked_trace(self):
+        with self.assertRaises(ValueError):
+            trace_gaps.analyse([e for e in self.events() if e["cat"] != "user_annotation"])
 
 
 if __name__ == "__main__":
