@@ -38,7 +38,8 @@ HEADER = ["cluster", "task", "layout", "gpus", "gpus_per_node", "device", "frame
           "status", "steps", "step_s", "step_s_p10", "step_s_p90", "tokens_per_s",
           "peak_allocated_bytes", "peak_reserved_bytes", "layers", "sequence_length",
           "global_batch", "micro_batches", "plan", "note"] + \
-         ["kernel_" + k + "_s" for k in sc.KERNEL_CATEGORIES] + ["gpu_busy_s", "profiled_step_s"]
+         ["kernel_" + k + "_s" for k in sc.KERNEL_CATEGORIES] + \
+         ["gpu_busy_s", "profiled_step_s", "host_forward_s", "host_backward_s"]
 KERNEL_HEADER = ["task", "layout", "gpus", "category", "count", "seconds", "kernel"]
 
 
@@ -246,6 +247,23 @@ def marker(torch, name, on):
     return torch.profiler.record_function(name) if on else contextlib.nullcontext()
 
 
+def timed_backward(host):
+    """Times Megatron-Core's backward passes on the host into host["backward"]: its schedules
+    call `backward_step` by name, so the module's function is wrapped (once). The call
+    returns once autograd has issued the pass's kernels, not when they finish."""
+    from megatron.core.pipeline_parallel import schedules
+    inner = getattr(schedules.backward_step, "yirage_inner", schedules.backward_step)
+
+    def backward_step(*a, **k):
+        t0 = time.perf_counter()
+        try:
+            return inner(*a, **k)
+        finally:
+            host["backward"] += time.perf_counter() - t0
+    backward_step.yirage_inner = inner
+    schedules.backward_step = backward_step
+
+
 def run(plan_path, args, rank, world, torch, dist):
     from megatron.core import parallel_state as ps
     from megatron.core.pipeline_parallel.schedules import get_forward_backward_func
@@ -265,11 +283,14 @@ def run(plan_path, args, rank, world, torch, dist):
     mask = torch.ones(seq, seq, device="cuda", dtype=torch.bool).triu(1).view(1, 1, seq, seq)
 
     marked = [False]  # the profiled step marks its phases for --trace
+    host = {"forward": 0.0, "backward": 0.0}  # the host's seconds in this step's passes
 
     def forward_step(data_iterator, model):
+        t0 = time.perf_counter()
         with marker(torch, "yirage.forward", marked[0]):
             b = next(data_iterator)
             out = model(b["tokens"], position, mask, labels=b["labels"])
+        host["forward"] += time.perf_counter() - t0
 
         def loss_func(output):
             with marker(torch, "yirage.loss", marked[0]):
@@ -282,12 +303,14 @@ def run(plan_path, args, rank, world, torch, dist):
             yield from batches
 
     fb = get_forward_backward_func()
+    timed_backward(host)
     # Interleaved, each chunk reads its own iterator (only the first and last chunks use it).
     data = [cycle() for _ in chunks] if len(chunks) > 1 else cycle()
     model = chunks if len(chunks) > 1 else chunks[0]
 
     def step(marked_step=False):
         marked[0] = marked_step
+        host["forward"] = host["backward"] = 0.0
         with marker(torch, "yirage.zero_grad", marked_step):
             for c in chunks:
                 c.zero_grad_buffer()
@@ -303,7 +326,7 @@ def run(plan_path, args, rank, world, torch, dist):
         step()
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
-    times = []
+    times, host_forward, host_backward = [], [], []
     for _ in range(args.steps):
         torch.cuda.synchronize()
         dist.barrier()
@@ -312,6 +335,8 @@ def run(plan_path, args, rank, world, torch, dist):
         torch.cuda.synchronize()
         dist.barrier()
         times.append(time.perf_counter() - t0)
+        host_forward.append(host["forward"])
+        host_backward.append(host["backward"])
     row_kernels = profile(step, torch, args, task, plan, plan_path, cluster, rank)
     peaks = torch.tensor([torch.cuda.max_memory_allocated(), torch.cuda.max_memory_reserved()],
                          device="cuda", dtype=torch.float64)
@@ -321,7 +346,9 @@ def run(plan_path, args, rank, world, torch, dist):
     row = {"status": "ok", "steps": args.steps, "step_s": median,
            "step_s_p10": times[len(times) // 10], "step_s_p90": times[(9 * len(times)) // 10],
            "tokens_per_s": task["global_batch"] * seq / median,
-           "peak_allocated_bytes": int(peaks[0].item()), "peak_reserved_bytes": int(peaks[1].item())}
+           "peak_allocated_bytes": int(peaks[0].item()), "peak_reserved_bytes": int(peaks[1].item()),
+           "host_forward_s": statistics.median(host_forward),
+           "host_backward_s": statistics.median(host_backward)}
     row.update(row_kernels)
     del model, chunks, opt, batches
     ps.destroy_model_parallel()

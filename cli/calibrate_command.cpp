@@ -355,8 +355,14 @@ void fit_on_steps(const std::vector<std::filesystem::path>& step_files,
       cal.add_gpu(g.device, e);
     }
     g.megatron_pp_sync = planner::fit_megatron_pp_sync(step_files, g.device, registry, models, cal);
-    if (g.megatron_pp_sync)
-      g.efficiency.megatron_pp_sync = g.megatron_pp_sync->host;
+    if (g.megatron_pp_sync) {
+      g.efficiency.megatron_pp_sync = e.megatron_pp_sync = g.megatron_pp_sync->host;
+      cal.add_gpu(g.device, e);
+    }
+    g.megatron_dp_overlap =
+        planner::fit_megatron_dp_overlap(step_files, g.device, registry, models, cal);
+    if (g.megatron_dp_overlap)
+      g.efficiency.megatron_dp_overlap_cost = g.megatron_dp_overlap->value;
     g.allocator = planner::fit_allocator_cache(step_files, g.device);
     if (g.allocator)
       g.efficiency.allocator_cache = g.allocator->value;
@@ -433,6 +439,14 @@ void print_measured_fits(std::ostream& out, const std::vector<costmodel::GpuCali
       "pipelined rows.\n",
       [](const costmodel::EagerTpHostFit& e) { return devices::format(e.host); },
       [](const costmodel::EagerTpHostFit& e) { return e.unpriced_mape; });
+  print_held_out_fits(
+      out, fits, &Fit::megatron_dp_overlap, "cost of overlap", "overlap free",
+      "Megatron-LM's data parallelism (whole steps measured under Megatron-Core): the share of\n"
+      "the gradient buckets' time beside the backward that the step still pays, fitted on half\n"
+      "the layouts measured with and without overlap on one machine (rows: pairs; error: the\n"
+      "priced saving's against the measured one, over the step).\n",
+      [&](const costmodel::DpOverlapFit& a) { return number(a.value); },
+      [](const costmodel::DpOverlapFit& a) { return a.unfitted_mape; });
   print_held_out_fits(
       out, fits, &Fit::allocator, "cache", "without it",
       "The caching allocator (measured steps without FSDP2): what it reserves beyond the\n"

@@ -267,6 +267,10 @@ void read_ops(const devices::YamlDoc& doc,
   e.megatron_pp_sync = seconds("megatron_pp_sync");
   m.string("megatron_pp_sync_fitted_on");
   m.number("megatron_pp_sync_held_out_mape", false, devices::Sign::kNonNegative);
+  e.megatron_dp_overlap_cost =
+      m.number("megatron_dp_overlap_cost", false, devices::Sign::kNonNegative).value_or(0);
+  m.string("megatron_dp_overlap_cost_fitted_on");
+  m.number("megatron_dp_overlap_cost_held_out_mape", false, devices::Sign::kNonNegative);
   e.steps_fitted_on = m.string("steps_fitted_on").value_or("");
   m.number("steps_held_out_mape", false, devices::Sign::kNonNegative);
   e.matrix_fitted_on = m.string("matrix_fitted_on").value_or("");
@@ -747,7 +751,8 @@ void write_measured_fits(std::ostream& y, const GpuCalibrationFit& g) {
   }
   for (const auto& [key, fit] :
        {std::pair{"optimizer", &g.optimizer}, std::pair{"sustained_matrix", &g.sustained},
-        std::pair{"allocator_cache", &g.allocator}}) {
+        std::pair{"allocator_cache", &g.allocator},
+        std::pair{"megatron_dp_overlap_cost", &g.megatron_dp_overlap}}) {
     if (*fit) {
       write_fitted(y, key, devices::format_number((*fit)->value, 3), (*fit)->fitted_on,
                    (*fit)->held_out_mape);

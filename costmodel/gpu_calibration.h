@@ -73,6 +73,9 @@ using AllocatorFit = HeldOutFit;
 using MatrixStepsFit = HeldOutFit;
 /// `GpuEfficiency::sustained_matrix` on GEMMs timed back to back; unfitted: the op model's rate.
 using SustainedFit = HeldOutFit;
+/// `GpuEfficiency::megatron_dp_overlap_cost` on Megatron-Core steps whose gradient sync
+/// overlaps the backward (planner/); unfitted: the overlapped sync priced as free.
+using DpOverlapFit = HeldOutFit;
 
 /// `GpuEfficiency::duty_slope` (`value`) and `duty_floor` on GEMMs interleaved with
 /// memory-bound kernels at set duties (bench/duty.py); unfitted: the sustained rate.
@@ -128,6 +131,7 @@ struct GpuCalibrationFit {
   std::optional<EagerTpHostFit> eager_tp;
   std::optional<EagerTpHostFit> megatron_host;     // the same fit, on Megatron-Core steps
   std::optional<EagerTpHostFit> megatron_pp_sync;  // the same, on pipelined Megatron-Core steps
+  std::optional<DpOverlapFit> megatron_dp_overlap;
   std::optional<OptimizerFit> optimizer;
   std::optional<OverlapFit> overlap;
   std::optional<AllocatorFit> allocator;

@@ -105,6 +105,11 @@ struct GpuEfficiency {
   // after each point-to-point exchange, which synchronises the device (batch_p2p_sync), until
   // the host issues the next kernel. Fitted on pipelined Megatron-Core steps; zero where not.
   devices::Seconds megatron_pp_sync;
+  // Of Megatron-LM's data-parallel gradient sync run beside the last backward (overlapped
+  // buckets), the share of its time alone that the step still pays: NCCL's kernels take SMs
+  // and memory bandwidth from the backward's, and are stretched by them. Fitted on measured
+  // Megatron-Core steps with data parallelism; zero (overlap free) where not.
+  double megatron_dp_overlap_cost = 0;
   // A generated block program's (codegen's generic GPU path) serial latency: clock cycles
   // per dependent step of one thread (a multiply-add of a block matmul's dot product, an
   // element of a reduced row, one element of an elementwise op), per k-step of a warp's

@@ -184,6 +184,7 @@ StageWork stage_work(const TrainContext& cx, const Layout& l, const StageSpan& s
     w.scale_s = eager_stream_time(dcx, 8 * g.local);
     w.last_bytes = g.last * grad;
     w.gather_bytes = g.gather_bytes;
+    w.overlap_s = megatron_dp_overlapped(cx, l, span, w.times.backward, dcx);
   }
   return w;
 }
@@ -362,7 +363,9 @@ std::string build_pipeline(const std::vector<StageSpec>& stages,
       if (sh.dp_overlap && w.last_bytes > 0) {
         std::vector<std::size_t> ready;
         for (std::int64_t rank : ranks) {
-          p.compute(rank, "gradient scaling", Seconds{w.scale_s}, {});
+          // The buckets reduced beside the backward slow it (GpuEfficiency::
+          // megatron_dp_overlap_cost): the compute stream pays that before the scaling.
+          p.compute(rank, "gradient scaling", Seconds{w.scale_s + w.overlap_s}, {});
           ready.push_back(p.compute(rank, "backward end", Seconds{0}, {id}));
         }
         id = wide_collective(p, sh, out.notes, "the gradient sync", ranks, ready, w.reduction,

@@ -31,6 +31,8 @@ struct StageWork {
   double scale_s = 0;
   double last_bytes = 0;
   double gather_bytes = 0;
+  // What the buckets reduced beside the backward cost it (megatron_dp_overlapped).
+  double overlap_s = 0;
   double pp_sync = 0;  // after each forward and backward of a chunk (train_stage.h's pipeline_sync)
 };
 

@@ -41,9 +41,15 @@ bool megatron_pipelined(const MeasuredStep& r, const Layout& l) {
   return r.framework.rfind("megatron-core", 0) == 0 && l.pp > 1;
 }
 
+bool megatron_overlapped(const MeasuredStep& r, const Layout& l) {
+  return megatron_core(r, l) && l.dp * l.cp > 1 && l.dp_overlap;
+}
+
 struct Split {
   std::vector<std::vector<MeasuredStep>> fit;  // per file
   std::vector<std::vector<MeasuredStep>> held_out;
+  std::size_t rows = 0;
+  std::string files;  // the files with rows, for `fitted_on`
 };
 
 // Sum of squared relative errors (fit) or the mean absolute one in percent (held out) of
@@ -151,6 +157,26 @@ std::pair<int, int> best_host_pair(const std::function<double(int, int)>& error)
 // measure the validation reports, less swayed by one row far off).
 enum class Objective { kSquared, kAbsolute };
 
+// The rows of `pr`'s files that `keep` accepts, alternating in file order: the even ones to
+// fit, the odd ones held out.
+Split split_rows(const Pricing& pr, RowFilter keep) {
+  Split split;
+  for (const std::filesystem::path& f : pr.files) {
+    split.fit.emplace_back();
+    split.held_out.emplace_back();
+    std::vector<MeasuredStep> rows = rows_of(f, pr.device, keep);
+    for (const MeasuredStep& r : rows)
+      (split.rows++ % 2 == 0 ? split.fit : split.held_out).back().push_back(r);
+    if (!rows.empty())
+      split.files += (split.files.empty() ? "" : ", ") + costmodel::display_path(f.string());
+  }
+  return split;
+}
+
+double mape_of(const Errors& e) {
+  return e.rows > 0 ? 100 * e.absolute / static_cast<double>(e.rows) : 0;
+}
+
 // A host time per kernel or operation (`field` of the device's efficiency) fitted on the rows
 // `keep` accepts, as fit_eager_tp_host describes; `what` names those rows. With `second`, a
 // second host time fitted with it (best_host_pair).
@@ -160,20 +186,9 @@ std::optional<costmodel::EagerTpHostFit> fit_host(const Pricing& pr,
                                                   const std::string& what,
                                                   HostField second = nullptr,
                                                   Objective objective = Objective::kSquared) {
-  const std::vector<std::filesystem::path>& files = pr.files;
-  const std::string& device = pr.device;
-  Split split;
-  std::size_t n = 0;
-  std::string names;
-  for (const std::filesystem::path& f : files) {
-    split.fit.emplace_back();
-    split.held_out.emplace_back();
-    std::vector<MeasuredStep> rows = rows_of(f, device, keep);
-    for (const MeasuredStep& r : rows)
-      (n++ % 2 == 0 ? split.fit : split.held_out).back().push_back(r);
-    if (!rows.empty())
-      names += (names.empty() ? "" : ", ") + costmodel::display_path(f.string());
-  }
+  Split split = split_rows(pr, keep);
+  std::size_t n = split.rows;
+  const std::string& names = split.files;
   if (n < 4)
     return std::nullopt;
   // Microseconds of `field` and of `second`.
@@ -202,9 +217,8 @@ std::optional<costmodel::EagerTpHostFit> fit_host(const Pricing& pr,
   Errors unpriced = errors(pr, split.held_out, with_host(0, 0));
   fit.fit_rows = (n + 1) / 2;
   fit.held_out_rows = held.rows;
-  fit.held_out_mape = held.rows > 0 ? 100 * held.absolute / static_cast<double>(held.rows) : 0;
-  fit.unpriced_mape =
-      unpriced.rows > 0 ? 100 * unpriced.absolute / static_cast<double>(unpriced.rows) : 0;
+  fit.held_out_mape = mape_of(held);
+  fit.unpriced_mape = mape_of(unpriced);
   fit.fitted_on = names + " (" + what + " alternating: " + std::to_string(fit.fit_rows) +
                   " fitted, " + std::to_string(n - fit.fit_rows) + " held out)";
   return fit;
@@ -246,6 +260,121 @@ std::optional<costmodel::EagerTpHostFit> fit_megatron_pp_sync(
                   nullptr, Objective::kAbsolute);
 }
 
+namespace {
+
+// A layout measured with its gradient sync overlapping the backward and without, in one file
+// (one machine, back to back).
+struct OverlapPair {
+  std::size_t file = 0;
+  MeasuredStep on;
+  MeasuredStep off;
+};
+
+// The pairs of `pr`'s files: each overlapped Megatron-Core row with the first unpaired row of
+// the same file, task and layout but for `dp_overlap=off`.
+std::vector<OverlapPair> overlap_pairs(const Pricing& pr) {
+  const std::string off_key = ",dp_overlap=off";
+  std::vector<OverlapPair> out;
+  for (std::size_t i = 0; i < pr.files.size(); ++i) {
+    std::vector<MeasuredStep> rows = rows_of(pr.files[i], pr.device, megatron_core);
+    std::vector<bool> used(rows.size(), false);
+    for (std::size_t a = 0; a < rows.size(); ++a) {
+      Layout l;
+      parse_layout(rows[a].layout, &l);
+      if (!megatron_overlapped(rows[a], l))
+        continue;
+      for (std::size_t b = 0; b < rows.size(); ++b) {
+        std::string off = rows[b].layout;
+        std::size_t at = off.find(off_key);
+        if (used[b] || at == std::string::npos || rows[b].task != rows[a].task)
+          continue;
+        if (off.erase(at, off_key.size()) != rows[a].layout)
+          continue;
+        used[b] = true;
+        out.push_back({i, rows[a], rows[b]});
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+// Sum of |priced saving - measured saving| / the overlapped step over `pairs`, with the
+// device's efficiency `e`, and how many pairs were priced.
+std::pair<double, std::size_t> saving_error(const Pricing& pr,
+                                            const std::vector<OverlapPair>& pairs,
+                                            const costmodel::GpuEfficiency& e) {
+  costmodel::CalibrationSet cal = pr.calibrations;
+  cal.add_gpu(pr.device, e);
+  double sum = 0;
+  std::size_t n = 0;
+  for (const OverlapPair& p : pairs) {
+    std::vector<StepPoint> pts =
+        price_measured_steps(pr.files[p.file], {p.on, p.off}, pr.registry, pr.models, cal);
+    if (pts.size() != 2 || !pts[0].estimate_s || !pts[1].estimate_s)
+      continue;
+    double priced = *pts[1].estimate_s - *pts[0].estimate_s;
+    double measured = p.off.step_s - p.on.step_s;
+    sum += std::fabs(priced - measured) / p.on.step_s;
+    ++n;
+  }
+  return {sum, n};
+}
+
+}  // namespace
+
+std::optional<costmodel::DpOverlapFit> fit_megatron_dp_overlap(
+    const std::vector<std::filesystem::path>& files,
+    const std::string& device,
+    const devices::DeviceRegistry& registry,
+    const devices::ModelRegistry& models,
+    const costmodel::CalibrationSet& calibrations) {
+  Pricing pr{files, device, registry, models, calibrations};
+  std::vector<OverlapPair> fit;
+  std::vector<OverlapPair> held_out;
+  std::string names;
+  std::vector<OverlapPair> pairs = overlap_pairs(pr);
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    (i % 2 == 0 ? fit : held_out).push_back(pairs[i]);
+    std::string name = costmodel::display_path(files[pairs[i].file].string());
+    if (names.find(name) == std::string::npos)
+      names += (names.empty() ? "" : ", ") + name;
+  }
+  if (fit.size() < 2 || held_out.empty())
+    return std::nullopt;
+  auto with_cost = [&](double cost) {
+    costmodel::GpuEfficiency e = known_efficiency(pr);
+    e.megatron_dp_overlap_cost = cost;
+    return e;
+  };
+  // By hundredths from 0 (overlap free) to 1 (the buckets beside the backward cost their whole
+  // time): what overlap saves is the difference of two steps on one machine, which the model's
+  // other errors (the same in both) leave alone.
+  int best = 0;
+  double best_err = saving_error(pr, fit, with_cost(0)).first;
+  for (int k = 1; k <= 100; ++k) {
+    double err = saving_error(pr, fit, with_cost(k / 100.0)).first;
+    if (err < best_err) {
+      best_err = err;
+      best = k;
+    }
+  }
+  costmodel::DpOverlapFit out;
+  out.value = best / 100.0;
+  auto [held, held_n] = saving_error(pr, held_out, with_cost(out.value));
+  auto [unpriced, unpriced_n] = saving_error(pr, held_out, with_cost(0));
+  out.fit_rows = fit.size();
+  out.held_out_rows = held_n;
+  out.held_out_mape = held_n > 0 ? 100 * held / static_cast<double>(held_n) : 0;
+  out.unfitted_mape = unpriced_n > 0 ? 100 * unpriced / static_cast<double>(unpriced_n) : 0;
+  out.fitted_on =
+      names + " (Megatron-Core layouts measured with and without overlapped " +
+      "data parallelism on one machine, pairs alternating: " + std::to_string(fit.size()) +
+      " fitted, " + std::to_string(held_out.size()) +
+      " held out; error: the saving's, over the step)";
+  return out;
+}
+
 std::optional<costmodel::MatrixStepsFit> fit_matrix_on_steps(
     const std::filesystem::path& file,
     const std::string& device,
@@ -277,9 +406,7 @@ std::optional<costmodel::MatrixStepsFit> fit_matrix_on_steps(
       best = k;
     }
   }
-  auto mape = [](const Errors& e) {
-    return e.rows > 0 ? 100 * e.absolute / static_cast<double>(e.rows) : 0;
-  };
+  auto mape = mape_of;
   costmodel::MatrixStepsFit out;
   out.value = best / 1000.0;
   out.fit_rows = fit.front().size();

@@ -50,6 +50,19 @@ std::optional<costmodel::EagerTpHostFit> fit_megatron_pp_sync(
     const devices::ModelRegistry& models,
     const costmodel::CalibrationSet& calibrations);
 
+/// Fits `device`'s megatron_dp_overlap_cost (GpuEfficiency) on what overlap saves: layouts
+/// measured under Megatron-Core with the gradient sync overlapping the backward and without
+/// (dp_overlap=off) in one file, paired by task and layout. Pairs alternate in file order: the
+/// even ones fitted (the absolute difference of the priced and measured saving over the
+/// overlapped step, over 0-1 by 0.01), the odd ones held out, with the other constants of
+/// `calibrations`. Nullopt with fewer than 3 pairs.
+std::optional<costmodel::DpOverlapFit> fit_megatron_dp_overlap(
+    const std::vector<std::filesystem::path>& files,
+    const std::string& device,
+    const devices::DeviceRegistry& registry,
+    const devices::ModelRegistry& models,
+    const costmodel::CalibrationSet& calibrations);
+
 /// Fits `device`'s optimizer efficiency (GpuEfficiency::optimizer) on the measured optimizer
 /// phases (optimizer_s: gradient clipping and the step) of the eager rows that ran in `files`
 /// with nothing but the step in that phase (tp = 1, pp = 1, ZeRO 0), alternating in file

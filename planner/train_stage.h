@@ -112,12 +112,23 @@ costmodel::CommGroup dp_group(const TrainContext& cx, const Layout& l);
 /// under the distributed optimizer, ZeRO 1): with overlap (Layout::dp_overlap) in buckets of
 /// max(40M, 1M x dp) parameters as the backward makes them ready, the last (the first stage's
 /// embedding) after it; without, all of them after it. The distributed optimizer then gathers
-/// the updated 16-bit weights, exposed (docs/step-model.md).
+/// the updated 16-bit weights, exposed. Of the buckets reduced beside the backward, the step
+/// still pays GpuEfficiency::megatron_dp_overlap_cost of their time (megatron_dp_overlapped)
+/// (docs/step-model.md).
 double megatron_dp_exposed(const TrainContext& cx,
                            const Layout& l,
                            const StageSpan& s,
                            double backward,
                            const DeviceContext& dcx);
+
+/// What overlapping the gradient sync with the backward costs the step on a device of stage
+/// `s`: GpuEfficiency::megatron_dp_overlap_cost of the buckets' reduction that runs beside a
+/// `backward` seconds long (their time alone, up to `backward`); 0 without overlap.
+double megatron_dp_overlapped(const TrainContext& cx,
+                              const Layout& l,
+                              const StageSpan& s,
+                              double backward,
+                              const DeviceContext& dcx);
 
 /// Eager PyTorch's data-parallel communication not hidden behind the backward, for a device
 /// of stage `s`, `backward` seconds per micro-batch. DDP (ZeRO 0)

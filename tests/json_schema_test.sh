@@ -67,7 +67,7 @@ run superoptimize 0 superoptimize "$data/programs/gemm_softmax.yaml" --device H1
   --out "$work/ugraphs"
 
 run check 0 check "$C/h100-4x8-rail.yaml" "$T/llama3-70b-train.yaml"
-run validation 0 validate --held-out "$data/benchmarks/H200x2/collectives_launch.csv" \
+run validation 0 validate --held-out "$data/benchmarks/H200x2/collectives_launch_passes.csv" \
   "$data/benchmarks/H100-SXM/ops.csv" "$data/benchmarks/H200/layers.csv" --per-kind \
   --max-mape 20 --max-small-mape 30
 run validation_infer 0 validate "$data/benchmarks/H200/infer_steps.csv"

@@ -194,7 +194,7 @@ LayerCost layer_cost(const devices::ModelSpec& m, const LayerShape& s, const Dev
   // attention's, whose module is one more call.
   std::int64_t plain = p.plain_kernels() + (cx.megatron_local ? local_layer_operations(m) : 0);
   std::int64_t modules = p.kernels() - p.plain_kernels() + tp.calls + (s.unfused_attention ? 1 : 0);
-  with_issue_time(megatron_issue(cx, modules, plain), c, wait);
+  with_issue_time(megatron_issue(cx, modules, plain), c, wait, kMegatronBackwardIssue);
   return c;
 }
 
@@ -245,7 +245,7 @@ LayerCost head_cost(const devices::ModelSpec& m, const LayerShape& s, const Devi
     c.backward = c.backward_kernels.total();
     // Its plain operations: the cast, maximum, subtraction, exp, sum, division and the
     // target's gather in forward.
-    with_issue_time(megatron_issue(cx, p.kernels(), 7), c);
+    with_issue_time(megatron_issue(cx, p.kernels(), 7), c, 0, kMegatronBackwardIssue);
     return c;
   }
   OpEstimate loss = p.op("softmax", {tokens, vocab});

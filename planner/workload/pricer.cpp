@@ -70,12 +70,12 @@ void with_host_issue(devices::Seconds per_kernel,
   with_issue_time(per_kernel.value * static_cast<double>(kernels), c, backward_wait);
 }
 
-void with_issue_time(double issue, LayerCost& c, double backward_wait) {
+void with_issue_time(double issue, LayerCost& c, double backward_wait, double backward_issue) {
   if (issue <= 0)
     return;
   double comm = (c.tp_comm - backward_wait) / 2;
   c.forward = std::max(c.forward, issue - comm);
-  c.backward = std::max(c.backward, 2 * issue - comm - backward_wait);
+  c.backward = std::max(c.backward, backward_issue * issue - comm - backward_wait);
 }
 
 // In backward each tensor-parallel collective is launched beside a weight-gradient GEMM that

@@ -171,8 +171,20 @@ void with_host_issue(devices::Seconds per_kernel,
                      LayerCost& c,
                      double backward_wait = 0);
 
-/// The same for a forward the host issues in `issue` seconds (twice that in backward).
-void with_issue_time(double issue, LayerCost& c, double backward_wait = 0);
+/// The same for a forward the host issues in `issue` seconds, and a backward in
+/// `backward_issue` times that (an eager framework's autograd issues about twice the forward's
+/// kernels, each as dear).
+void with_issue_time(double issue,
+                     LayerCost& c,
+                     double backward_wait = 0,
+                     double backward_issue = 2);
+
+/// Megatron-LM's host issues a backward in about the time it issues the forward: its Python
+/// runs the forward's modules, while autograd replays their backward in C++ with its gradient
+/// hooks in Python (measured on one H200 without a profiler, bench/run_megatron.py's
+/// host_forward_s and host_backward_s: 16.5 and 16.8 ms, 16.3 and 17.2 ms per micro-batch of
+/// GPT-3 2.7B-wide layers; docs/step-model.md).
+constexpr double kMegatronBackwardIssue = 1.0;
 
 /// The tensor-parallel collectives of one layer's forward: their seconds and how many calls.
 struct TpCollectives {

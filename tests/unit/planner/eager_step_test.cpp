@@ -398,6 +398,28 @@ TEST(MegatronPipelineSync, FittedOnPipelinedStepsItIsTheShippedValue) {
   EXPECT_NE(fit->fitted_on.find("(pipelined Megatron-Core rows alternating"), std::string::npos);
 }
 
+// What overlapping Megatron-LM's gradient sync saves, fitted on layouts measured with and
+// without it on one machine: the shipped H200 value is what the fit finds again, and the
+// held-out pairs' saving comes closer with it than with overlap priced as free.
+TEST(MegatronDpOverlap, FittedOnPairsItIsTheShippedValue) {
+  static const devices::ModelRegistry models = devices::ModelRegistry::load_bundled();
+  costmodel::CalibrationSet cal =
+      costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
+  auto fit = fit_megatron_dp_overlap(megatron_step_files(), "H200", testing::bundled_registry(),
+                                     models, cal);
+  ASSERT_TRUE(fit.has_value());
+  EXPECT_GE(fit->fit_rows + fit->held_out_rows, 4u);
+  EXPECT_EQ(fit->value, cal.find_gpu("H200")->megatron_dp_overlap_cost);
+  EXPECT_GT(fit->value, 0);
+  EXPECT_LT(fit->held_out_mape, fit->unfitted_mape);
+  EXPECT_NE(fit->fitted_on.find("pairs alternating"), std::string::npos);
+  // The eager rows hold no Megatron-Core pairs: nothing to fit.
+  EXPECT_FALSE(fit_megatron_dp_overlap(
+                   {devices::data_dir() / "benchmarks" / "H200" / "train_steps_1gpu_more.csv"},
+                   "H200", testing::bundled_registry(), models, cal)
+                   .has_value());
+}
+
 }  // namespace
 }  // namespace yirage::planner
 
