@@ -154,6 +154,78 @@ nlohmann::ordered_json steps_json(const FidelityArgs& a,
   return j;
 }
 
+// Whether `p` ran, was priced and measured the host's time in its forward passes.
+bool has_host(const planner::StepPoint& p) {
+  return p.row.status == "ok" && p.row.host_forward_s > 0 && p.estimate_s.has_value();
+}
+
+// The host's time in the forward passes where the rows measured it (bench/run_megatron.py's
+// host_forward_s) against the model's issue time; whether any row did.
+bool print_host_stats(Context& cx, const std::vector<planner::StepPoint>& points) {
+  double abs_sum = 0;
+  double sum = 0;
+  std::size_t n = 0;
+  std::size_t unpriced = 0;
+  for (const planner::StepPoint& p : points) {
+    if (!has_host(p))
+      continue;
+    if (p.estimate_host_forward_s <= 0) {
+      ++unpriced;
+      continue;
+    }
+    double e = 100 * (p.estimate_host_forward_s - p.row.host_forward_s) / p.row.host_forward_s;
+    abs_sum += std::fabs(e);
+    sum += e;
+    ++n;
+  }
+  if (n + unpriced == 0)
+    return false;
+  cx.out << "  host: the forward passes' host time measured without a profiler (host_forward_s) "
+            "against the model's time to issue them, "
+         << n << (n == 1 ? " row" : " rows");
+  if (n > 0) {
+    cx.out << ": MAPE " << pct(abs_sum / static_cast<double>(n)) << ", bias "
+           << pct(sum / static_cast<double>(n));
+  }
+  if (unpriced > 0)
+    cx.out << "; " << unpriced << " where the model prices no host time";
+  cx.out << "\n";
+  return true;
+}
+
+// Every row priced: measured, estimated, the error, memory; and the host's forward time where
+// rows measured it (`host`).
+void print_rows(Context& cx, const std::vector<planner::StepPoint>& points, bool host) {
+  std::vector<std::string> head = {"  row",     "task",   "layout",    ">measured",
+                                   ">estimate", ">error", ">reserved", ">predicted"};
+  if (host)
+    head.emplace_back(">host forward");
+  Table rows(head);
+  for (const planner::StepPoint& p : points) {
+    std::vector<std::string> row = {
+        "  " + std::to_string(p.row.line),
+        p.row.task,
+        priced_layout(p),
+        p.row.status == "ok" ? devices::format(devices::Seconds{p.row.step_s}) : p.row.status,
+        p.estimate_s ? devices::format(devices::Seconds{*p.estimate_s}) : "cannot run",
+        p.estimate_s && p.row.status == "ok"
+            ? pct(100 * (*p.estimate_s - p.row.step_s) / p.row.step_s)
+            : "-",
+        p.row.status == "ok" && p.row.peak_reserved > 0
+            ? devices::format_quantity(p.row.peak_reserved, devices::Dim::kBytes)
+            : "-",
+        p.estimate_s ? devices::format_quantity(p.estimate_memory, devices::Dim::kBytes) : "-"};
+    if (host) {
+      row.emplace_back(has_host(p)
+                           ? devices::format(devices::Seconds{p.row.host_forward_s}) + " / " +
+                                 devices::format(devices::Seconds{p.estimate_host_forward_s})
+                           : "-");
+    }
+    rows.add_row(row);
+  }
+  rows.print(cx.out);
+}
+
 // The model's kernels of each kind beside what the profiler counted in the same steps.
 void print_kernel_stats(Context& cx, const std::vector<planner::StepPoint>& points) {
   Table t({"  group", "kind", ">rows", ">measured share", ">model share", ">MAPE", ">bias"});
@@ -250,24 +322,9 @@ int measured_steps(Context& cx, const FidelityArgs& a, const devices::DeviceRegi
             "the model against each distinct layout's median (layouts))\n";
   if (a.kernels)
     print_kernel_stats(cx, points);
-  if (a.verbose) {
-    Table rows(
-        {"  row", "task", "layout", ">measured", ">estimate", ">error", ">reserved", ">predicted"});
-    for (const planner::StepPoint& p : points) {
-      rows.add_row(
-          {"  " + std::to_string(p.row.line), p.row.task, priced_layout(p),
-           p.row.status == "ok" ? devices::format(devices::Seconds{p.row.step_s}) : p.row.status,
-           p.estimate_s ? devices::format(devices::Seconds{*p.estimate_s}) : "cannot run",
-           p.estimate_s && p.row.status == "ok"
-               ? pct(100 * (*p.estimate_s - p.row.step_s) / p.row.step_s)
-               : "-",
-           p.row.status == "ok" && p.row.peak_reserved > 0
-               ? devices::format_quantity(p.row.peak_reserved, devices::Dim::kBytes)
-               : "-",
-           p.estimate_s ? devices::format_quantity(p.estimate_memory, devices::Dim::kBytes) : "-"});
-    }
-    rows.print(cx.out);
-  }
+  bool host = print_host_stats(cx, points);
+  if (a.verbose)
+    print_rows(cx, points, host);
   if (a.max_mape > 0 || a.min_spearman > 0 || a.max_memory_mape > 0 || a.max_regret > 0) {
     cx.out << "  gate (overall" << (a.each_gpu_count ? " and on each GPU count" : "")
            << ": MAPE at most " << pct(a.max_mape) << ", memory MAPE at most "

@@ -128,6 +128,9 @@ struct StepBreakdown {
   double optimizer = 0;  // the optimizer step
   double total = 0;
   KernelTime kernels;  // the critical stage's kernels (GPU time, overlapped or not) per step
+  // The host's time issuing the first stage's forward passes of a step, where the model
+  // prices the host (Megatron-LM, eager PyTorch's tensor parallelism); 0 where it does not.
+  double host_forward = 0;
 };
 
 /// One compound operation of a layer and the fuse-or-not decision for it on one device: what

@@ -202,6 +202,8 @@ std::vector<MeasuredStep> load_measured_steps(const std::filesystem::path& path)
                    r.peak_allocated = c.number("peak_allocated_bytes", 1e15, false).value_or(0);
                    if (c.has("optimizer_s"))
                      r.optimizer_s = c.number("optimizer_s", 1e6, false).value_or(0);
+                   if (c.has("host_forward_s"))
+                     r.host_forward_s = c.number("host_forward_s", 1e6, false).value_or(0);
                    if (ok && c.has("kernel_gemm_s") && !c.at("kernel_gemm_s").empty())
                      r.kernels = profiled_kernels(c);
                    rows.push_back(r);
@@ -280,6 +282,7 @@ void price_row(const std::filesystem::path& path,
     p->estimate_s = chosen->step.total;
     p->estimate_memory = chosen->memory.total() + chosen->memory.reserve;
     p->estimate_optimizer_s = chosen->step.optimizer;
+    p->estimate_host_forward_s = chosen->step.host_forward;
     p->estimate_kernels = chosen->step.kernels;
     p->rejected.clear();
   }

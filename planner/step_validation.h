@@ -31,6 +31,7 @@ struct MeasuredStep {
   double peak_reserved = 0;   // bytes, the largest over ranks (status ok)
   double peak_allocated = 0;  // bytes
   double optimizer_s = 0;     // the optimizer phase (clipping and the step); 0: not measured
+  double host_forward_s = 0;  // rank 0's host time in a step's forward passes; 0: not measured
   // The kernels of one profiled step by kind (the kernel_*_s columns; norms, embedding,
   // copies, reductions, elementwise and other kernels count as `memory`), where profiled.
   std::optional<KernelTime> kernels;
@@ -46,13 +47,14 @@ bool is_measured_steps_file(const std::filesystem::path& path);
 
 struct StepPoint {
   MeasuredStep row;
-  std::string width;                 // "h4096": the model's hidden size, rows grouped by it
-  std::optional<double> estimate_s;  // absent where the model says the layout cannot run
-  double estimate_memory = 0;        // bytes per device, the model's peak
-  double estimate_optimizer_s = 0;   // the model's optimizer step
-  std::string rejected;              // why the model says it cannot run
-  std::int64_t micro_batch = 0;      // the one priced (a layout's `mb=best`: the fastest)
-  KernelTime estimate_kernels;       // the model's kernels of one step by kind
+  std::string width;                   // "h4096": the model's hidden size, rows grouped by it
+  std::optional<double> estimate_s;    // absent where the model says the layout cannot run
+  double estimate_memory = 0;          // bytes per device, the model's peak
+  double estimate_optimizer_s = 0;     // the model's optimizer step
+  double estimate_host_forward_s = 0;  // the model's host time issuing the forward passes
+  std::string rejected;                // why the model says it cannot run
+  std::int64_t micro_batch = 0;        // the one priced (a layout's `mb=best`: the fastest)
+  KernelTime estimate_kernels;         // the model's kernels of one step by kind
 };
 
 /// Every row of `path` priced with the calibrated model (rows with status `error` are left

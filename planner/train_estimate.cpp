@@ -218,6 +218,7 @@ std::variant<PlanEstimate, Rejected> estimate_training(const TrainContext& cx, c
       l.offload ? off.cpu_step + off.weights_up : optimizer_time(cx, l, opt_params, dcx.efficiency);
   b.total = pipe.total.value + b.dp_comm + b.optimizer;
   b.kernels.add(slowest->kernels, f(m));
+  b.host_forward = f(m) * times.front().host_forward;
   b.kernels.optimizer = l.offload ? 0 : b.optimizer;
   double tokens = f(cx.task.global_batch * cx.task.sequence_length);
   e.tokens_per_s = tokens / b.total;

@@ -506,6 +506,7 @@ StageTimes stage_times(const TrainContext& cx,
     st.compute += f(count) * (c.forward + c.backward + redo);
     st.forward += f(count) * c.forward;
     st.backward += f(count) * c.backward;
+    st.host_forward += f(count) * c.issue;
     st.kernels.add(c.forward_kernels, f(count));
     st.kernels.add(c.backward_kernels, f(count));
     if (l.recompute == Recompute::kFull) {
@@ -560,6 +561,7 @@ StageTimes stage_times(const TrainContext& cx,
     st.tp += h.tp_comm;
     st.forward += h.forward;
     st.backward += h.backward;
+    st.host_forward += h.issue;
     st.kernels.add(h.forward_kernels);
     st.kernels.add(h.backward_kernels);
     st.flops += 3 * h.flops_forward;

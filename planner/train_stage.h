@@ -34,12 +34,13 @@ StageSpan even_span(const devices::ModelSpec& m, const Layout& l, std::int64_t s
 struct StageTimes {
   double compute = 0;  // forward + backward + recomputation
   double forward = 0;
-  double backward = 0;  // without recomputation (compute - forward - backward is that)
-  double tp = 0;        // tensor-parallel (and expert all-to-all) collectives
-  double pp = 0;        // pipeline sends and receives
-  double flops = 0;     // model FLOPs
-  double hw_flops = 0;  // with recomputation
-  KernelTime kernels;   // GPU seconds of the kernels by kind, recomputation included
+  double backward = 0;      // without recomputation (compute - forward - backward is that)
+  double host_forward = 0;  // the host's time to issue the forward, where it is priced
+  double tp = 0;            // tensor-parallel (and expert all-to-all) collectives
+  double pp = 0;            // pipeline sends and receives
+  double flops = 0;         // model FLOPs
+  double hw_flops = 0;      // with recomputation
+  KernelTime kernels;       // GPU seconds of the kernels by kind, recomputation included
 };
 
 /// Parameters held by a stage (all its layers, the embedding on the first stage, the head

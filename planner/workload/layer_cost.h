@@ -44,6 +44,7 @@ struct LayerCost {
   double forward = 0;
   double backward = 0;
   double attention_forward = 0;  // the attention core alone (what selective recompute redoes)
+  double issue = 0;              // the host's time to issue the forward, where it is priced
   double tp_comm = 0;            // forward + backward tensor-parallel collectives (exposed)
   double flops_forward = 0;      // per device
   KernelTime forward_kernels;    // GPU seconds of the forward's kernels by kind

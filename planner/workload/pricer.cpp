@@ -73,6 +73,7 @@ void with_host_issue(devices::Seconds per_kernel,
 void with_issue_time(double issue, LayerCost& c, double backward_wait, double backward_issue) {
   if (issue <= 0)
     return;
+  c.issue = issue;
   double comm = (c.tp_comm - backward_wait) / 2;
   c.forward = std::max(c.forward, issue - comm);
   c.backward = std::max(c.backward, backward_issue * issue - comm - backward_wait);
