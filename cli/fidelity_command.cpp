@@ -70,6 +70,60 @@ nlohmann::ordered_json bars_json(const FidelityArgs& a) {
           {"each_gpu_count", a.each_gpu_count}};
 }
 
+// Whether `p` ran, was priced and measured the host's time in its forward passes.
+bool has_host(const planner::StepPoint& p) {
+  return p.row.status == "ok" && p.row.host_forward_s > 0 && p.estimate_s.has_value();
+}
+
+// The host's time in the forward passes where rows measured it (bench/run_megatron.py's
+// host_forward_s) against the model's issue time: rows priced, their MAPE and bias, and the
+// rows where the model prices no host time.
+struct HostStats {
+  std::size_t rows = 0;
+  double mape = 0;
+  double bias = 0;
+  std::size_t unpriced = 0;
+
+  bool any() const { return rows + unpriced > 0; }
+};
+
+HostStats host_stats(const std::vector<planner::StepPoint>& points) {
+  HostStats h;
+  for (const planner::StepPoint& p : points) {
+    if (!has_host(p))
+      continue;
+    if (p.estimate_host_forward_s <= 0) {
+      ++h.unpriced;
+      continue;
+    }
+    double e = 100 * (p.estimate_host_forward_s - p.row.host_forward_s) / p.row.host_forward_s;
+    h.mape += std::fabs(e);
+    h.bias += e;
+    ++h.rows;
+  }
+  if (h.rows > 0) {
+    h.mape /= static_cast<double>(h.rows);
+    h.bias /= static_cast<double>(h.rows);
+  }
+  return h;
+}
+
+// The same as a line; whether any row measured it.
+bool print_host_stats(Context& cx, const std::vector<planner::StepPoint>& points) {
+  HostStats h = host_stats(points);
+  if (!h.any())
+    return false;
+  cx.out << "  host: the forward passes' host time measured without a profiler (host_forward_s) "
+            "against the model's time to issue them, "
+         << h.rows << (h.rows == 1 ? " row" : " rows");
+  if (h.rows > 0)
+    cx.out << ": MAPE " << pct(h.mape) << ", bias " << pct(h.bias);
+  if (h.unpriced > 0)
+    cx.out << "; " << h.unpriced << " where the model prices no host time";
+  cx.out << "\n";
+  return true;
+}
+
 // validate-training on measured steps, for --json: the statistics of every group (`rows`),
 // every row priced (`points`) and the gate.
 nlohmann::ordered_json steps_json(const FidelityArgs& a,
@@ -125,6 +179,10 @@ nlohmann::ordered_json steps_json(const FidelityArgs& a,
          {"predicted_bytes", or_null(p.estimate_s.has_value(), p.estimate_memory)},
          {"cannot_run",
           p.estimate_s ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(p.rejected)}});
+    if (has_host(p)) {
+      j["points"].back()["host_forward_s"] = p.row.host_forward_s;
+      j["points"].back()["host_forward_estimate_s"] = p.estimate_host_forward_s;
+    }
     if (a.kernels) {
       auto kinds = [](const KernelTime& k) {
         return nlohmann::ordered_json{{"gemm_s", k.gemm},
@@ -150,47 +208,14 @@ nlohmann::ordered_json steps_json(const FidelityArgs& a,
                               {"bias_percent", or_null(k.rows > 0, k.bias)}});
     }
   }
+  if (HostStats h = host_stats(points); h.any()) {
+    j["host_forward"] = {{"rows", h.rows},
+                         {"mape_percent", or_null(h.rows > 0, h.mape)},
+                         {"bias_percent", or_null(h.rows > 0, h.bias)},
+                         {"unpriced_rows", h.unpriced}};
+  }
   j["gate"] = {{"bars", bars_json(a)}, {"missed", missed}, {"pass", missed.empty()}};
   return j;
-}
-
-// Whether `p` ran, was priced and measured the host's time in its forward passes.
-bool has_host(const planner::StepPoint& p) {
-  return p.row.status == "ok" && p.row.host_forward_s > 0 && p.estimate_s.has_value();
-}
-
-// The host's time in the forward passes where the rows measured it (bench/run_megatron.py's
-// host_forward_s) against the model's issue time; whether any row did.
-bool print_host_stats(Context& cx, const std::vector<planner::StepPoint>& points) {
-  double abs_sum = 0;
-  double sum = 0;
-  std::size_t n = 0;
-  std::size_t unpriced = 0;
-  for (const planner::StepPoint& p : points) {
-    if (!has_host(p))
-      continue;
-    if (p.estimate_host_forward_s <= 0) {
-      ++unpriced;
-      continue;
-    }
-    double e = 100 * (p.estimate_host_forward_s - p.row.host_forward_s) / p.row.host_forward_s;
-    abs_sum += std::fabs(e);
-    sum += e;
-    ++n;
-  }
-  if (n + unpriced == 0)
-    return false;
-  cx.out << "  host: the forward passes' host time measured without a profiler (host_forward_s) "
-            "against the model's time to issue them, "
-         << n << (n == 1 ? " row" : " rows");
-  if (n > 0) {
-    cx.out << ": MAPE " << pct(abs_sum / static_cast<double>(n)) << ", bias "
-           << pct(sum / static_cast<double>(n));
-  }
-  if (unpriced > 0)
-    cx.out << "; " << unpriced << " where the model prices no host time";
-  cx.out << "\n";
-  return true;
 }
 
 // Every row priced: measured, estimated, the error, memory; and the host's forward time where
