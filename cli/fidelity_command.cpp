@@ -124,6 +124,52 @@ bool print_host_stats(Context& cx, const std::vector<planner::StepPoint>& points
   return true;
 }
 
+// One priced row, for --json: as measured and as priced, the host's forward time where the
+// row measured it, and with `kernels` the kernels' seconds by kind on both sides.
+nlohmann::ordered_json point_json(const planner::StepPoint& p, bool kernels) {
+  auto or_null = [](bool has, double v) {
+    return has ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+  };
+  bool ran = p.row.status == "ok";
+  // The layout as priced: a micro-batch the source did not publish, as the one chosen.
+  std::string layout = p.row.layout;
+  auto best = layout.find("mb=best");
+  if (best != std::string::npos && p.micro_batch > 0)
+    layout.replace(best, 7, "mb=" + std::to_string(p.micro_batch));
+  nlohmann::ordered_json j = {
+      {"line", p.row.line},
+      {"task", p.row.task},
+      {"layout", layout_json(layout)},
+      {"micro_batch_chosen", best != std::string::npos},
+      {"status", p.row.status},
+      {"measured_s", or_null(ran, p.row.step_s)},
+      {"estimate_s", p.estimate_s ? nlohmann::ordered_json(*p.estimate_s) : nullptr},
+      {"error_percent",
+       or_null(ran && p.estimate_s.has_value(),
+               p.estimate_s ? 100 * (*p.estimate_s - p.row.step_s) / p.row.step_s : 0)},
+      {"reserved_bytes", or_null(ran && p.row.peak_reserved > 0, p.row.peak_reserved)},
+      {"predicted_bytes", or_null(p.estimate_s.has_value(), p.estimate_memory)},
+      {"cannot_run",
+       p.estimate_s ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(p.rejected)}};
+  if (has_host(p)) {
+    j["host_forward_s"] = p.row.host_forward_s;
+    j["host_forward_estimate_s"] = p.estimate_host_forward_s;
+  }
+  if (kernels) {
+    auto kinds = [](const KernelTime& k) {
+      return nlohmann::ordered_json{{"gemm_s", k.gemm},
+                                    {"attention_s", k.attention},
+                                    {"memory_s", k.memory},
+                                    {"loss_s", k.loss},
+                                    {"optimizer_s", k.optimizer}};
+    };
+    j["kernels"] = {
+        {"profiled", p.row.kernels ? kinds(*p.row.kernels) : nlohmann::ordered_json(nullptr)},
+        {"model", p.estimate_s ? kinds(p.estimate_kernels) : nlohmann::ordered_json(nullptr)}};
+  }
+  return j;
+}
+
 // validate-training on measured steps, for --json: the statistics of every group (`rows`),
 // every row priced (`points`) and the gate.
 nlohmann::ordered_json steps_json(const FidelityArgs& a,
@@ -157,45 +203,8 @@ nlohmann::ordered_json steps_json(const FidelityArgs& a,
                          {"layout_mape_percent", or_null(s.layouts > 0, s.layout_mape)}});
   }
   j["points"] = nlohmann::ordered_json::array();
-  for (const planner::StepPoint& p : points) {
-    bool ran = p.row.status == "ok";
-    // The layout as priced: a micro-batch the source did not publish, as the one chosen.
-    std::string layout = p.row.layout;
-    auto best = layout.find("mb=best");
-    if (best != std::string::npos && p.micro_batch > 0)
-      layout.replace(best, 7, "mb=" + std::to_string(p.micro_batch));
-    j["points"].push_back(
-        {{"line", p.row.line},
-         {"task", p.row.task},
-         {"layout", layout_json(layout)},
-         {"micro_batch_chosen", best != std::string::npos},
-         {"status", p.row.status},
-         {"measured_s", or_null(ran, p.row.step_s)},
-         {"estimate_s", p.estimate_s ? nlohmann::ordered_json(*p.estimate_s) : nullptr},
-         {"error_percent",
-          or_null(ran && p.estimate_s.has_value(),
-                  p.estimate_s ? 100 * (*p.estimate_s - p.row.step_s) / p.row.step_s : 0)},
-         {"reserved_bytes", or_null(ran && p.row.peak_reserved > 0, p.row.peak_reserved)},
-         {"predicted_bytes", or_null(p.estimate_s.has_value(), p.estimate_memory)},
-         {"cannot_run",
-          p.estimate_s ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(p.rejected)}});
-    if (has_host(p)) {
-      j["points"].back()["host_forward_s"] = p.row.host_forward_s;
-      j["points"].back()["host_forward_estimate_s"] = p.estimate_host_forward_s;
-    }
-    if (a.kernels) {
-      auto kinds = [](const KernelTime& k) {
-        return nlohmann::ordered_json{{"gemm_s", k.gemm},
-                                      {"attention_s", k.attention},
-                                      {"memory_s", k.memory},
-                                      {"loss_s", k.loss},
-                                      {"optimizer_s", k.optimizer}};
-      };
-      j["points"].back()["kernels"] = {
-          {"profiled", p.row.kernels ? kinds(*p.row.kernels) : nlohmann::ordered_json(nullptr)},
-          {"model", p.estimate_s ? kinds(p.estimate_kernels) : nlohmann::ordered_json(nullptr)}};
-    }
-  }
+  for (const planner::StepPoint& p : points)
+    j["points"].push_back(point_json(p, a.kernels));
   if (a.kernels) {
     j["kernels"] = nlohmann::ordered_json::array();
     for (const planner::KernelStats& k : planner::kernel_stats(points)) {
