@@ -406,13 +406,12 @@ std::optional<costmodel::MatrixStepsFit> fit_matrix_on_steps(
       best = k;
     }
   }
-  auto mape = mape_of;
   costmodel::MatrixStepsFit out;
   out.value = best / 1000.0;
   out.fit_rows = fit.front().size();
   out.held_out_rows = held_out.front().size();
-  out.held_out_mape = mape(errors(pr, held_out, with_matrix(out.value)));
-  out.unfitted_mape = mape(errors(pr, held_out, known_efficiency(pr)));
+  out.held_out_mape = mape_of(errors(pr, held_out, with_matrix(out.value)));
+  out.unfitted_mape = mape_of(errors(pr, held_out, known_efficiency(pr)));
   out.fitted_on = costmodel::display_path(file.string()) +
                   " (rows alternating: " + std::to_string(out.fit_rows) + " fitted, " +
                   std::to_string(out.held_out_rows) + " held out)";

@@ -657,21 +657,34 @@ MegatronSync megatron_sync(const TrainContext& cx, const Layout& l, const StageS
 
 namespace {
 
-// Megatron-LM's gradient reduction on a device of stage `s`: all of it, and the last
-// bucket's, reduced after the backward (all of it without overlap).
+// Megatron-LM's gradient reduction on a device of stage `s` (its sync `g`): all of it, and the
+// last bucket's, reduced after the backward (all of it without overlap).
 struct SyncTimes {
   double all = 0;
   double tail = 0;
 };
 
-SyncTimes megatron_sync_times(const TrainContext& cx, const Layout& l, const StageSpan& s) {
+SyncTimes megatron_sync_times(const TrainContext& cx,
+                              const Layout& l,
+                              const StageSpan& s,
+                              const MegatronSync& g) {
   const ModelSpec& m = cx.task.model;
-  MegatronSync g = megatron_sync(cx, l, s);
   double routed = stage_routed_parameters(m, s);
   SyncTimes t;
   t.all = grad_sync_time(cx, l, stage_parameters(m, s) - routed, routed / f(l.ep));
   t.tail = g.last > 0 ? sync(cx, l, dp_group(cx, l), g.last * f(l.tp)) : t.all;
   return t;
+}
+
+// What the buckets reduced beside a `backward` seconds long cost it (megatron_dp_overlapped).
+double overlap_cost(const Layout& l,
+                    const SyncTimes& t,
+                    double backward,
+                    const DeviceContext& dcx) {
+  if (!l.dp_overlap)
+    return 0;
+  return dcx.efficiency.megatron_dp_overlap_cost *
+         std::clamp(t.all - t.tail, 0.0, std::max(0.0, backward));
 }
 
 }  // namespace
@@ -683,9 +696,7 @@ double megatron_dp_overlapped(const TrainContext& cx,
                               const DeviceContext& dcx) {
   if (l.dp * l.cp <= 1 || !l.dp_overlap)
     return 0;
-  SyncTimes t = megatron_sync_times(cx, l, s);
-  return dcx.efficiency.megatron_dp_overlap_cost *
-         std::clamp(t.all - t.tail, 0.0, std::max(0.0, backward));
+  return overlap_cost(l, megatron_sync_times(cx, l, s, megatron_sync(cx, l, s)), backward, dcx);
 }
 
 double megatron_dp_exposed(const TrainContext& cx,
@@ -696,7 +707,7 @@ double megatron_dp_exposed(const TrainContext& cx,
   if (l.dp * l.cp <= 1)
     return 0;
   MegatronSync g = megatron_sync(cx, l, s);
-  SyncTimes sync_times = megatron_sync_times(cx, l, s);
+  SyncTimes sync_times = megatron_sync_times(cx, l, s, g);
   double all = sync_times.all;
   double tail = sync_times.tail;
   // Every gradient is scaled by 1 / dp on the compute stream before it is reduced.
@@ -704,7 +715,7 @@ double megatron_dp_exposed(const TrainContext& cx,
   // Overlapped, the buckets before the last are reduced beside the backward, which pays a
   // share of their time; without, all of them after it.
   t += tail + std::max(0.0, all - tail - (l.dp_overlap ? backward : 0)) +
-       megatron_dp_overlapped(cx, l, s, backward, dcx);
+       overlap_cost(l, sync_times, backward, dcx);
   if (g.gather_bytes > 0) {
     t += costmodel::estimate_collective(dp_group(cx, l), costmodel::Collective::kAllGather,
                                         g.gather_bytes)
