@@ -283,40 +283,43 @@ void fit_sustained(const std::vector<std::filesystem::path>& files,
   }
 }
 
-// For each device fitted here on op rows, how its GEMMs' clock rises as their duty falls;
-// devices without duty rows take `from`'s fit where one is named (the same die at the same
-// power limit), said so in its `fitted_on`.
-int fit_duty(const std::vector<std::filesystem::path>& files,
-             const devices::DeviceRegistry& registry,
-             const std::string& from,
-             std::vector<costmodel::GpuCalibrationFit>& gpu_fits,
-             std::ostream& err) {
-  std::map<std::string, costmodel::DutyFit> fits = costmodel::fit_duty(files, registry);
-  const costmodel::DutyFit* borrowed = nullptr;
-  if (!from.empty()) {
-    const devices::DeviceSpec* d = registry.find(from);
-    auto it = d != nullptr ? fits.find(d->name) : fits.end();
-    if (it == fits.end()) {
-      err << "error: --duty-from " << from << ": no duty rows of that device among the files\n";
-      return kExitBadInput;
-    }
-    borrowed = &it->second;
+// How each device's GEMMs' clock rises as their duty falls: fitted on its own duty rows, or
+// `from`'s fit where one is named for the devices without (the same die at the same power
+// limit), said so in its `fitted_on`. False (after the message) where `from` has no rows.
+bool duty_by_device(const std::vector<std::filesystem::path>& files,
+                    const devices::DeviceRegistry& registry,
+                    const std::string& from,
+                    costmodel::DutyByDevice& out,
+                    std::ostream& err) {
+  out.own = costmodel::fit_duty(files, registry);
+  if (from.empty())
+    return true;
+  const devices::DeviceSpec* d = registry.find(from);
+  auto it = d != nullptr ? out.own.find(d->name) : out.own.end();
+  if (it == out.own.end()) {
+    err << "error: --duty-from " << from << ": no duty rows of that device among the files\n";
+    return false;
   }
+  out.otherwise = it->second;
+  out.otherwise_from = d->name;
+  return true;
+}
+
+// The duty fit of each device fitted here on op rows, as its op fit held it.
+void set_duty(const costmodel::DutyByDevice& duty,
+              std::vector<costmodel::GpuCalibrationFit>& gpu_fits) {
   for (costmodel::GpuCalibrationFit& g : gpu_fits) {
-    auto it = fits.find(g.device);
-    if (it != fits.end()) {
-      g.duty = it->second;
-    } else if (borrowed != nullptr) {
-      g.duty = *borrowed;
-      g.duty->fitted_on = "borrowed from " + registry.find(from)->name + ", not measured on " +
-                          g.device + ": " + borrowed->fitted_on;
-    } else {
+    const costmodel::DutyFit* d = duty.find(g.device);
+    if (d == nullptr)
       continue;
+    g.duty = *d;
+    if (!duty.own.contains(g.device)) {
+      g.duty->fitted_on = "borrowed from " + duty.otherwise_from + ", not measured on " + g.device +
+                          ": " + d->fitted_on;
     }
-    g.efficiency.duty_slope = g.duty->value;
-    g.efficiency.duty_floor = g.duty->floor;
+    g.efficiency.duty_slope = d->value;
+    g.efficiency.duty_floor = d->floor;
   }
-  return kExitOk;
 }
 
 // For each device fitted here on op rows, from its measured steps: the optimizer step's
@@ -523,7 +526,10 @@ int calibrate(Context& cx, const CalibrateArgs& a) {
   std::vector<costmodel::MeasuredFile>& files = in.rows;
   devices::DeviceRegistry registry = cx.load_registry();
   auto fits = costmodel::fit_collectives(files, registry, min.value);
-  auto gpu_fits = costmodel::fit_gpu_ops(files, registry);
+  costmodel::DutyByDevice duty;
+  if (!duty_by_device(in.duty, registry, a.duty_from, duty, cx.err))
+    return kExitBadInput;
+  auto gpu_fits = costmodel::fit_gpu_ops(files, registry, duty);
   costmodel::CalibrationSet fitted;  // the collectives just fitted price tensor parallelism
   for (const costmodel::CalibrationFit& f : fits)
     fitted.add(f.calibration);
@@ -535,8 +541,7 @@ int calibrate(Context& cx, const CalibrateArgs& a) {
       return rc;
   }
   fit_sustained(in.sustained, registry, gpu_fits);
-  if (int rc = fit_duty(in.duty, registry, a.duty_from, gpu_fits, cx.err); rc != kExitOk)
-    return rc;
+  set_duty(duty, gpu_fits);
   fit_overlap(in.overlap, registry, gpu_fits);
   if (!in.steps.empty())
     fit_on_steps(in.steps, registry, fits, gpu_fits);

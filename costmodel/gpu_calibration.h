@@ -8,13 +8,19 @@
 #include "costmodel/measured.h"
 #include "devices/registry.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace yirage::costmodel {
 
-/// The estimate of one measured op row, or nullopt with the reason.
+/// The bytes triton.testing.do_bench zeroes before every timed call to flush the L2 (its
+/// CUDA driver's get_empty_cache_for_benchmark: 256 MiB), as bench/ops.py times its rows.
+constexpr double kDoBenchFlushBytes = 256.0 * 1024 * 1024;
+
+/// The estimate of one measured op row, or nullopt with the reason. A GEMM row is priced at
+/// the duty it was timed at (GpuEfficiency::duty_slope): the GEMM, then the flush's memset.
 std::optional<OpEstimate> estimate_op_row(const MeasuredRow& row,
                                           const devices::DeviceRegistry& registry,
                                           const GpuEfficiency& eff,
@@ -147,10 +153,23 @@ struct GpuCalibrationFit {
   std::string fitted_on;
 };
 
+/// How a device's GEMMs speed up as their duty falls, fitted apart from the op rows (fit_duty):
+/// by device, and `otherwise` for a device without its own (borrowed; none: the sustained rate).
+struct DutyByDevice {
+  std::map<std::string, DutyFit> own;
+  std::optional<DutyFit> otherwise;
+  std::string otherwise_from;  // the device `otherwise` was fitted on
+
+  const DutyFit* find(const std::string& device) const;
+};
+
 /// Fits each device's GpuEfficiency on the op rows of `fit_split` (the others held out): coordinate
 /// descent over the four fractions in [0.05, 1] by steps of 0.01, three rounds, with the
-/// launch overhead that minimises the squared relative error in closed form at each step.
+/// launch overhead that minimises the squared relative error in closed form at each step. The
+/// GEMM rows are priced at the duty they were timed at (estimate_op_row) with `duty`'s fit
+/// held, so `matrix` is the rate of GEMMs back to back.
 std::vector<GpuCalibrationFit> fit_gpu_ops(const std::vector<MeasuredFile>& files,
-                                           const devices::DeviceRegistry& registry);
+                                           const devices::DeviceRegistry& registry,
+                                           const DutyByDevice& duty = {});
 
 }  // namespace yirage::costmodel

@@ -7,6 +7,7 @@
 #include "tests/unit/test_data.h"
 
 #include "costmodel/calibration.h"
+#include "costmodel/gpu_calibration.h"
 #include "costmodel/gpu_kernel.h"
 
 #include <gtest/gtest.h>
@@ -97,6 +98,41 @@ TEST(DutyFactor, FallsWithTheDutyDownToTheFloorAndLeavesAttentionAlone) {
   GpuEfficiency hot = at_duty(e, 0.8);
   EXPECT_DOUBLE_EQ(hot.matrix, 0.8 / 0.95);
   EXPECT_DOUBLE_EQ(hot.attention, 0.6);
+}
+
+// bench/ops.py times each GEMM after do_bench zeroes 256 MiB: a short GEMM holds a smaller
+// share of that pair than a long one, so its row is priced at a lower duty, a higher clock.
+TEST(OpRowDuty, AGemmRowIsPricedAtTheDutyTheFlushLeftIt) {
+  GpuEfficiency e;
+  e.matrix = 0.7;
+  MeasuredRow row;
+  row.kind = "op";
+  row.device = "H200";
+  row.dtype = "bf16";
+  std::string why;
+  auto time = [&](const GpuEfficiency& eff, const char* shape) {
+    row.op = "gemm";
+    row.shape = shape;
+    auto est = estimate_op_row(row, testing::bundled_registry(), eff, &why);
+    EXPECT_TRUE(est) << why;
+    return est ? est->time.value : 0;
+  };
+  GpuEfficiency hot = e;
+  hot.duty_slope = 0.2;
+  hot.duty_floor = 0.85;
+  double short_ratio = time(hot, "2048x4096x4096") / time(e, "2048x4096x4096");
+  double long_ratio = time(hot, "16384x16384x16384") / time(e, "16384x16384x16384");
+  EXPECT_LT(short_ratio, 0.95);
+  EXPECT_GT(long_ratio, 0.99);
+  EXPECT_LT(long_ratio, 1);
+  EXPECT_GE(short_ratio, 0.85);  // never past the floor
+  // Memory-bound rows keep their time: the curve moves the matrix rate only.
+  row.op = "rmsnorm";
+  row.shape = "16384x4096";
+  auto plain = estimate_op_row(row, testing::bundled_registry(), e, &why);
+  auto at_duty = estimate_op_row(row, testing::bundled_registry(), hot, &why);
+  ASSERT_TRUE(plain && at_duty);
+  EXPECT_DOUBLE_EQ(plain->time.value, at_duty->time.value);
 }
 
 }  // namespace
