@@ -148,7 +148,24 @@ planner::StepTrust trust(const Context& cx, const planner::TrainContext& tc) {
                              devices::ModelRegistry::load_bundled(), tc.calibrations);
 }
 
-nlohmann::ordered_json trust_json(const planner::StepTrust& t, bool tensor_parallel) {
+std::string trust_text(const planner::StepTrust& t, const planner::PlanEstimate& p) {
+  return planner::step_trust_text(t, p.layout.tp > 1, planner::keeps_gpu_busy(p.step));
+}
+
+// One kind of layout's error: rows, MAPE, bias, how far one moves when measured again.
+nlohmann::ordered_json stats_json(const planner::StepStats& s) {
+  if (s.rows == 0)
+    return nullptr;
+  return {{"rows", s.rows},
+          {"mape_percent", s.mape},
+          {"bias_percent", s.bias},
+          {"repeat_rows", s.repeat_rows},
+          {"repeat_spread_percent", s.repeat_rows > 0 ? nlohmann::ordered_json(s.repeat_spread)
+                                                      : nlohmann::ordered_json(nullptr)}};
+}
+
+// The step model's error where it was measured, for plan `p`.
+nlohmann::ordered_json trust_json(const planner::StepTrust& t, const planner::PlanEstimate& p) {
   nlohmann::ordered_json j;
   j["device"] = t.device;
   j["framework"] = planner::framework_name(t.framework);
@@ -158,20 +175,13 @@ nlohmann::ordered_json trust_json(const planner::StepTrust& t, bool tensor_paral
   j["by_gpus"] = nlohmann::ordered_json::array();
   for (const planner::StepStats& s : t.by_gpus)
     j["by_gpus"].push_back({{"group", s.group}, {"rows", s.rows}, {"mape_percent", s.mape}});
-  for (const auto& [key, s] : {std::pair{"with_tensor_parallelism", &t.with_tp},
-                               std::pair{"without_tensor_parallelism", &t.without_tp}}) {
-    j[key] =
-        s->rows > 0
-            ? nlohmann::ordered_json{{"rows", s->rows},
-                                     {"mape_percent", s->mape},
-                                     {"bias_percent", s->bias},
-                                     {"repeat_rows", s->repeat_rows},
-                                     {"repeat_spread_percent",
-                                      s->repeat_rows > 0 ? nlohmann::ordered_json(s->repeat_spread)
-                                                         : nlohmann::ordered_json(nullptr)}}
-            : nlohmann::ordered_json(nullptr);
-  }
-  j["text"] = planner::step_trust_text(t, tensor_parallel);
+  j["with_tensor_parallelism"] = stats_json(t.with_tp);
+  j["without_tensor_parallelism"] = stats_json(t.without_tp);
+  j["busy_share"] = planner::kBusyShare;
+  j["gpu_busy"] = stats_json(t.busy);
+  j["gpu_idle"] = stats_json(t.idle);
+  j["plan_keeps_gpu_busy"] = planner::keeps_gpu_busy(p.step);
+  j["text"] = trust_text(t, p);
   return j;
 }
 
@@ -186,13 +196,12 @@ int evaluate_layout(Context& cx,
   planner::StepTrust t = trust(cx, tc);
   if (cx.structured()) {
     nlohmann::ordered_json j = names_json(tc.cluster, tc.task);
-    j["trust"] = trust_json(t, p.layout.tp > 1);
+    j["trust"] = trust_json(t, p);
     j["plans"] = nlohmann::ordered_json::array({plan_run_json(p, tc.task)});
     if (int rc = write_document(cx, "training", j); rc != kExitOk)
       return rc;
   } else {
-    print_plan_detail(cx.out, p, tc.task,
-                      note + "\n  step model: " + planner::step_trust_text(t, p.layout.tp > 1));
+    print_plan_detail(cx.out, p, tc.task, note + "\n  step model: " + trust_text(t, p));
   }
   return emit(save_plan(cx, a, tc.cluster, tc.task, p.layout.str(), plan_json(p)), cx, a,
               p.layout.str(), tc.cluster, tc.calibrations, one_site(tc.cluster, p.compounds));
@@ -576,7 +585,7 @@ int plan(Context& cx, const PlanArgs& given) {
     nlohmann::ordered_json j = names_json(cluster, task);
     j["candidates"] = r.candidates;
     j["feasible"] = r.plans.size();
-    j["trust"] = trust_json(trust(cx, tc), r.plans.front().layout.tp > 1);
+    j["trust"] = trust_json(trust(cx, tc), r.plans.front());
     for (std::size_t i = 0; i < r.plans.size() && i < a.top; ++i) {
       j["plans"].push_back(plan_run_json(r.plans[i], task));
     }
@@ -596,8 +605,7 @@ int plan(Context& cx, const PlanArgs& given) {
          << " fit in memory and were costed\n";
   print_plan_table(cx.out, r.plans, a.top);
   print_plan_detail(cx.out, r.plans.front(), task,
-                    note + "\n  step model: " +
-                        planner::step_trust_text(trust(cx, tc), r.plans.front().layout.tp > 1));
+                    note + "\n  step model: " + trust_text(trust(cx, tc), r.plans.front()));
   if (a.simulate_top > 0) {
     std::vector<SimulatedPlan> sims = rerank_by_simulation(tc, r.plans, a.simulate_top);
     cx.out << "the best " << sims.size() << " re-ranked by SimGrid simulation of their step:\n";

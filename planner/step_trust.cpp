@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <iterator>
 
 namespace yirage::planner {
@@ -33,16 +34,22 @@ std::int64_t tp_of(const std::string& layout) {
   return at == std::string::npos ? 1 : std::atoll(layout.c_str() + at + 3);
 }
 
-// Statistics over the points whose layouts have (or have not) tensor parallelism.
-StepStats tp_stats(const std::vector<StepPoint>& points, bool tensor_parallel) {
+// Statistics over the points `keep` says yes to.
+StepStats stats_of(const std::vector<StepPoint>& points,
+                   const std::function<bool(const StepPoint&)>& keep) {
   std::vector<StepPoint> mine;
-  std::copy_if(points.begin(), points.end(), std::back_inserter(mine),
-               [&](const StepPoint& p) { return (tp_of(p.row.layout) > 1) == tensor_parallel; });
+  std::copy_if(points.begin(), points.end(), std::back_inserter(mine), keep);
   for (const StepStats& s : step_stats(mine)) {
     if (s.group == "all")
       return s;
   }
   return {};
+}
+
+// Whether the model's kernels fill kBusyShare of the point's priced step.
+bool busy_point(const StepPoint& p) {
+  return p.estimate_s && *p.estimate_s > 0 &&
+         p.estimate_kernels.total() >= kBusyShare * *p.estimate_s;
 }
 
 }  // namespace
@@ -90,12 +97,18 @@ StepTrust step_trust(const std::filesystem::path& benchmarks,
     std::string layout = "," + p.row.layout + ",";
     t.without_te += ran && layout.find(",te=off,") != std::string::npos ? 1 : 0;
   }
-  t.with_tp = tp_stats(points, true);
-  t.without_tp = tp_stats(points, false);
+  t.with_tp = stats_of(points, [](const StepPoint& p) { return tp_of(p.row.layout) > 1; });
+  t.without_tp = stats_of(points, [](const StepPoint& p) { return tp_of(p.row.layout) == 1; });
+  t.busy = stats_of(points, busy_point);
+  t.idle = stats_of(points, [](const StepPoint& p) { return !busy_point(p); });
   return t;
 }
 
-std::string step_trust_text(const StepTrust& t, bool tensor_parallel) {
+bool keeps_gpu_busy(const StepBreakdown& b) {
+  return b.total > 0 && b.kernels.total() >= kBusyShare * b.total;
+}
+
+std::string step_trust_text(const StepTrust& t, bool tensor_parallel, bool busy) {
   if (t.rows == 0) {
     return "not validated: no measured " + framework_label(t.framework) + " steps on " + t.device +
            " (data/benchmarks/" + t.device + "/train_steps*.csv)";
@@ -127,14 +140,25 @@ std::string step_trust_text(const StepTrust& t, bool tensor_parallel) {
               std::to_string(s.rows) + ")";
     }
   }
-  const StepStats& like = tensor_parallel ? t.with_tp : t.without_tp;
-  if (t.with_tp.rows > 0 && t.without_tp.rows > 0) {
+  // Like the plan: by what holds its step where both kinds were measured, else by tensor
+  // parallelism.
+  const StepStats* like = nullptr;
+  if (t.busy.rows > 0 && t.idle.rows > 0) {
+    like = busy ? &t.busy : &t.idle;
+    text += busy ? "; where the GPU is busy for " + pct(100 * kBusyShare) +
+                       " of the step or more, as in this plan: ±"
+                 : "; where the host or collectives leave the GPU idle for over " +
+                       pct(100 * (1 - kBusyShare)) + " of the step, as in this plan: ±";
+  } else if (t.with_tp.rows > 0 && t.without_tp.rows > 0) {
+    like = tensor_parallel ? &t.with_tp : &t.without_tp;
     text += std::string("; ") + (tensor_parallel ? "with" : "without") +
-            " tensor parallelism, as this layout: ±" + pct(like.mape) + " (" +
-            std::to_string(like.rows) + ")";
-    if (like.repeat_rows > 0) {
-      text += ", where one layout measured again moves by ±" + pct(like.repeat_spread) + " (" +
-              std::to_string(like.repeat_rows) + ")";
+            " tensor parallelism, as this layout: ±";
+  }
+  if (like != nullptr) {
+    text += pct(like->mape) + " (" + std::to_string(like->rows) + ")";
+    if (like->repeat_rows > 0) {
+      text += ", where one layout measured again moves by ±" + pct(like->repeat_spread) + " (" +
+              std::to_string(like->repeat_rows) + ")";
     }
   }
   return text + "; none on more than " + std::to_string(most) + (most == 1 ? " GPU" : " GPUs");

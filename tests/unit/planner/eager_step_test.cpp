@@ -262,7 +262,7 @@ TEST(StepTrust, SaysWhatWasMeasuredAndWhatWasNot) {
       step_trust(devices::data_dir() / "benchmarks", "H100-SXM", devices::Framework::kMegatron,
                  testing::bundled_registry(), models, cal);
   EXPECT_EQ(none.rows, 0u);
-  EXPECT_EQ(step_trust_text(none, false),
+  EXPECT_EQ(step_trust_text(none, false, true),
             "not validated: no measured Megatron-LM steps on H100-SXM "
             "(data/benchmarks/H100-SXM/train_steps*.csv)");
   StepTrust h100 =
@@ -272,7 +272,7 @@ TEST(StepTrust, SaysWhatWasMeasuredAndWhatWasNot) {
   EXPECT_LT(h100.mape, 5);
   ASSERT_FALSE(h100.by_gpus.empty());
   EXPECT_EQ(h100.by_gpus.front().group, "1 GPU");
-  std::string text = step_trust_text(h100, false);
+  std::string text = step_trust_text(h100, false, true);
   EXPECT_EQ(text.rfind("±", 0), 0u) << text;
   EXPECT_NE(text.find("eager-PyTorch steps on H100-SXM: "), std::string::npos) << text;
   // The H200's Megatron-LM steps ran on Megatron-Core's own modules: the line says so.
@@ -281,7 +281,7 @@ TEST(StepTrust, SaysWhatWasMeasuredAndWhatWasNot) {
                  testing::bundled_registry(), models, cal);
   EXPECT_GT(local.rows, 0u);
   EXPECT_EQ(local.without_te, local.rows);
-  EXPECT_NE(step_trust_text(local, false)
+  EXPECT_NE(step_trust_text(local, false, true)
                 .find("Megatron-LM steps on H200 (all without Transformer Engine): "),
             std::string::npos);
   StepTrust unknown =
@@ -290,8 +290,10 @@ TEST(StepTrust, SaysWhatWasMeasuredAndWhatWasNot) {
   EXPECT_EQ(unknown.rows, 0u);
 }
 
-// The H200 steps hold layouts with and without tensor parallelism: the two errors split the
-// whole, and a plan's line names the one like its own layout.
+// The H200 steps hold layouts with and without tensor parallelism, and layouts the model has
+// the GPU busy for and others it leaves waiting on the host: each pair splits the whole, and a
+// plan's line names the error of the layouts like its own, by what holds its step where both
+// kinds were measured, by tensor parallelism where not.
 TEST(StepTrust, SaysHowCloseLayoutsLikeThePlansAre) {
   static const devices::ModelRegistry models = devices::ModelRegistry::load_bundled();
   costmodel::CalibrationSet cal =
@@ -299,17 +301,47 @@ TEST(StepTrust, SaysHowCloseLayoutsLikeThePlansAre) {
   StepTrust h200 =
       step_trust(devices::data_dir() / "benchmarks", "H200", devices::Framework::kPytorch,
                  testing::bundled_registry(), models, cal);
+  auto whole = [&](const StepStats& a, const StepStats& b) {
+    EXPECT_EQ(a.rows + b.rows, h200.rows);
+    return (a.mape * static_cast<double>(a.rows) + b.mape * static_cast<double>(b.rows)) /
+           static_cast<double>(h200.rows);
+  };
   ASSERT_GT(h200.with_tp.rows, 0u);
   ASSERT_GT(h200.without_tp.rows, 0u);
-  EXPECT_EQ(h200.with_tp.rows + h200.without_tp.rows, h200.rows);
-  double whole = (h200.with_tp.mape * static_cast<double>(h200.with_tp.rows) +
-                  h200.without_tp.mape * static_cast<double>(h200.without_tp.rows)) /
-                 static_cast<double>(h200.rows);
-  EXPECT_NEAR(whole, h200.mape, 1e-9);
-  EXPECT_NE(step_trust_text(h200, true).find("; with tensor parallelism, as this layout: ±"),
+  EXPECT_NEAR(whole(h200.with_tp, h200.without_tp), h200.mape, 1e-9);
+  ASSERT_GT(h200.busy.rows, 0u);
+  ASSERT_GT(h200.idle.rows, 0u);
+  EXPECT_NEAR(whole(h200.busy, h200.idle), h200.mape, 1e-9);
+  // Where the host binds, the model is further off than where the GPU does.
+  EXPECT_GT(h200.idle.mape, 2 * h200.busy.mape);
+  EXPECT_NE(step_trust_text(h200, true, true)
+                .find("; where the GPU is busy for 85% of the step or more, as in this plan: ±"),
             std::string::npos);
-  EXPECT_NE(step_trust_text(h200, false).find("; without tensor parallelism, as this layout: ±"),
+  EXPECT_NE(step_trust_text(h200, false, false)
+                .find("; where the host or collectives leave the GPU idle for over 15% of the "
+                      "step, as in this plan: ±"),
             std::string::npos);
+  StepTrust one_kind = h200;
+  one_kind.idle = {};
+  EXPECT_NE(
+      step_trust_text(one_kind, true, true).find("; with tensor parallelism, as this layout: ±"),
+      std::string::npos);
+  EXPECT_NE(step_trust_text(one_kind, false, true)
+                .find("; without tensor parallelism, as this layout: ±"),
+            std::string::npos);
+}
+
+// A plan keeps the GPU busy where its kernels fill kBusyShare of its step.
+TEST(StepTrust, APlanIsBusyWhereItsKernelsFillItsStep) {
+  StepBreakdown b;
+  b.total = 1;
+  b.kernels.gemm = 0.6;
+  b.kernels.memory = 0.3;
+  EXPECT_TRUE(keeps_gpu_busy(b));
+  b.kernels.memory = 0.2;
+  EXPECT_FALSE(keeps_gpu_busy(b));
+  b.total = 0;
+  EXPECT_FALSE(keeps_gpu_busy(b));
 }
 
 }  // namespace
