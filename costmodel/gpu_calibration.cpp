@@ -40,9 +40,12 @@ std::optional<OpEstimate> estimate_op_row(const MeasuredRow& row,
   std::optional<OpEstimate> est = estimate_gpu_op(*d, dtype, eff, *info, shape, false, why);
   if (est && row.op == "gemm" && eff.duty_slope > 0) {
     // bench/ops.py times each call after triton's do_bench zeroes its L2 flush buffer, so the
-    // GEMM holds the GPU for its share of the pair alone and runs at that duty's clock.
-    double flush = kDoBenchFlushBytes / (d->memory_bandwidth.value.value * eff.memory) +
-                   kernel_launch(eff).value;
+    // GEMM holds the GPU for its share of the pair alone and runs at that duty's clock; with
+    // no flush (flush_bytes 0) the calls run back to back, at duty 1.
+    double bytes = row.flush_bytes.value_or(kDoBenchFlushBytes);
+    double flush = bytes > 0 ? bytes / (d->memory_bandwidth.value.value * eff.memory) +
+                                   kernel_launch(eff).value
+                             : 0;
     double duty = est->time.value / (est->time.value + flush);
     est = estimate_gpu_op(*d, dtype, at_duty(eff, duty), *info, shape, false, why);
   }

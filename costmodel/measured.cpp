@@ -19,7 +19,7 @@ using devices::SourceLoc;
 
 const std::vector<std::string> kColumns = {
     "kind",  "op",    "device", "fabric", "ranks",  "ranks_per_node", "bytes",
-    "shape", "dtype", "time_s", "stat",   "launch", "in_place"};
+    "shape", "dtype", "time_s", "stat",   "launch", "in_place",       "flush_bytes"};
 const std::vector<std::string> kRequired = {"kind", "op", "device", "time_s"};
 
 using Cell = CsvCell;
@@ -131,6 +131,14 @@ MeasuredRow read_row(RowReader& r,
     Cell ranks = cell("ranks");
     row.ranks = ranks.text.empty() ? 1 : r.count(ranks, "ranks");
     row.ranks_per_node = row.ranks;
+    Cell flush = cell("flush_bytes");
+    if (!flush.text.empty()) {
+      double v = r.number(flush, "flush_bytes", false);
+      if (v < 0)
+        r.error(flush.col, "'flush_bytes' must be 0 or more, got " + flush.text);
+      else
+        row.flush_bytes = v;
+    }
   } else {
     r.error(cell("kind").col,
             "unknown kind '" + row.kind + "'; expected collective, op, layer or program");

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,6 +31,9 @@ struct MeasuredRow {
   // for on the host), and whether the output overlays the input (nccl-tests' in-place).
   std::string launch = "graph";
   bool in_place = false;
+  // Op rows: the bytes zeroed before each timed call to flush the L2 (0: none, the calls back
+  // to back); absent: bench/ops.py's do_bench, which zeroes kDoBenchFlushBytes.
+  std::optional<double> flush_bytes;
   devices::SourceLoc loc;
 };
 

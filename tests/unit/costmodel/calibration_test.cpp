@@ -195,6 +195,27 @@ TEST(Measured, ProblemsArePinnedToLineAndColumn) {
     EXPECT_EQ(e.items().at(0).loc, (devices::SourceLoc{"m.csv", 3, 47}));
     EXPECT_EQ(e.items().at(0).message, "'time_s' must be a number, got 'fast'");
   }
+  try {
+    parse_measured("f.csv",
+                   "# provenance\nkind,op,device,shape,dtype,time_s,stat,flush_bytes\n"
+                   "op,gemm,H200,64x64x64,bf16,1e-5,median,-8\n");
+    FAIL() << "expected an input error";
+  } catch (const devices::InputError& e) {
+    EXPECT_EQ(e.items().at(0).loc, (devices::SourceLoc{"f.csv", 3, 40}));
+    EXPECT_EQ(e.items().at(0).message, "'flush_bytes' must be 0 or more, got -8");
+  }
+}
+
+// An op row says how much it flushed between calls; absent, bench/ops.py's do_bench flush.
+TEST(Measured, AnOpRowMayNameItsFlush) {
+  MeasuredFile f =
+      parse_measured("f.csv",
+                     "# provenance\nkind,op,device,shape,dtype,time_s,stat,flush_bytes\n"
+                     "op,gemm,H200,64x64x64,bf16,1e-5,median,0\n"
+                     "op,gemm,H200,64x64x64,bf16,1e-5,median,\n");
+  ASSERT_EQ(f.rows.size(), 2u);
+  EXPECT_EQ(f.rows[0].flush_bytes, 0.0);
+  EXPECT_FALSE(f.rows[1].flush_bytes.has_value());
 }
 
 // The committed calibration of `device` with the text `from` replaced by `to`, loaded: the

@@ -126,6 +126,12 @@ TEST(OpRowDuty, AGemmRowIsPricedAtTheDutyTheFlushLeftIt) {
   EXPECT_GT(long_ratio, 0.99);
   EXPECT_LT(long_ratio, 1);
   EXPECT_GE(short_ratio, 0.85);  // never past the floor
+  // A longer flush leaves the GEMM a lower duty; none, the rate back to back.
+  row.flush_bytes = 4.0 * (1 << 30);
+  EXPECT_LT(time(hot, "4096x4096x4096"), 0.97 * time(e, "4096x4096x4096"));
+  row.flush_bytes = 0;
+  EXPECT_DOUBLE_EQ(time(hot, "4096x4096x4096"), time(e, "4096x4096x4096"));
+  row.flush_bytes.reset();
   // Memory-bound rows keep their time: the curve moves the matrix rate only.
   row.op = "rmsnorm";
   row.shape = "16384x4096";
