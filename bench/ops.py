@@ -195,6 +195,28 @@ def run_rows_grid(rows, device):
             torch.cuda.empty_cache()
 
 
+def run_softmax_kernels(rows, device):
+    """Softmax over row lengths that take each of PyTorch's four softmax kernels (SoftMax.cu's
+    host_softmax: one warp a row up to 2,048 elements and 8 KiB; registers up to nine
+    elements a thread of 1,024; the row in 48 KiB of shared memory; the row read three
+    times), in bf16 and fp32, at lengths the row grid (run_rows_grid) does not time, so that
+    a fit on these rows is checked on the grid's. The kernel each length launches is printed."""
+    for dtype, name in [(BF16, "bf16"), (torch.float32, "fp32")]:
+        for c in [768, 1536, 3072, 6144, 10240, 20480, 24576, 40960]:
+            for r in [16, 256, 2048, 16384]:
+                if r * c > 2 ** 29:
+                    continue
+                x = torch.randn(r, c, device="cuda", dtype=dtype)
+                sm = lambda: torch.softmax(x, -1)
+                if r * c <= 2 ** 25:
+                    check("softmax", sm(), torch.softmax(x.double(), -1), 1e-2)
+                if r == 2048:
+                    print("softmax %s %dx%d kernels: %s" % (name, r, c, "; ".join(kernel_names(sm))))
+                rows.append(["op", "softmax", device, "%dx%d" % (r, c), name, bench(sm)])
+                del x
+            torch.cuda.empty_cache()
+
+
 def run_loss_rows(rows, device):
     """The loss's row-wise kernels at vocabulary widths: softmax over fp32 rows of 32K to 152K
     elements (a training step's log-softmax runs the same cunn_SoftMaxForward kernel; its
@@ -483,7 +505,7 @@ def run_rows_repeat(rows, device):
 # The groups measured only when asked for (--only NAME).
 ONLY = {"decode_attention": run_decode_attention, "strided": run_strided, "rows": run_rows_grid,
         "loss": run_loss_rows, "casts": run_casts, "attention_backward": run_attention_backward,
-        "unseen": run_unseen, "rows_repeat": run_rows_repeat}
+        "unseen": run_unseen, "rows_repeat": run_rows_repeat, "softmax": run_softmax_kernels}
 
 
 def main():
