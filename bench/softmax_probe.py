@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""PyTorch's softmax forward and backward at row lengths that take each of its four forward
+kernels (SoftMax.cu's host_softmax: one warp a row up to 2,048 elements and 8 KiB, registers
+up to nine elements a thread of 1,024, the row in 48 KiB of shared memory, the row read three
+times), in bf16 and fp32: the backward's own kernel and time beside the forward's, which the
+op model prices as one ratio of the forward (planner/workload/pricer.h, backward_ratio).
+
+Each case is checked against float64 first (forward, and the backward against autograd in
+float64 on the smaller cases); times are medians of triton.testing.do_bench (CUDA events, L2
+flushed, 25 ms warm-up, 100 ms); the kernels are the profiler's names for one call.
+
+    python3 bench/softmax_probe.py --out softmax_kernels.csv
+"""
+import argparse
+import datetime
+import re
+import subprocess
+import sys
+
+import torch
+import triton
+import triton.testing
+from torch.profiler import ProfilerActivity, profile
+
+BF16 = torch.bfloat16
+LENGTHS = [768, 1536, 3072, 4096, 6144, 8192, 10240, 16384, 20480, 24576, 40960]
+ROWS = [256, 2048, 16384]
+
+
+def check(name, out, ref, tol):
+    err = ((out.double() - ref).norm() / ref.norm()).item()
+    if not torch.isfinite(out).all() or err > tol:
+        sys.exit(f"{name}: relative error {err:.3g} exceeds {tol}")
+
+
+def bench(fn):
+    return triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median") * 1e-3
+
+
+def kernels(fn):
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as p:
+        fn()
+        torch.cuda.synchronize()
+    names = [e.name for e in p.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    short = []
+    for n in names:  # the kernel's own name, without namespaces, templates or arguments
+        m = re.search(r"(\w+)\s*[<(]", n.replace("(anonymous namespace)", ""))
+        short.append(m.group(1) if m else n.replace(",", ";"))
+    return " | ".join(short)
+
+
+def main(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--out", required=True)
+    a = p.parse_args(argv)
+    torch.manual_seed(0)
+    rows = []
+    for dtype, name in [(BF16, "bf16"), (torch.float32, "fp32")]:
+        for c in LENGTHS:
+            for r in ROWS:
+                if r * c > 2 ** 29:
+                    continue
+                x = torch.randn(r, c, device="cuda", dtype=dtype)
+                y = torch.softmax(x, -1)
+                g = torch.randn_like(y)
+
+                def backward():
+                    return torch._softmax_backward_data(g, y, -1, dtype)
+
+                if r * c <= 2 ** 23:
+                    xd = x.double().requires_grad_(True)
+                    yd = torch.softmax(xd, -1)
+                    check(f"softmax {name} {r}x{c}", y, yd.detach(), 1e-2)
+                    (gd,) = torch.autograd.grad(yd, xd, g.double())
+                    check(f"softmax backward {name} {r}x{c}", backward(), gd, 2e-2)
+                fwd = bench(lambda: torch.softmax(x, -1))
+                bwd = bench(backward)
+                rows.append([f"{r}x{c}", name, f"{fwd:.6e}", f"{bwd:.6e}",
+                             kernels(lambda: torch.softmax(x, -1)), kernels(backward)])
+                print(",".join(rows[-1]), flush=True)
+                del x, y, g
+            torch.cuda.empty_cache()
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm",
+                          "--format=csv,noheader"], capture_output=True, text=True,
+                         check=False).stdout.strip().split("\n")[0]
+    with open(a.out, "w") as f:
+        f.write("# PyTorch's softmax forward and backward at row lengths that take each of its "
+                "forward kernels, with the kernels each launched\n")
+        f.write(f"# device: {torch.cuda.get_device_name()} (nvidia-smi: name, driver, max SM "
+                f"clock: {smi})\n")
+        f.write(f"# software: torch {torch.__version__}, CUDA {torch.version.cuda}, triton "
+                f"{triton.__version__}\n")
+        f.write(f"# date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC\n")
+        f.write(f"# script: bench/softmax_probe.py {' '.join(argv)}\n")
+        f.write("# method: checked against float64 first; median of triton.testing.do_bench "
+                "(CUDA events, L2 flushed, 25 ms warm-up, 100 ms)\n")
+        f.write("shape,dtype,forward_s,backward_s,forward_kernels,backward_kernels\n")
+        for r in rows:
+            f.write(",".join(r) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
