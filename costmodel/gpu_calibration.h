@@ -20,7 +20,8 @@ namespace yirage::costmodel {
 constexpr double kDoBenchFlushBytes = 256.0 * 1024 * 1024;
 
 /// The estimate of one measured op row, or nullopt with the reason. A GEMM row is priced at
-/// the duty it was timed at (GpuEfficiency::duty_slope): the GEMM, then the flush's memset.
+/// the duty it was timed at (GpuEfficiency::duty_slope): the GEMM, then the memset of its
+/// flush (MeasuredRow::flush_bytes; absent, kDoBenchFlushBytes; 0, back to back).
 std::optional<OpEstimate> estimate_op_row(const MeasuredRow& row,
                                           const devices::DeviceRegistry& registry,
                                           const GpuEfficiency& eff,
