@@ -25,17 +25,13 @@ import sys
 
 import torch
 
+from ops import check  # bench/ops.py: the float64 check
+
 BF16 = torch.bfloat16
 SHAPES = ["2048x2560x2560", "1024x4096x4096", "2048x4096x4096", "4096x4096x4096",
           "2048x14336x4096", "4096x14336x4096", "4096x28672x4096", "8192x8192x8192"]
 FLUSHES = [0, 256 << 20, 1 << 30, 4 << 30]
 ROTATE_BYTES = 256 << 20
-
-
-def check(name, out, ref, tol):
-    err = ((out.double() - ref).norm() / ref.norm()).item()
-    if not torch.isfinite(out).all() or err > tol:
-        sys.exit(f"{name}: relative error {err:.3g} exceeds {tol}")
 
 
 def operands(m, n, k):

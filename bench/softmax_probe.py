@@ -19,22 +19,13 @@ import sys
 
 import torch
 import triton
-import triton.testing
 from torch.profiler import ProfilerActivity, profile
+
+from ops import bench, check  # bench/ops.py: the float64 check, do_bench's median
 
 BF16 = torch.bfloat16
 LENGTHS = [768, 1536, 3072, 4096, 6144, 8192, 10240, 16384, 20480, 24576, 40960]
 ROWS = [256, 2048, 16384]
-
-
-def check(name, out, ref, tol):
-    err = ((out.double() - ref).norm() / ref.norm()).item()
-    if not torch.isfinite(out).all() or err > tol:
-        sys.exit(f"{name}: relative error {err:.3g} exceeds {tol}")
-
-
-def bench(fn):
-    return triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median") * 1e-3
 
 
 def kernels(fn):

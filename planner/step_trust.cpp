@@ -46,10 +46,14 @@ StepStats stats_of(const std::vector<StepPoint>& points,
   return {};
 }
 
+// Whether `kernels` seconds of GPU work fill kBusyShare of a step of `total` seconds.
+bool fills(double kernels, double total) {
+  return total > 0 && kernels >= kBusyShare * total;
+}
+
 // Whether the model's kernels fill kBusyShare of the point's priced step.
 bool busy_point(const StepPoint& p) {
-  return p.estimate_s && *p.estimate_s > 0 &&
-         p.estimate_kernels.total() >= kBusyShare * *p.estimate_s;
+  return p.estimate_s && fills(p.estimate_kernels.total(), *p.estimate_s);
 }
 
 }  // namespace
@@ -105,7 +109,7 @@ StepTrust step_trust(const std::filesystem::path& benchmarks,
 }
 
 bool keeps_gpu_busy(const StepBreakdown& b) {
-  return b.total > 0 && b.kernels.total() >= kBusyShare * b.total;
+  return fills(b.kernels.total(), b.total);
 }
 
 std::string step_trust_text(const StepTrust& t, bool tensor_parallel, bool busy) {
