@@ -269,6 +269,25 @@ def run_casts(rows, device):
     torch.cuda.empty_cache()
 
 
+def run_accumulate(rows, device):
+    """Megatron-LM's gradient accumulation without its fused kernel: every micro-batch adds
+    each bf16 weight gradient into the parameter's fp32 main gradient (`main_grad.add_(grad)`),
+    N elements (`accumulate N`), which PyTorch runs in its unrolled loop with a cast on both
+    loads (unrolled_elementwise_kernel, CUDAFunctor_add<float>, LoadWithCast)."""
+    for e in range(12, 29):
+        n = 2 ** e if e % 2 == 0 else 3 * 2 ** (e - 1)
+        main = torch.randn(n, device="cuda", dtype=torch.float32)
+        grad = torch.randn(n, device="cuda", dtype=BF16)
+        want = main.double() + grad.double()
+        check("accumulate", main.clone().add_(grad), want, 1e-6)
+        del want
+        if e == 26:
+            print("accumulate %d kernels: %s" % (n, "; ".join(kernel_names(lambda: main.add_(grad)))))
+        rows.append(["op", "accumulate", device, str(n), "bf16", bench(lambda: main.add_(grad))])
+        del main, grad
+    torch.cuda.empty_cache()
+
+
 def run_strided(rows, device):
     """Elementwise kernels over non-contiguous views, as an eager Llama layer runs them: PyTorch
     takes its unvectorised TensorIterator loop for these, well below a contiguous op's rate.
@@ -505,7 +524,8 @@ def run_rows_repeat(rows, device):
 # The groups measured only when asked for (--only NAME).
 ONLY = {"decode_attention": run_decode_attention, "strided": run_strided, "rows": run_rows_grid,
         "loss": run_loss_rows, "casts": run_casts, "attention_backward": run_attention_backward,
-        "unseen": run_unseen, "rows_repeat": run_rows_repeat, "softmax": run_softmax_kernels}
+        "unseen": run_unseen, "rows_repeat": run_rows_repeat, "softmax": run_softmax_kernels,
+        "accumulate": run_accumulate}
 
 
 def main():

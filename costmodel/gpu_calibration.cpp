@@ -176,8 +176,9 @@ GpuEfficiency coordinate_descent(const std::vector<Sample>& s,
   return best;
 }
 
-constexpr std::array<const char*, 8> kStreamKinds = {
-    "rmsnorm", "layernorm", "softmax", "elementwise", "strided", "strided_binary", "cat", "widen"};
+constexpr std::array<const char*, 9> kStreamKinds = {"rmsnorm",     "layernorm", "softmax",
+                                                     "elementwise", "strided",   "strided_binary",
+                                                     "cat",         "widen",     "accumulate"};
 
 // One row of a stream fit: the model time is latency + hypot(per_column x columns,
 // max(traffic x bytes_time, arithmetic / vector)).
@@ -280,11 +281,12 @@ void fit_stream(const std::vector<Sample>& s,
 }
 
 // Kinds whose rows fit only their own stream fit: PyTorch's unvectorised loops (strided, cat,
-// the widening cast) run far below the HBM rate, and softmax at its arithmetic's (3x its
-// bytes' time in 16 bits); they would drag the shared fractions of peak down with them.
+// the widening cast, the mixed-dtype accumulation) run far below the HBM rate, and softmax at
+// its arithmetic's (3x its bytes' time in 16 bits); they would drag the shared fractions of
+// peak down with them.
 bool stream_only(const std::string& op) {
   return op == "strided" || op == "strided_binary" || op == "cat" || op == "widen" ||
-         op == "softmax";
+         op == "accumulate" || op == "softmax";
 }
 
 bool narrow_gemm(const MeasuredRow& row) {

@@ -32,6 +32,10 @@ const std::vector<GpuOpInfo>& gpu_ops() {
       {GpuOp::kWiden, "widen", "N",
        "N 16-bit elements cast to fp32 (eager PyTorch's unrolled copy: gradients and logits)",
        false},
+      {GpuOp::kAccumulate, "accumulate", "N",
+       "N 16-bit gradients added into fp32 sums (Megatron-LM's main gradients without "
+       "gradient-accumulation fusion)",
+       false},
       {GpuOp::kRmsNormLinear, "rmsnorm_linear", "MxKxN", "RMSNorm of [MxK], then x [KxN]", true},
       {GpuOp::kGatedMlp, "gated_mlp", "MxHxF",
        "SiLU(x W_gate) * (x W_up), then x W_down: hidden H, FFN width F", true},
@@ -173,6 +177,11 @@ std::vector<KernelEstimate> single(const Ctx& c, GpuOp op, const OpShape& s) {
       // The unrolled loop casts on every load: its own rate (bench/ops.py --only casts).
       return {stream_kernel(c.d, c.eff, "widen", "widen " + std::to_string(x[0]), f(x[0]) * c.b,
                             4 * f(x[0]), f(x[0]))};
+    case GpuOp::kAccumulate:
+      // The unrolled loop casts both loads: the fp32 sum and the 16-bit gradient read, the
+      // sum written (bench/ops.py --only accumulate).
+      return {stream_kernel(c.d, c.eff, "accumulate", "accumulate " + std::to_string(x[0]),
+                            f(x[0]) * (4 + c.b), 4 * f(x[0]), f(x[0]))};
     case GpuOp::kStridedBinary:
       return {stream_kernel(c.d, c.eff, "strided_binary", "strided_binary " + std::to_string(x[0]),
                             2 * f(x[0]) * c.b, f(x[0]) * c.b, f(x[0]))};

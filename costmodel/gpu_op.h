@@ -25,6 +25,7 @@ enum class GpuOp {
   kStridedBinary,
   kCat,
   kWiden,
+  kAccumulate,
   kRmsNormLinear,
   kGatedMlp,
   kGemmSoftmax,

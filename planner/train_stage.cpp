@@ -472,10 +472,8 @@ double megatron_gradient_accumulation(const DeviceContext& dcx,
     return eager_stream_time(dcx, 6 * parameters * later);
   }
   // Otherwise Megatron-LM accumulates in fp32 (its default for bf16): in every micro-batch its
-  // DDP hook adds the 16-bit gradient into the fp32 main gradient (2 + 4 read, 4 written), in
-  // PyTorch's loop for mixed dtypes, priced at the rate of a cast to fp32.
-  double bytes = 10 * parameters;
-  return eager_stream_time(dcx, bytes, bytes);
+  // DDP hook adds the 16-bit gradient into the fp32 main gradient (eager_accumulate_time).
+  return eager_accumulate_time(dcx, parameters);
 }
 
 StageTimes stage_times(const TrainContext& cx,

@@ -50,15 +50,10 @@ constexpr double kActBackward = 6;
 
 }  // namespace
 
-namespace {
-
-// The pointwise pieces of one layer around its GEMMs, the norms from parts (eager PyTorch) or
-// not at all (Megatron-Core's norm kernels, priced as operations); `stream` elements per
-// norm and residual add.
-EagerBytes layer_bytes(const devices::ModelSpec& m,
-                       const LayerShape& s,
-                       double stream,
-                       bool norms) {
+EagerBytes eager_layer_bytes(const devices::ModelSpec& m, const LayerShape& s) {
+  // With tensor parallelism the runner shards the norms' tokens over the group (sequence
+  // parallelism); the projections' outputs are split by heads and FFN columns.
+  double stream = f(s.micro_batch * s.seq) * f(m.hidden) / (s.tp > 1 ? f(s.tp) : 1);
   double tokens = f(s.micro_batch * s.seq);
   double t = f(s.tp);
   double q = tokens * f(std::max<std::int64_t>(1, m.heads / s.tp) * m.head_dim);
@@ -68,43 +63,75 @@ EagerBytes layer_bytes(const devices::ModelSpec& m,
   double wide = tokens * f(ffn) / t;
   bool gated = m.ffn_kind == devices::FfnKind::kGated;
   bool rope = m.position == devices::PositionKind::kRope;
-  double n = norms ? 2 : 0;
   EagerBytes b;
-  b.forward = n * kNormForward * stream + 2 * kResidual * stream + kContiguous * q +
+  b.forward = 2 * kNormForward * stream + 2 * kResidual * stream + kContiguous * q +
               (rope ? kRope * (q + kv) : 0) + (gated ? kSwigluForward : kActForward) * wide;
   // Backward: the q, k and v gradients made contiguous again for the projections.
-  b.backward = n * kNormBackward * stream + 2 * kResidual * stream +
+  b.backward = 2 * kNormBackward * stream + 2 * kResidual * stream +
                kContiguous * (2 * q + 2 * kv) + (rope ? kRope * (q + kv) : 0) +
                (gated ? kSwigluBackward : kActBackward) * wide;
-  b.widen_forward = n * kNormWiden * stream;
-  b.widen_backward = n * kNormWiden * stream;
+  b.widen_forward = 2 * kNormWiden * stream;
+  b.widen_backward = 2 * kNormWiden * stream;
   double rotated = rope ? q + kv : 0;
-  b.strided_forward = n * kNormStridedForward * stream + kRopeStrided * rotated;
-  b.strided_backward = n * kNormStridedBackward * stream + kRopeStrided * rotated;
+  b.strided_forward = 2 * kNormStridedForward * stream + kRopeStrided * rotated;
+  b.strided_backward = 2 * kNormStridedBackward * stream + kRopeStrided * rotated;
   b.cat_forward = kRopeCat * rotated;
   b.cat_backward = kRopeCat * rotated;
   return b;
 }
 
-}  // namespace
-
-EagerBytes eager_layer_bytes(const devices::ModelSpec& m, const LayerShape& s) {
-  // With tensor parallelism the runner shards the norms' tokens over the group (sequence
-  // parallelism); the projections' outputs are split by heads and FFN columns.
-  double stream = f(s.micro_batch * s.seq) * f(m.hidden) / (s.tp > 1 ? f(s.tp) : 1);
-  return layer_bytes(m, s, stream, true);
-}
-
 EagerBytes local_layer_bytes(const devices::ModelSpec& m, const LayerShape& s) {
-  EagerBytes b = layer_bytes(m, s, f(norm_rows(s)) * f(m.hidden), false);
+  double tokens = f(s.micro_batch * s.seq);
+  double t = f(s.tp);
+  double e = f(norm_rows(s)) * f(m.hidden);  // the residual stream's elements
+  double q = tokens * f(std::max<std::int64_t>(1, m.heads / s.tp) * m.head_dim);
+  double kv = tokens * f(std::max<std::int64_t>(1, m.kv_heads / s.tp) * m.head_dim);
+  std::int64_t ffn =
+      s.moe_layer ? m.moe->expert_ffn * (m.moe->top_k + m.moe->shared_experts) : m.ffn;
+  double wide = tokens * f(ffn) / t;
+  bool rope = m.position == devices::PositionKind::kRope;
+  bool gated = m.ffn_kind == devices::FfnKind::kGated;
+  double rotated = rope ? q + kv : 0;
+  EagerBytes b;
+  // Both passes: the residual adds; backward: the q, k and v gradients concatenated into the
+  // fused projection's (2 + 2 per element).
+  b.forward = 2 * kResidual * e;
+  b.backward = 2 * kResidual * e + kContiguous * (q + 2 * kv);
+  if (rope) {
+    // The query view of the fused QKV output copied contiguous (unvectorised, 2 + 2), then per
+    // rotated element: the products by cos and sin over broadcast operands and the negated
+    // half (2 + 2, 2 + 2, 1 + 1: unvectorised), the halves concatenated (2 + 2: "cat"), the sum
+    // (2 + 2 + 2) and the rotated part concatenated with the rest (2 + 2). Backward: the same
+    // products, negation and concatenation, and the sums of the gradients' paths, one of them
+    // into a zeroed tensor (6, 2 and 6).
+    b.strided_forward += kContiguous * q + kRopeStrided * rotated;
+    b.strided_backward += kRopeStrided * rotated;
+    b.cat_forward += kRopeCat * rotated;
+    b.cat_backward += kRopeCat * rotated;
+    b.forward += kContiguous * q + (kRopeStrided + kRopeCat + 10) * rotated;
+    b.backward += (kRopeStrided + kRopeCat + 14) * rotated;
+  }
+  if (gated) {
+    // SiLU of the gate half and the up half plus glu_linear_offset, both strided views of the
+    // up projection's output (2 + 2 each, unvectorised), their product (2 + 2 + 2). Backward:
+    // the product's two gradients (2 x 6), SiLU's backward reading the strided half (2 + 2 +
+    // 2: a binary op over a strided operand), the halves' gradients concatenated (2 x (2 + 2)).
+    b.strided_forward += 8 * wide;
+    b.forward += 14 * wide;
+    b.strided_binary_backward += 6 * wide;
+    b.backward += 26 * wide;
+  } else {
+    b.forward += kActForward * wide;
+    b.backward += kActBackward * wide;
+  }
   if (m.bias == devices::BiasKind::kAll) {
-    // The QKV bias added in its own kernel (2 + 2; the others ride in the fused bias-GeLU and
-    // bias-dropout-add); in backward every bias's gradient sums its output's gradient (2).
-    double tokens = f(s.micro_batch * s.seq);
+    // The QKV, output and down projections' biases each added apart over a broadcast operand
+    // (2 + 2, unvectorised; the up projection's rides in the fused bias-GeLU); in backward
+    // every bias's gradient sums its output's gradient over the tokens (2).
     double qkv = tokens * f(qkv_width(m) / s.tp);
-    std::int64_t ffn = s.moe_layer ? m.moe->expert_ffn * m.moe->top_k : m.ffn;
-    b.forward += 4 * qkv;
-    b.backward += 2 * (qkv + 2 * tokens * f(m.hidden) + tokens * f(ffn / s.tp));
+    b.strided_forward += 4 * (qkv + 2 * e);
+    b.forward += 4 * (qkv + 2 * e);
+    b.backward += 2 * (qkv + 2 * e + wide);
   }
   return b;
 }
@@ -121,7 +148,9 @@ std::int64_t eager_layer_operations(const devices::ModelSpec& m) {
 std::int64_t local_layer_operations(const devices::ModelSpec& m) {
   bool rope = m.position == devices::PositionKind::kRope;
   bool gated = m.ffn_kind == devices::FfnKind::kGated;
-  return 2 + 1 + (rope ? 10 : 0) + (gated ? 2 : 1) + (m.bias == devices::BiasKind::kAll ? 1 : 0);
+  // Two residual adds; RoPE's copy and six on q, six on k; the activation's three (or one);
+  // three bias adds.
+  return 2 + (rope ? 13 : 0) + (gated ? 3 : 1) + (m.bias == devices::BiasKind::kAll ? 3 : 0);
 }
 
 std::int64_t eager_loss_vocab(const devices::ModelSpec& m, const LayerShape& s) {
@@ -174,7 +203,8 @@ double stream_parts(const DeviceContext& cx,
                     double widen,
                     double strided,
                     double cat,
-                    const char* strided_kind = "strided") {
+                    const char* strided_kind = "strided",
+                    double strided_binary = 0) {
   // Where a kind was not measured, its bytes run at the elementwise rate.
   auto has = [&](const char* kind) {
     return cx.efficiency.stream.count(kind) > 0;
@@ -182,13 +212,14 @@ double stream_parts(const DeviceContext& cx,
   widen = has("widen") ? widen : 0;
   strided = has(strided_kind) ? strided : 0;
   cat = has("cat") ? cat : 0;
+  strided_binary = has("strided_binary") ? strided_binary : 0;
   auto time = [&](const char* kind, const char* what, double read, double write) {
     return costmodel::stream_kernel(cx.device, cx.efficiency, kind, what, read, write, 0)
         .time()
         .value;
   };
   double t = 0;
-  double plain = bytes - widen - strided - cat;
+  double plain = bytes - widen - strided - cat - strided_binary;
   if (plain > 0)
     t += time("elementwise", "eager traffic", plain, 0);
   if (widen > 0)
@@ -197,6 +228,8 @@ double stream_parts(const DeviceContext& cx,
     t += time(strided_kind, "eager broadcast and strided operands", strided, 0);
   if (cat > 0)
     t += time("cat", "eager concatenations", cat, 0);
+  if (strided_binary > 0)
+    t += time("strided_binary", "eager binary ops over a strided operand", strided_binary, 0);
   return t;
 }
 
@@ -206,12 +239,23 @@ double eager_stream_time(const DeviceContext& cx, double bytes, double widen) {
   return stream_parts(cx, bytes, widen, 0, 0);
 }
 
+double eager_accumulate_time(const DeviceContext& cx, double elements) {
+  if (cx.efficiency.stream.count("accumulate") == 0)
+    return stream_parts(cx, 10 * elements, 10 * elements, 0, 0);
+  return costmodel::stream_kernel(cx.device, cx.efficiency, "accumulate",
+                                  "gradients added into fp32 sums", 6 * elements, 4 * elements, 0)
+      .time()
+      .value;
+}
+
 double eager_forward_time(const DeviceContext& cx, const EagerBytes& b) {
-  return stream_parts(cx, b.forward, b.widen_forward, b.strided_forward, b.cat_forward);
+  return stream_parts(cx, b.forward, b.widen_forward, b.strided_forward, b.cat_forward, "strided",
+                      b.strided_binary_forward);
 }
 
 double eager_backward_time(const DeviceContext& cx, const EagerBytes& b) {
-  return stream_parts(cx, b.backward, b.widen_backward, b.strided_backward, b.cat_backward);
+  return stream_parts(cx, b.backward, b.widen_backward, b.strided_backward, b.cat_backward,
+                      "strided", b.strided_binary_backward);
 }
 
 PassTime megatron_loss_time(const DeviceContext& cx, double logits) {

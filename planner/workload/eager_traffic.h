@@ -29,6 +29,8 @@ namespace yirage::planner {
 /// - `strided`: products with a broadcast operand (the norms' rsqrt and weight, RoPE's cos and
 ///   sin) and ops on a strided half (RoPE's negation), its unvectorised TensorIterator loop
 ///   (costmodel's "strided");
+/// - `strided_binary`: binary ops with one strided operand (Megatron-Core's SiLU backward on
+///   the gate half), the same loop with two inputs (costmodel's "strided_binary");
 /// - `cat`: RoPE's concatenation of the halves (costmodel's "cat").
 struct EagerBytes {
   double forward = 0;
@@ -39,21 +41,33 @@ struct EagerBytes {
   double strided_backward = 0;
   double cat_forward = 0;
   double cat_backward = 0;
+  double strided_binary_forward = 0;
+  double strided_binary_backward = 0;
 };
 
 /// One layer, one micro-batch, one device of a tensor-parallel group of `s.tp` (norms and
 /// residual adds on 1 / tp of the tokens with sequence parallelism).
 EagerBytes eager_layer_bytes(const devices::ModelSpec& m, const LayerShape& s);
 
-/// The same pieces as Megatron-Core's own modules run them (Layout::te off): RoPE, the
-/// activation, the residual adds and the contiguous copies as eager PyTorch's kernels, the
-/// norms not included (PyTorch's norm kernels, priced as operations), norms and residuals on
-/// norm_rows(s), and for models with biases the QKV bias's add and every bias's gradient.
+/// The pointwise kernels of a layer as Megatron-Core's own modules run them (Layout::te off,
+/// as profiled at the commit bench/run_megatron.py names), the norms not included (PyTorch's
+/// fused norm kernels, priced as operations), residuals on norm_rows(s):
+/// - RoPE (apply_rotary_pos_emb): the query view copied contiguous, then on q and k the
+///   products by cos and sin, the negated half, the halves' concatenation, the sum and the
+///   rotated part's concatenation with the rest; their gradients in backward;
+/// - a gated MLP (MLP.glu): SiLU of the gate half and the up half plus its offset
+///   (glu_linear_offset), both strided views of the fused up projection, then their product;
+///   in backward the product's two gradients, SiLU's backward on the strided half, and the
+///   halves' gradients concatenated;
+/// - biases (models with them): each projection's bias added apart over a broadcast operand
+///   (QKV, output and down projection; the up projection's rides in the fused bias-GeLU), and
+///   every bias's gradient summed over the tokens in backward;
+/// - the q, k and v gradients concatenated into the fused QKV projection's.
 EagerBytes local_layer_bytes(const devices::ModelSpec& m, const LayerShape& s);
 
 /// The kernels of local_layer_bytes in one layer's forward: RoPE's five on q and on k, the
-/// activation's (SiLU and the product, or one), two residual adds, one contiguous copy, and
-/// the QKV bias's add where there are biases.
+/// activation's (SiLU, the offset and the product, or one), two residual adds, one contiguous
+/// copy, and the three bias adds where there are biases.
 std::int64_t local_layer_operations(const devices::ModelSpec& m);
 
 /// The output head's micro-batch: the logits cast to fp32 before the loss, and their
@@ -125,6 +139,12 @@ double local_optimizer_bytes_per_parameter();
 /// RoPE's, the residual adds, SwiGLU or the activation, the contiguous copy): what the host
 /// dispatches beside the matrix products and attention.
 std::int64_t eager_layer_operations(const devices::ModelSpec& m);
+
+/// Seconds to add `elements` 16-bit gradients into fp32 sums (2 + 4 B read, 4 written) in
+/// PyTorch's unrolled loop for mixed dtypes: at the rate measured for that kernel
+/// (costmodel's "accumulate") where the device's calibration has it, else at the rate of a
+/// cast to fp32.
+double eager_accumulate_time(const DeviceContext& cx, double elements);
 
 /// Seconds to move `bytes` through memory-bound kernels on the context's device, `widen` of
 /// them through casts to fp32 (each part at its kind's rate where the device's calibration

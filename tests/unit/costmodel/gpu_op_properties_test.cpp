@@ -54,6 +54,7 @@ OpShape random_shape(std::mt19937_64& rng, const GpuOpInfo& info) {
     case GpuOp::kStridedBinary:
     case GpuOp::kCat:
     case GpuOp::kWiden:
+    case GpuOp::kAccumulate:
       dims = {dim(rng, 26)};
       break;
     case GpuOp::kRmsNorm:

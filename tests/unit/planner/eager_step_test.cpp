@@ -49,32 +49,41 @@ TEST(EagerTraffic, LayerBytesFollowTheKernels) {
   EXPECT_DOUBLE_EQ(eager_layer_bytes(llama8b(), split).forward, b.forward / 4);
 }
 
-// Megatron-Core's own modules run the same pieces but PyTorch's norm kernels (priced as
-// operations, not here), norms and residuals on every token without sequence parallelism, and
-// the biases of models that have them.
-TEST(EagerTraffic, MegatronLocalLayerBytesLeaveTheNormsOut) {
+// Megatron-Core's own modules (te=off) as profiled kernel by kernel: PyTorch's norm kernels
+// (priced as operations, not here), RoPE with its copy and final concatenation, the gated MLP
+// over strided halves of the fused up projection, norms and residuals on every token without
+// sequence parallelism, and the biases of models that have them.
+TEST(EagerTraffic, MegatronLocalLayerBytesFollowItsKernels) {
   LayerShape s{1, 1000, 1, false};
   EagerBytes b = local_layer_bytes(llama8b(), s);
   double h = 1000.0 * 4096;
   double q = 1000.0 * 4096;
   double kv = 1000.0 * 1024;
   double ffn = 1000.0 * 14336;
-  EXPECT_DOUBLE_EQ(b.forward, 2 * 6 * h + 4 * q + 20 * (q + kv) + 10 * ffn);
-  EXPECT_DOUBLE_EQ(b.backward, 2 * 6 * h + 4 * (2 * q + 2 * kv) + 20 * (q + kv) + 18 * ffn);
+  EXPECT_DOUBLE_EQ(b.forward, 2 * 6 * h + 4 * q + 24 * (q + kv) + 14 * ffn);
+  EXPECT_DOUBLE_EQ(b.backward, 2 * 6 * h + 4 * (q + 2 * kv) + 28 * (q + kv) + 26 * ffn);
   EXPECT_DOUBLE_EQ(b.widen_forward, 0);
-  EXPECT_DOUBLE_EQ(b.strided_forward, 10 * (q + kv));
-  EXPECT_DOUBLE_EQ(eager_layer_bytes(llama8b(), s).forward - b.forward, 2 * 40 * h);
+  // Unvectorised: the query's copy, RoPE's products and negation, SiLU and the offset on the
+  // strided halves; SiLU's backward reads a strided half beside the gradient.
+  EXPECT_DOUBLE_EQ(b.strided_forward, 4 * q + 10 * (q + kv) + 8 * ffn);
+  EXPECT_DOUBLE_EQ(b.strided_backward, 10 * (q + kv));
+  EXPECT_DOUBLE_EQ(b.strided_binary_backward, 6 * ffn);
+  EXPECT_DOUBLE_EQ(b.cat_forward, 4 * (q + kv));
   // tp = 2 without sequence parallelism: the residual adds on all the tokens.
   LayerShape whole{1, 1000, 2, false};
   whole.sp = false;
   EXPECT_DOUBLE_EQ(local_layer_bytes(llama8b(), whole).forward,
-                   2 * 6 * h + (4 * q + 20 * (q + kv) + 10 * ffn) / 2);
-  // Biases: the QKV bias's add in forward, every bias's gradient in backward.
+                   2 * 6 * h + (4 * q + 24 * (q + kv) + 14 * ffn) / 2);
+  // Biases: three adds over a broadcast operand in forward, every bias's gradient in backward.
   devices::ModelSpec biased = llama8b();
   biased.bias = devices::BiasKind::kAll;
   double qkv = q + 2 * kv;
-  EXPECT_DOUBLE_EQ(local_layer_bytes(biased, s).forward, b.forward + 4 * qkv);
-  EXPECT_DOUBLE_EQ(local_layer_bytes(biased, s).backward, b.backward + 2 * (qkv + 2 * h + ffn));
+  EagerBytes with = local_layer_bytes(biased, s);
+  EXPECT_DOUBLE_EQ(with.forward, b.forward + 4 * (qkv + 2 * h));
+  EXPECT_DOUBLE_EQ(with.strided_forward, b.strided_forward + 4 * (qkv + 2 * h));
+  EXPECT_DOUBLE_EQ(with.backward, b.backward + 2 * (qkv + 2 * h + ffn));
+  EXPECT_EQ(local_layer_operations(llama8b()), 2 + 13 + 3);
+  EXPECT_EQ(local_layer_operations(biased), 2 + 13 + 3 + 3);
   EXPECT_DOUBLE_EQ(local_optimizer_bytes_per_parameter(), 106);
 }
 
