@@ -10,25 +10,27 @@ float64 on the smaller cases); times are medians of triton.testing.do_bench (CUD
 flushed, 25 ms warm-up, 100 ms); the kernels are the profiler's names for one call.
 
     python3 bench/softmax_probe.py --out softmax_kernels.csv
+
+--rows-from FILE --device NAME prints such a file's backward times as op rows of
+data/benchmarks/README.md's format (op `softmax_backward`), without a GPU:
+
+    python3 bench/softmax_probe.py --rows-from softmax_kernels.csv --device H200 > rows.csv
 """
 import argparse
+import csv
 import datetime
 import re
 import subprocess
 import sys
 
-import torch
-import triton
-from torch.profiler import ProfilerActivity, profile
-
-from ops import bench, check  # bench/ops.py: the float64 check, do_bench's median
-
-BF16 = torch.bfloat16
 LENGTHS = [768, 1536, 3072, 4096, 6144, 8192, 10240, 16384, 20480, 24576, 40960]
 ROWS = [256, 2048, 16384]
 
 
 def kernels(fn):
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
     fn()
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as p:
@@ -42,10 +44,40 @@ def kernels(fn):
     return " | ".join(short)
 
 
+def rows_from(path, device):
+    """The backward column of a file this script wrote, as op rows (its '#' lines kept)."""
+    with open(path) as f:
+        lines = f.read().splitlines()
+    for line in lines:
+        if line.startswith("#"):
+            print(line)
+    print("# rows: bench/softmax_probe.py --rows-from %s --device %s (the backward_s column)"
+          % (path.rsplit("/", 1)[-1], device))
+    print("kind,op,device,shape,dtype,time_s,stat")
+    for r in csv.DictReader(line for line in lines if not line.startswith("#")):
+        print("op,softmax_backward,%s,%s,%s,%s,median" % (device, r["shape"], r["dtype"],
+                                                         r["backward_s"]))
+    return 0
+
+
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--out", required=True)
+    p.add_argument("--out")
+    p.add_argument("--rows-from", help="print this file's backward times as op rows")
+    p.add_argument("--device", help="yirage registry name of the GPU (with --rows-from)")
     a = p.parse_args(argv)
+    if a.rows_from:
+        if not a.device:
+            p.error("--rows-from needs --device")
+        return rows_from(a.rows_from, a.device)
+    if not a.out:
+        p.error("--out is required")
+    import torch
+    import triton
+
+    from ops import bench, check  # bench/ops.py: the float64 check, do_bench's median
+
+    BF16 = torch.bfloat16
     torch.manual_seed(0)
     rows = []
     for dtype, name in [(BF16, "bf16"), (torch.float32, "fp32")]:

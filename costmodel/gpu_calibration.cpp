@@ -9,6 +9,20 @@
 
 namespace yirage::costmodel {
 
+namespace {
+
+// The dtype a measured row names (bf16 where it names none the registry knows).
+devices::DType row_dtype(const MeasuredRow& row) {
+  devices::DType dtype = devices::DType::kBf16;
+  for (devices::DType t : devices::kAllDTypes) {
+    if (devices::dtype_name(t) == row.dtype)
+      dtype = t;
+  }
+  return dtype;
+}
+
+}  // namespace
+
 std::optional<OpEstimate> estimate_op_row(const MeasuredRow& row,
                                           const devices::DeviceRegistry& registry,
                                           const GpuEfficiency& eff,
@@ -32,11 +46,7 @@ std::optional<OpEstimate> estimate_op_row(const MeasuredRow& row,
     *why = err;
     return std::nullopt;
   }
-  devices::DType dtype = devices::DType::kBf16;
-  for (devices::DType t : devices::kAllDTypes) {
-    if (devices::dtype_name(t) == row.dtype)
-      dtype = t;
-  }
+  devices::DType dtype = row_dtype(row);
   std::optional<OpEstimate> est = estimate_gpu_op(*d, dtype, eff, *info, shape, false, why);
   if (est && row.op == "gemm" && eff.duty_slope > 0) {
     // bench/ops.py times each call after triton's do_bench zeroes its L2 flush buffer, so the
@@ -176,9 +186,53 @@ GpuEfficiency coordinate_descent(const std::vector<Sample>& s,
   return best;
 }
 
-constexpr std::array<const char*, 9> kStreamKinds = {"rmsnorm",     "layernorm", "softmax",
-                                                     "elementwise", "strided",   "strided_binary",
-                                                     "cat",         "widen",     "accumulate"};
+// Softmax's generic kinds before its kernels' (fit_stream fits each generic kind with the
+// kernels' fits left out, so that its rows fall back to it).
+constexpr std::array<const char*, 17> kStreamKinds = {"rmsnorm",
+                                                      "layernorm",
+                                                      "softmax",
+                                                      "softmax_warp",
+                                                      "softmax_reg",
+                                                      "softmax_smem",
+                                                      "softmax_plain",
+                                                      "softmax_backward",
+                                                      "softmax_backward_warp",
+                                                      "softmax_backward_smem",
+                                                      "softmax_backward_plain",
+                                                      "elementwise",
+                                                      "strided",
+                                                      "strided_binary",
+                                                      "cat",
+                                                      "widen",
+                                                      "accumulate"};
+
+// Whether `row` is one of the rows of stream kind `kind`: its op's, or for softmax and its
+// backward, its op's (the generic kind) or its kernel's (softmax_kernel).
+bool of_stream_kind(const MeasuredRow& row, const std::string& kind) {
+  if (row.op == kind)
+    return true;
+  if (row.op != "softmax" && row.op != "softmax_backward")
+    return false;
+  const GpuOpInfo* info = find_gpu_op(row.op);
+  OpShape shape;
+  if (info == nullptr || !parse_op_shape(*info, row.shape, &shape).empty())
+    return false;
+  return softmax_kernel(shape.dims[1], devices::dtype_bytes(row_dtype(row)),
+                        row.op == "softmax_backward") == kind;
+}
+
+// The fits of `kind`'s kernels, left out while `kind`, softmax's generic kind or its
+// backward's, is fitted.
+void drop_kernel_kinds(GpuEfficiency& eff, const std::string& kind) {
+  if (kind != "softmax" && kind != "softmax_backward")
+    return;
+  for (const char* k : kStreamKinds) {
+    std::string s = k;
+    bool kernel = s.size() > kind.size() && s.compare(0, kind.size() + 1, kind + "_") == 0;
+    if (kernel && (kind == "softmax_backward" || s.find("backward") == std::string::npos))
+      eff.stream.erase(s);
+  }
+}
 
 // One row of a stream fit: the model time is latency + hypot(per_column x columns,
 // max(traffic x bytes_time, arithmetic / vector)).
@@ -238,13 +292,14 @@ void fit_stream(const std::vector<Sample>& s,
     std::vector<StreamPoint> fit;
     std::size_t held = 0;
     GpuEfficiency probe = eff;
+    drop_kernel_kinds(probe, kind);
     probe.stream[kind] = {1, devices::Seconds{}, devices::Seconds{}};
     GpuEfficiency per_col = probe;
     per_col.stream[kind] = {0, devices::Seconds{}, devices::Seconds{1e-9}};
     GpuEfficiency arith = probe;
     arith.stream[kind] = {0, devices::Seconds{}, devices::Seconds{}, 1};
     for (const Sample& x : s) {
-      if (x.row->op != kind)
+      if (!of_stream_kind(*x.row, kind))
         continue;
       if (!x.fit) {
         ++held;
@@ -286,7 +341,7 @@ void fit_stream(const std::vector<Sample>& s,
 // peak down with them.
 bool stream_only(const std::string& op) {
   return op == "strided" || op == "strided_binary" || op == "cat" || op == "widen" ||
-         op == "accumulate" || op == "softmax";
+         op == "accumulate" || op == "softmax" || op == "softmax_backward";
 }
 
 bool narrow_gemm(const MeasuredRow& row) {

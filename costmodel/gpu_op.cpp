@@ -16,6 +16,9 @@ const std::vector<GpuOpInfo>& gpu_ops() {
       {GpuOp::kRmsNorm, "rmsnorm", "RxC", "RMSNorm of R rows of C", false},
       {GpuOp::kLayerNorm, "layernorm", "RxC", "LayerNorm of R rows of C", false},
       {GpuOp::kSoftmax, "softmax", "RxC", "softmax of R rows of C", false},
+      {GpuOp::kSoftmaxBackward, "softmax_backward", "RxC",
+       "the gradient of a softmax of R rows of C, from its output and the output's gradient",
+       false},
       {GpuOp::kElementwise, "elementwise", "N", "a binary elementwise op on N elements", false},
       {GpuOp::kCopy, "copy", "N",
        "a unary op or copy of N elements (SiLU, negation, a cache write)", false},
@@ -85,6 +88,19 @@ std::string parse_op_shape(const GpuOpInfo& info, const std::string& text, OpSha
   return {};
 }
 
+std::string softmax_kernel(std::int64_t cols, double bytes, bool backward) {
+  std::string kind = backward ? "softmax_backward" : "softmax";
+  double row = static_cast<double>(cols) * bytes;
+  if (backward ? cols <= 1024 : cols <= 2048 && row <= 8192)
+    return kind + "_warp";
+  if (!backward && (cols + 1023) / 1024 < 10)
+    return kind + "_reg";
+  auto per_load = static_cast<std::int64_t>(std::max(1.0, 16 / bytes));
+  if (row < 48 * 1024 - 128 && cols % per_load == 0)
+    return kind + "_smem";
+  return kind + "_plain";
+}
+
 namespace {
 
 double f(std::int64_t v) {
@@ -108,6 +124,62 @@ KernelEstimate rows(const Ctx& c,
   return stream_kernel(
       c.d, c.eff, name, name + " " + std::to_string(r) + "x" + std::to_string(cols),
       elems * c.b + params * f(cols) * c.b, elems * c.b, flops_per_elem * elems, cols);
+}
+
+// PyTorch's plain softmax kernel takes each row in a block of 1,024 threads and passes over
+// it three times (its maximum, its sum, the output). The later passes find the row in L2
+// while the rows in flight (a unit's resident threads over 1,024, on every unit) fill at most
+// three quarters of it, else they read it from memory again: 1 where they miss, 0 where they
+// hit. Three quarters lies between what the forward rows measured on H200 show: fp32 rows of
+// 32,000 elements, 34 MB in flight, hit its 50 MiB; rows of 40,960, 42 MB, miss
+// (ops_loss.csv, ops_softmax.csv). A device without the L2's size or the resident threads is
+// taken to hit. (The backward's plain kernel misses already at 34 MB, two rows a block: it is
+// priced by its fit alone.)
+double plain_rereads_missed(const Ctx& c, std::int64_t r, double row_bytes) {
+  const devices::OnChip& o = c.d.onchip;
+  if (!o.l2 || !o.threads_per_unit || !o.compute_units)
+    return 0;
+  double blocks = f(o.compute_units->value) * std::max(1.0, f(o.threads_per_unit->value) / 1024);
+  double in_flight = std::min(f(r), blocks) * row_bytes;
+  return in_flight > 0.75 * o.l2->value.value ? 1 : 0;
+}
+
+// A softmax over rows: at the fit of the kernel PyTorch runs for them where the device has
+// one, else at the fit of all softmax rows.
+KernelEstimate softmax_rows(const Ctx& c, std::int64_t r, std::int64_t cols) {
+  std::string kind = softmax_kernel(cols, c.b, false);
+  std::string name = "softmax " + std::to_string(r) + "x" + std::to_string(cols);
+  double elems = f(r) * f(cols);
+  if (kind == "softmax_plain" && c.eff.stream.count(kind) > 0) {
+    // Three passes over each row: its maximum, its sum, the output.
+    double again = 2 * plain_rereads_missed(c, r, f(cols) * c.b);
+    return stream_kernel(c.d, c.eff, kind, name, elems * c.b * (1 + again), elems * c.b, 5 * elems,
+                         cols);
+  }
+  KernelEstimate e = rows(c, c.eff.stream.count(kind) > 0 ? kind : "softmax", r, cols, 0, 5);
+  e.name = name;
+  return e;
+}
+
+// Its backward reads the output and the gradient and writes the input's gradient (about four
+// operations an element), at the fit of the backward's kernel, or of all backward rows, where
+// the device has one, else kSoftmaxBackwardRatio times the forward.
+KernelEstimate softmax_backward_rows(const Ctx& c, std::int64_t r, std::int64_t cols) {
+  std::string kind = softmax_kernel(cols, c.b, true);
+  if (c.eff.stream.count(kind) == 0)
+    kind = "softmax_backward";
+  std::string name = "softmax_backward " + std::to_string(r) + "x" + std::to_string(cols);
+  if (c.eff.stream.count(kind) == 0) {
+    KernelEstimate e = softmax_rows(c, r, cols);
+    for (devices::Seconds* t :
+         {&e.launch, &e.ramp_up, &e.steady, &e.ramp_down, &e.compute, &e.memory, &e.host})
+      *t = *t * kSoftmaxBackwardRatio;
+    e.hbm_bytes *= kSoftmaxBackwardRatio;
+    e.name = name;
+    return e;
+  }
+  double elems = f(r) * f(cols);
+  return stream_kernel(c.d, c.eff, kind, name, 2 * elems * c.b, elems * c.b, 4 * elems, cols);
 }
 
 // A GEMM whose epilogue also does `flops_per_out` vector operations per output element and
@@ -161,7 +233,9 @@ std::vector<KernelEstimate> single(const Ctx& c, GpuOp op, const OpShape& s) {
     case GpuOp::kLayerNorm:
       return {rows(c, "layernorm", x[0], x[1], 2, 8)};
     case GpuOp::kSoftmax:
-      return {rows(c, "softmax", x[0], x[1], 0, 5)};
+      return {softmax_rows(c, x[0], x[1])};
+    case GpuOp::kSoftmaxBackward:
+      return {softmax_backward_rows(c, x[0], x[1])};
     case GpuOp::kCopy:
       return {stream_kernel(c.d, c.eff, "elementwise", "copy " + std::to_string(x[0]),
                             f(x[0]) * c.b, f(x[0]) * c.b, f(x[0]))};
@@ -211,8 +285,7 @@ std::vector<KernelEstimate> unfused(const Ctx& c, GpuOp op, const std::vector<st
                             f(x[0] * x[2]) * c.b, f(x[0] * x[2])),
               gemm_kernel(c.d, c.dtype, c.eff, x[0], x[1], x[2])};
     case GpuOp::kGemmSoftmax:
-      return {gemm_kernel(c.d, c.dtype, c.eff, x[0], x[1], x[2]),
-              rows(c, "softmax", x[0], x[1], 0, 5)};
+      return {gemm_kernel(c.d, c.dtype, c.eff, x[0], x[1], x[2]), softmax_rows(c, x[0], x[1])};
     case GpuOp::kGemmLayerNorm:
       return {gemm_kernel(c.d, c.dtype, c.eff, x[0], x[1], x[2]),
               rows(c, "layernorm", x[0], x[1], 2, 8)};

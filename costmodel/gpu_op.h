@@ -18,6 +18,7 @@ enum class GpuOp {
   kRmsNorm,
   kLayerNorm,
   kSoftmax,
+  kSoftmaxBackward,
   kElementwise,
   kCopy,
   kQuantize,
@@ -50,6 +51,20 @@ struct OpShape {
   std::vector<std::int64_t> dims;
   bool causal = false;  // attention
 };
+
+/// The kernel PyTorch runs for a softmax (or its backward) over rows of `cols` elements of
+/// `bytes` each (SoftMax.cu's dispatch, as profiled in H200/softmax_kernels.csv): its stream
+/// kind, "softmax_warp" (one warp a row: forward up to 2,048 elements and 8 KiB, backward up
+/// to 1,024), "softmax_reg" (forward: the row in registers, under ten elements a thread of
+/// 1,024), "softmax_smem" (the row in 48 KiB of shared memory, 16-byte aligned) or
+/// "softmax_plain" (the row read from memory on each pass), with "_backward" after "softmax"
+/// for the backward's. Where a device has no fit of that kernel, "softmax" (or
+/// "softmax_backward"), fitted on all its rows, prices it.
+std::string softmax_kernel(std::int64_t cols, double bytes, bool backward);
+
+/// A softmax's backward over its forward where no backward kernel is fitted: it reads the
+/// output and the gradient and writes one, 6 B to the forward's 4.
+constexpr double kSoftmaxBackwardRatio = 1.5;
 
 /// Parses "2048x4096x4096" against the op's shape; returns an error message or empty.
 std::string parse_op_shape(const GpuOpInfo& info, const std::string& text, OpShape* shape);

@@ -59,6 +59,7 @@ void describe_onchip(const DeviceSpec& d, FieldList& f) {
   f.add("onchip.l2", o.l2);
   f.add("onchip.l2_bandwidth", o.l2_bandwidth);
   f.count("onchip.warp_width", o.warp_width);
+  f.count("onchip.threads_per_unit", o.threads_per_unit);
   if (!o.matrix_unit)
     return;
   const MatrixUnit& m = *o.matrix_unit;

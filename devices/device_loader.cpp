@@ -188,6 +188,7 @@ void read_onchip(const YamlDoc& doc, MapReader& top, DeviceSpec& d) {
   o.l2 = s.quantity<Dim::kBytes>("l2", false);
   o.l2_bandwidth = s.quantity<Dim::kBytesPerSec>("l2_bandwidth", false);
   o.warp_width = s.count("warp_width", false);
+  o.threads_per_unit = s.count("threads_per_unit", false);
   read_matrix_unit(doc, s, o);
   s.map().finish();
 }

@@ -62,6 +62,7 @@ struct OnChip {
   std::optional<Sourced<Bytes>> l2;
   std::optional<Sourced<BytesPerSec>> l2_bandwidth;
   std::optional<Sourced<std::int64_t>> warp_width;
+  std::optional<Sourced<std::int64_t>> threads_per_unit;  // resident threads a unit holds
   std::optional<MatrixUnit> matrix_unit;
 
   bool operator==(const OnChip&) const = default;

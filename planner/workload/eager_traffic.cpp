@@ -290,8 +290,9 @@ PassTime megatron_torch_softmax(const DeviceContext& cx, std::int64_t rows, std:
   DeviceContext fp32 = cx;
   fp32.dtype = devices::DType::kFp32;
   double soft = price(fp32, "softmax", {rows, keys}, false).time.value;
+  double back = price(fp32, "softmax_backward", {rows, keys}, false).time.value;
   double rest = stream_parts(cx, 20 * n + scale, 6 * n, 8 * n, 0, "strided_binary");
-  return {soft + rest, backward_ratio("softmax") * soft + rest};
+  return {soft + rest, back + rest};
 }
 
 }  // namespace yirage::planner

@@ -253,7 +253,7 @@ LayerCost head_cost(const devices::ModelSpec& m, const LayerShape& s, const Devi
   c.backward = p.backward();
   c.forward_kernels = {head.time.value, 0, 0, loss.time.value};
   c.backward_kernels = {kBackwardGemm * head.time.value, 0, 0,
-                        backward_ratio("softmax") * loss.time.value};
+                        price(p.context(), "softmax_backward", {tokens, vocab}, false).time.value};
   with_host_issue(cx.efficiency.host, p.kernels(), c);
   return c;
 }

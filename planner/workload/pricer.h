@@ -65,8 +65,10 @@ class Pricer {
   costmodel::OpEstimate op(const std::string& name,
                            std::vector<std::int64_t> dims,
                            bool causal = false) {
+    // A softmax's backward is its own kernel (costmodel's softmax_backward).
+    double back = name == "softmax" ? price(cx_, "softmax_backward", dims, false).time.value : -1;
     costmodel::OpEstimate e = price(cx_, name, std::move(dims), false, causal);
-    count(name, e);
+    count(name, e, back);
     return e;
   }
 
@@ -113,11 +115,13 @@ class Pricer {
   }
 
  private:
-  void count(const std::string& name, const costmodel::OpEstimate& e) {
+  // `back`: the backward's time where it was priced apart, else negative.
+  void count(const std::string& name, const costmodel::OpEstimate& e, double back = -1) {
     kernels_ += static_cast<std::int64_t>(e.kernels.size());
-    double back = name == "attention"
-                      ? costmodel::attention_backward_time(cx_.efficiency, e.time.value)
-                      : backward_ratio(name) * e.time.value;
+    if (back < 0) {
+      back = name == "attention" ? costmodel::attention_backward_time(cx_.efficiency, e.time.value)
+                                 : backward_ratio(name) * e.time.value;
+    }
     backward_ += back;
     kernel_slot(forward_kernels_, name) += e.time.value;
     kernel_slot(backward_kernels_, name) += back;

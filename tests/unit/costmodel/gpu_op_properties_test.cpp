@@ -61,6 +61,7 @@ OpShape random_shape(std::mt19937_64& rng, const GpuOpInfo& info) {
     case GpuOp::kLayerNorm:
     case GpuOp::kQuantize:
     case GpuOp::kSoftmax:
+    case GpuOp::kSoftmaxBackward:
       dims = {dim(rng), dim(rng)};
       break;
     case GpuOp::kLoraLinear:

