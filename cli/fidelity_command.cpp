@@ -271,7 +271,8 @@ void print_kernel_stats(Context& cx, const std::vector<planner::StepPoint>& poin
   t.print(cx.out);
   cx.out << "  (profiled rows: GPU time of each kind of kernel in one step, as a share of the "
             "measured step (mean over the rows), and the model's seconds of that kind against "
-            "the profiled; memory: norms, elementwise, casts, copies, reductions, embedding)\n";
+            "the profiled, on the pipeline stage profiled; memory: norms, elementwise, casts, "
+            "copies, reductions, embedding, and the loss where no kernel is named for it)\n";
 }
 
 // Whole steps measured on GPUs (bench/run_plan.py's train_steps CSV files).

@@ -131,6 +131,9 @@ struct StepBreakdown {
   // The host's time issuing the first stage's forward passes of a step, where the model
   // prices the host (Megatron-LM, eager PyTorch's tensor parallelism); 0 where it does not.
   double host_forward = 0;
+  // The kernels as kernels above, for the first stage, which holds rank 0 (what a profiler on
+  // rank 0 counts; the critical stage's without pipelining).
+  KernelTime first_kernels = {};
 };
 
 /// One compound operation of a layer and the fuse-or-not decision for it on one device: what

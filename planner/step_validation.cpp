@@ -284,6 +284,10 @@ void price_row(const std::filesystem::path& path,
     p->estimate_optimizer_s = chosen->step.optimizer;
     p->estimate_host_forward_s = chosen->step.host_forward;
     p->estimate_kernels = chosen->step.kernels;
+    // bench/run_megatron.py profiles rank 0, on the first pipeline stage; bench/run_plan.py
+    // records each kind's largest over the ranks, the critical stage's.
+    bool rank0 = p->row.framework.rfind("megatron", 0) == 0;
+    p->estimate_profiled_kernels = rank0 ? chosen->step.first_kernels : chosen->step.kernels;
     p->rejected.clear();
   }
 }
@@ -445,6 +449,14 @@ std::vector<StepStats> step_stats(const std::vector<StepPoint>& points) {
   return out;
 }
 
+KernelTime profiled_as(KernelTime model, const KernelTime& profiled) {
+  if (profiled.loss <= 0) {
+    model.memory += model.loss;
+    model.loss = 0;
+  }
+  return model;
+}
+
 std::vector<KernelStats> kernel_stats(const std::vector<StepPoint>& points) {
   using Kind = double KernelTime::*;
   const std::vector<std::pair<std::string, Kind>> kinds = {{"gemm", &KernelTime::gemm},
@@ -464,7 +476,7 @@ std::vector<KernelStats> kernel_stats(const std::vector<StepPoint>& points) {
       KernelStats k{group.first, kind};
       for (const StepPoint* p : members) {
         double measured = of(*p->row.kernels);
-        double model = of(p->estimate_kernels);
+        double model = of(profiled_as(p->estimate_profiled_kernels, *p->row.kernels));
         k.measured_share += 100 * measured / p->row.step_s;
         k.model_share += 100 * model / p->row.step_s;
         if (measured <= 0)

@@ -55,6 +55,8 @@ struct StepPoint {
   std::string rejected;                // why the model says it cannot run
   std::int64_t micro_batch = 0;        // the one priced (a layout's `mb=best`: the fastest)
   KernelTime estimate_kernels;         // the model's kernels of one step by kind
+  // The same on the pipeline stage the row's profile counted (Megatron-Core's: rank 0's).
+  KernelTime estimate_profiled_kernels;
 };
 
 /// Every row of `path` priced with the calibrated model (rows with status `error` are left
@@ -115,8 +117,14 @@ struct KernelStats {
   double bias = 0;            // mean signed error, percent (negative: the model is fast)
 };
 
-/// Statistics of each kind of kernel over the rows of `points` that ran and were profiled,
-/// grouped by GPU count, by model width and over all.
+/// The model's kernels as a profile that named them counts them: where it found no loss kernel
+/// (Megatron-LM's loss runs as plain elementwise and reduction kernels), the model's loss is
+/// counted among the memory-bound kernels.
+KernelTime profiled_as(KernelTime model, const KernelTime& profiled);
+
+/// Statistics of each kind of kernel over the rows of `points` that ran and were profiled
+/// (StepPoint::estimate_profiled_kernels, profiled_as), grouped by GPU count, by model width
+/// and over all.
 std::vector<KernelStats> kernel_stats(const std::vector<StepPoint>& points);
 
 /// One data row of a steps CSV as `read_steps_csv` hands it over.

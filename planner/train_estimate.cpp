@@ -220,6 +220,8 @@ std::variant<PlanEstimate, Rejected> estimate_training(const TrainContext& cx, c
   b.kernels.add(slowest->kernels, f(m));
   b.host_forward = f(m) * times.front().host_forward;
   b.kernels.optimizer = l.offload ? 0 : b.optimizer;
+  b.first_kernels.add(times.front().kernels, f(m));
+  b.first_kernels.optimizer = b.kernels.optimizer;
   double tokens = f(cx.task.global_batch * cx.task.sequence_length);
   e.tokens_per_s = tokens / b.total;
   double peak = costmodel::matrix_peak(d, cx.task.precision).value * f(l.devices());

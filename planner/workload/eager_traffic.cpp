@@ -196,15 +196,19 @@ double local_optimizer_bytes_per_parameter() {
 
 namespace {
 
-// `bytes` of `b`'s parts: (total, widen, strided, cat); the strided part at the rate of
-// `strided_kind`.
-double stream_parts(const DeviceContext& cx,
-                    double bytes,
-                    double widen,
-                    double strided,
-                    double cat,
-                    const char* strided_kind = "strided",
-                    double strided_binary = 0) {
+// One pass's bytes, `bytes` in all, and of them those of each loop that is not the
+// vectorised one (EagerBytes's parts).
+struct PassBytes {
+  double bytes = 0;
+  double widen = 0;
+  double strided = 0;
+  double cat = 0;
+  double strided_binary = 0;
+};
+
+// The seconds of `p`, each part at its kind's rate; the strided part at `strided_kind`'s.
+double stream_parts(const DeviceContext& cx, PassBytes p, const char* strided_kind = "strided") {
+  auto& [bytes, widen, strided, cat, strided_binary] = p;
   // Where a kind was not measured, its bytes run at the elementwise rate.
   auto has = [&](const char* kind) {
     return cx.efficiency.stream.count(kind) > 0;
@@ -236,12 +240,12 @@ double stream_parts(const DeviceContext& cx,
 }  // namespace
 
 double eager_stream_time(const DeviceContext& cx, double bytes, double widen) {
-  return stream_parts(cx, bytes, widen, 0, 0);
+  return stream_parts(cx, {bytes, widen});
 }
 
 double eager_accumulate_time(const DeviceContext& cx, double elements) {
   if (cx.efficiency.stream.count("accumulate") == 0)
-    return stream_parts(cx, 10 * elements, 10 * elements, 0, 0);
+    return stream_parts(cx, {10 * elements, 10 * elements});
   return costmodel::stream_kernel(cx.device, cx.efficiency, "accumulate",
                                   "gradients added into fp32 sums", 6 * elements, 4 * elements, 0)
       .time()
@@ -249,13 +253,13 @@ double eager_accumulate_time(const DeviceContext& cx, double elements) {
 }
 
 double eager_forward_time(const DeviceContext& cx, const EagerBytes& b) {
-  return stream_parts(cx, b.forward, b.widen_forward, b.strided_forward, b.cat_forward, "strided",
-                      b.strided_binary_forward);
+  return stream_parts(
+      cx, {b.forward, b.widen_forward, b.strided_forward, b.cat_forward, b.strided_binary_forward});
 }
 
 double eager_backward_time(const DeviceContext& cx, const EagerBytes& b) {
-  return stream_parts(cx, b.backward, b.widen_backward, b.strided_backward, b.cat_backward,
-                      "strided", b.strided_binary_backward);
+  return stream_parts(cx, {b.backward, b.widen_backward, b.strided_backward, b.cat_backward,
+                           b.strided_binary_backward});
 }
 
 PassTime megatron_loss_time(const DeviceContext& cx, double logits) {
@@ -264,8 +268,8 @@ PassTime megatron_loss_time(const DeviceContext& cx, double logits) {
   // times the incoming gradient (4 + 4), the cast back to 16 bits (4 + 2): 14 B. The
   // subtraction, division and product take a broadcast operand, which sends them through
   // PyTorch's unvectorised loop (the "strided_binary" rate).
-  return {stream_parts(cx, 38 * logits, 6 * logits, 16 * logits, 0, "strided_binary"),
-          stream_parts(cx, 14 * logits, 0, 8 * logits, 0, "strided_binary")};
+  return {stream_parts(cx, {38 * logits, 6 * logits, 16 * logits}, "strided_binary"),
+          stream_parts(cx, {14 * logits, 0, 8 * logits}, "strided_binary")};
 }
 
 bool megatron_softmax_kernel(std::int64_t batch, std::int64_t heads, std::int64_t seq) {
@@ -291,7 +295,7 @@ PassTime megatron_torch_softmax(const DeviceContext& cx, std::int64_t rows, std:
   fp32.dtype = devices::DType::kFp32;
   double soft = price(fp32, "softmax", {rows, keys}, false).time.value;
   double back = price(fp32, "softmax_backward", {rows, keys}, false).time.value;
-  double rest = stream_parts(cx, 20 * n + scale, 6 * n, 8 * n, 0, "strided_binary");
+  double rest = stream_parts(cx, {20 * n + scale, 6 * n, 8 * n}, "strided_binary");
   return {soft + rest, back + rest};
 }
 

@@ -103,9 +103,9 @@ TEST(KernelStats, EachKindAgainstTheProfiledKernelsOfTheSameStep) {
                                    point("h200x2", "a", "dp=2", 1.0, 0.9),
                                    point("h200x2", "b", "dp=2", 1.0, 1.0)};
   points[0].row.kernels = KernelTime{0.5, 0.1, 0.2, 0.05, 0};
-  points[0].estimate_kernels = KernelTime{0.6, 0.1, 0.2, 0.1, 0.05};
+  points[0].estimate_profiled_kernels = KernelTime{0.6, 0.1, 0.2, 0.1, 0.05};
   points[1].row.kernels = KernelTime{0.5, 0.1, 0.2, 0.05, 0};
-  points[1].estimate_kernels = KernelTime{0.45, 0.1, 0.1, 0.1, 0.05};
+  points[1].estimate_profiled_kernels = KernelTime{0.45, 0.1, 0.1, 0.1, 0.05};
   std::vector<KernelStats> stats = kernel_stats(points);
   const KernelStats& gemm = kind(stats, "gemm");
   EXPECT_EQ(gemm.rows, 2u);
@@ -119,6 +119,24 @@ TEST(KernelStats, EachKindAgainstTheProfiledKernelsOfTheSameStep) {
   EXPECT_EQ(kind(stats, "optimizer").rows, 0u);
   EXPECT_NEAR(kind(stats, "optimizer").model_share, 5.0, 1e-9);
   EXPECT_NEAR(kind(stats, "all").measured_share, 85.0, 1e-9);
+  // A profile that names no loss kernel (Megatron-LM's loss runs as plain elementwise and
+  // reduction kernels) counts the model's loss among the memory-bound kernels.
+  points[0].row.kernels->loss = 0;
+  points[1].row.kernels->loss = 0;
+  stats = kernel_stats(points);
+  EXPECT_EQ(kind(stats, "loss").rows, 0u);
+  EXPECT_NEAR(kind(stats, "loss").model_share, 0.0, 1e-9);
+  EXPECT_NEAR(kind(stats, "memory").bias, 25.0, 1e-9);  // 0.3 and 0.2 against 0.2 each
+}
+
+// The model's kernels compared are those of the stage the profile counted: the first for
+// Megatron-Core's rows (rank 0), the critical one for eager PyTorch's (the largest over the
+// ranks); they differ under pipelining, where the last stage adds the head and the loss.
+TEST(KernelStats, TheStageTheProfileCounted) {
+  EXPECT_DOUBLE_EQ(profiled_as(KernelTime{1, 0, 0.2, 0.3, 0}, KernelTime{1, 0, 1, 0, 0}).memory,
+                   0.5);
+  EXPECT_DOUBLE_EQ(profiled_as(KernelTime{1, 0, 0.2, 0.3, 0}, KernelTime{1, 0, 1, 0.1, 0}).loss,
+                   0.3);
 }
 
 }  // namespace
