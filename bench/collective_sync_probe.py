@@ -53,7 +53,6 @@ it at 1 and 4 GiB; the start (NCCL, buffers of up to 12 GiB a rank) adds some se
     torchrun --nproc-per-node 2 bench/collective_sync_probe.py --out OUT.csv [--raw OUT_raw.csv]
 """
 import argparse
-import datetime
 import os
 import random
 import shlex
@@ -67,7 +66,7 @@ import torch.distributed as dist
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # bench/collectives.py: the rotating buffers, one call of a collective, the check on random
 # data, the sizes a collective takes and the driver's version
-from collectives import Buffers, check, driver_version, run_op, sizes  # noqa: E402
+from collectives import Buffers, check, provenance, run_op, sizes  # noqa: E402
 
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
 SIZES = (64 << 10, 1 << 20, 16 << 20, 128 << 20, 1 << 30, 4 << 30)
@@ -197,13 +196,7 @@ def raw_line(r):
 def header(f, a, world, cycles, sleep_s):
     f.write("# One synced NCCL call split into its parts, between %d GPUs of one host, "
             "measured with torch.distributed (bench/collective_sync_probe.py).\n" % world)
-    f.write("# device: %s; NCCL %s; NCCL_NVLS_ENABLE=%s\n" % (
-        torch.cuda.get_device_name(), ".".join(map(str, torch.cuda.nccl.version())),
-        os.environ.get("NCCL_NVLS_ENABLE")))
-    f.write("# software: torch %s, CUDA %s\n" % (torch.__version__, torch.version.cuda))
-    f.write("# driver: %s (nvidia-smi)\n" % driver_version())
-    f.write("# date: %s\n" % datetime.datetime.now(datetime.timezone.utc)
-            .strftime("%Y-%m-%d %H:%M UTC"))
+    f.write(provenance())
     f.write("# script: torchrun --nproc-per-node %d bench/collective_sync_probe.py %s\n"
             % (world, shlex.join(sys.argv[1:])))
     f.write("# method: checked on random data first; buffers rotated (collectives.py); "

@@ -56,6 +56,18 @@ def driver_version():
     return out or "unknown"
 
 
+def provenance():
+    """The '#' lines every file of these scripts opens with: device, NCCL, software, driver
+    and date."""
+    return ("# device: %s; NCCL %s; NCCL_NVLS_ENABLE=%s\n" % (
+                torch.cuda.get_device_name(), ".".join(map(str, torch.cuda.nccl.version())),
+                os.environ.get("NCCL_NVLS_ENABLE"))
+            + "# software: torch %s, CUDA %s\n" % (torch.__version__, torch.version.cuda)
+            + "# driver: %s (nvidia-smi)\n" % driver_version()
+            + "# date: %s\n" % datetime.datetime.now(datetime.timezone.utc)
+            .strftime("%Y-%m-%d %H:%M UTC"))
+
+
 def check(op, rank, world):
     n = 1 << 16
     g = torch.Generator(device="cuda").manual_seed(1234)
@@ -252,13 +264,7 @@ def write(path, a, world, measured):
     with open(path, "w") as f:
         f.write("# NCCL collectives between %d %s of one host, measured with "
                 "torch.distributed.\n" % (world, a.device))
-        f.write("# device: %s; NCCL %s; NCCL_NVLS_ENABLE=%s\n" % (
-            torch.cuda.get_device_name(), ".".join(map(str, torch.cuda.nccl.version())),
-            os.environ.get("NCCL_NVLS_ENABLE")))
-        f.write("# software: torch %s, CUDA %s\n" % (torch.__version__, torch.version.cuda))
-        f.write("# driver: %s (nvidia-smi)\n" % driver_version())
-        f.write("# date: %s\n" % datetime.datetime.now(datetime.timezone.utc)
-                .strftime("%Y-%m-%d %H:%M UTC"))
+        f.write(provenance())
         f.write("# script: torchrun --nproc-per-node %d bench/collectives.py %s\n"
                 % (world, " ".join(sys.argv[1:])))
         f.write("# method: checked on random data first; buffers rotated; launch graph: 10-50 "

@@ -48,21 +48,34 @@ constexpr double kSwigluBackward = 18;
 constexpr double kActForward = 4;
 constexpr double kActBackward = 6;
 
+// A layer's elements on one device of its tensor-parallel group: the queries', the keys' (as
+// many as the values'), the FFN's width (the routed and shared experts' of an MoE layer), and
+// whether it rotates q and k (RoPE) and gates its MLP.
+struct LayerWidths {
+  double q = 0;
+  double kv = 0;
+  double wide = 0;
+  bool rope = false;
+  bool gated = false;
+};
+
+LayerWidths layer_widths(const devices::ModelSpec& m, const LayerShape& s) {
+  double tokens = f(s.micro_batch * s.seq);
+  std::int64_t ffn =
+      s.moe_layer ? m.moe->expert_ffn * (m.moe->top_k + m.moe->shared_experts) : m.ffn;
+  return {tokens * f(std::max<std::int64_t>(1, m.heads / s.tp) * m.head_dim),
+          tokens * f(std::max<std::int64_t>(1, m.kv_heads / s.tp) * m.head_dim),
+          tokens * f(ffn) / f(s.tp), m.position == devices::PositionKind::kRope,
+          m.ffn_kind == devices::FfnKind::kGated};
+}
+
 }  // namespace
 
 EagerBytes eager_layer_bytes(const devices::ModelSpec& m, const LayerShape& s) {
   // With tensor parallelism the runner shards the norms' tokens over the group (sequence
   // parallelism); the projections' outputs are split by heads and FFN columns.
   double stream = f(s.micro_batch * s.seq) * f(m.hidden) / (s.tp > 1 ? f(s.tp) : 1);
-  double tokens = f(s.micro_batch * s.seq);
-  double t = f(s.tp);
-  double q = tokens * f(std::max<std::int64_t>(1, m.heads / s.tp) * m.head_dim);
-  double kv = tokens * f(std::max<std::int64_t>(1, m.kv_heads / s.tp) * m.head_dim);
-  std::int64_t ffn =
-      s.moe_layer ? m.moe->expert_ffn * (m.moe->top_k + m.moe->shared_experts) : m.ffn;
-  double wide = tokens * f(ffn) / t;
-  bool gated = m.ffn_kind == devices::FfnKind::kGated;
-  bool rope = m.position == devices::PositionKind::kRope;
+  auto [q, kv, wide, rope, gated] = layer_widths(m, s);
   EagerBytes b;
   b.forward = 2 * kNormForward * stream + 2 * kResidual * stream + kContiguous * q +
               (rope ? kRope * (q + kv) : 0) + (gated ? kSwigluForward : kActForward) * wide;
@@ -82,15 +95,8 @@ EagerBytes eager_layer_bytes(const devices::ModelSpec& m, const LayerShape& s) {
 
 EagerBytes local_layer_bytes(const devices::ModelSpec& m, const LayerShape& s) {
   double tokens = f(s.micro_batch * s.seq);
-  double t = f(s.tp);
   double e = f(norm_rows(s)) * f(m.hidden);  // the residual stream's elements
-  double q = tokens * f(std::max<std::int64_t>(1, m.heads / s.tp) * m.head_dim);
-  double kv = tokens * f(std::max<std::int64_t>(1, m.kv_heads / s.tp) * m.head_dim);
-  std::int64_t ffn =
-      s.moe_layer ? m.moe->expert_ffn * (m.moe->top_k + m.moe->shared_experts) : m.ffn;
-  double wide = tokens * f(ffn) / t;
-  bool rope = m.position == devices::PositionKind::kRope;
-  bool gated = m.ffn_kind == devices::FfnKind::kGated;
+  auto [q, kv, wide, rope, gated] = layer_widths(m, s);
   double rotated = rope ? q + kv : 0;
   EagerBytes b;
   // Both passes: the residual adds; backward: the q, k and v gradients concatenated into the
