@@ -288,6 +288,25 @@ def run_accumulate(rows, device):
     torch.cuda.empty_cache()
 
 
+def run_column_sum(rows, device):
+    """A bias's gradient: the sum over the tokens of its output's gradient, R rows of C bf16
+    elements summed into C (`column_sum RxC`), as Megatron-LM's linear layers and bias-GeLU
+    compute it (grad_output.sum(dim=0): PyTorch's reduce_kernel over the outer dimension)."""
+    for c in [1024, 2560, 4096, 7680, 10240, 16384, 30720]:
+        for r in [1024, 4096, 8192, 16384, 32768]:
+            if r * c > 2 ** 29:
+                continue
+            g = torch.randn(r, c, device="cuda", dtype=BF16)
+            cs = lambda: g.sum(dim=0)
+            if r * c <= 2 ** 25:
+                check("column_sum", cs(), g.double().sum(dim=0), 1e-2)
+            if r == 4096 and c == 10240:
+                print("column_sum %dx%d kernels: %s" % (r, c, "; ".join(kernel_names(cs))))
+            rows.append(["op", "column_sum", device, "%dx%d" % (r, c), "bf16", bench(cs)])
+            del g
+        torch.cuda.empty_cache()
+
+
 def run_strided(rows, device):
     """Elementwise kernels over non-contiguous views, as an eager Llama layer runs them: PyTorch
     takes its unvectorised TensorIterator loop for these, well below a contiguous op's rate.
@@ -525,7 +544,7 @@ def run_rows_repeat(rows, device):
 ONLY = {"decode_attention": run_decode_attention, "strided": run_strided, "rows": run_rows_grid,
         "loss": run_loss_rows, "casts": run_casts, "attention_backward": run_attention_backward,
         "unseen": run_unseen, "rows_repeat": run_rows_repeat, "softmax": run_softmax_kernels,
-        "accumulate": run_accumulate}
+        "accumulate": run_accumulate, "column_sum": run_column_sum}
 
 
 def main():

@@ -188,7 +188,7 @@ GpuEfficiency coordinate_descent(const std::vector<Sample>& s,
 
 // Softmax's generic kinds before its kernels' (fit_stream fits each generic kind with the
 // kernels' fits left out, so that its rows fall back to it).
-constexpr std::array<const char*, 17> kStreamKinds = {"rmsnorm",
+constexpr std::array<const char*, 18> kStreamKinds = {"rmsnorm",
                                                       "layernorm",
                                                       "softmax",
                                                       "softmax_warp",
@@ -204,7 +204,8 @@ constexpr std::array<const char*, 17> kStreamKinds = {"rmsnorm",
                                                       "strided_binary",
                                                       "cat",
                                                       "widen",
-                                                      "accumulate"};
+                                                      "accumulate",
+                                                      "column_sum"};
 
 // Whether `row` is one of the rows of stream kind `kind`: its op's, or for softmax and its
 // backward, its op's (the generic kind) or its kernel's (softmax_kernel).
@@ -341,7 +342,7 @@ void fit_stream(const std::vector<Sample>& s,
 // peak down with them.
 bool stream_only(const std::string& op) {
   return op == "strided" || op == "strided_binary" || op == "cat" || op == "widen" ||
-         op == "accumulate" || op == "softmax" || op == "softmax_backward";
+         op == "accumulate" || op == "column_sum" || op == "softmax" || op == "softmax_backward";
 }
 
 bool narrow_gemm(const MeasuredRow& row) {

@@ -39,6 +39,10 @@ const std::vector<GpuOpInfo>& gpu_ops() {
        "N 16-bit gradients added into fp32 sums (Megatron-LM's main gradients without "
        "gradient-accumulation fusion)",
        false},
+      {GpuOp::kColumnSum, "column_sum", "RxC",
+       "R rows of C summed into C (a bias's gradient: its output's gradient summed over the "
+       "tokens)",
+       false},
       {GpuOp::kRmsNormLinear, "rmsnorm_linear", "MxKxN", "RMSNorm of [MxK], then x [KxN]", true},
       {GpuOp::kGatedMlp, "gated_mlp", "MxHxF",
        "SiLU(x W_gate) * (x W_up), then x W_down: hidden H, FFN width F", true},
@@ -256,6 +260,12 @@ std::vector<KernelEstimate> single(const Ctx& c, GpuOp op, const OpShape& s) {
       // sum written (bench/ops.py --only accumulate).
       return {stream_kernel(c.d, c.eff, "accumulate", "accumulate " + std::to_string(x[0]),
                             f(x[0]) * (4 + c.b), 4 * f(x[0]), f(x[0]))};
+    case GpuOp::kColumnSum:
+      // PyTorch's reduce_kernel over the outer dimension: every element read once, the sums
+      // written, a block's walk down its columns (bench/ops.py --only column_sum).
+      return {stream_kernel(c.d, c.eff, "column_sum",
+                            "column_sum " + std::to_string(x[0]) + "x" + std::to_string(x[1]),
+                            f(x[0] * x[1]) * c.b, f(x[1]) * c.b, f(x[0] * x[1]), x[0])};
     case GpuOp::kStridedBinary:
       return {stream_kernel(c.d, c.eff, "strided_binary", "strided_binary " + std::to_string(x[0]),
                             2 * f(x[0]) * c.b, f(x[0]) * c.b, f(x[0]))};

@@ -27,6 +27,7 @@ enum class GpuOp {
   kCat,
   kWiden,
   kAccumulate,
+  kColumnSum,
   kRmsNormLinear,
   kGatedMlp,
   kGemmSoftmax,

@@ -132,12 +132,11 @@ EagerBytes local_layer_bytes(const devices::ModelSpec& m, const LayerShape& s) {
   }
   if (m.bias == devices::BiasKind::kAll) {
     // The QKV, output and down projections' biases each added apart over a broadcast operand
-    // (2 + 2, unvectorised; the up projection's rides in the fused bias-GeLU); in backward
-    // every bias's gradient sums its output's gradient over the tokens (2).
+    // (2 + 2, unvectorised; the up projection's rides in the fused bias-GeLU). (Every bias's
+    // gradient, a sum over the tokens, is priced as a column_sum operation: layer_cost.)
     double qkv = tokens * f(qkv_width(m) / s.tp);
     b.strided_forward += 4 * (qkv + 2 * e);
     b.forward += 4 * (qkv + 2 * e);
-    b.backward += 2 * (qkv + 2 * e + wide);
   }
   return b;
 }

@@ -60,8 +60,8 @@ EagerBytes eager_layer_bytes(const devices::ModelSpec& m, const LayerShape& s);
 ///   in backward the product's two gradients, SiLU's backward on the strided half, and the
 ///   halves' gradients concatenated;
 /// - biases (models with them): each projection's bias added apart over a broadcast operand
-///   (QKV, output and down projection; the up projection's rides in the fused bias-GeLU), and
-///   every bias's gradient summed over the tokens in backward;
+///   (QKV, output and down projection; the up projection's rides in the fused bias-GeLU); their
+///   gradients, sums over the tokens, are priced as column_sum operations (layer_cost);
 /// - the q, k and v gradients concatenated into the fused QKV projection's.
 EagerBytes local_layer_bytes(const devices::ModelSpec& m, const LayerShape& s);
 

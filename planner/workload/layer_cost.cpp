@@ -174,6 +174,15 @@ LayerCost layer_cost(const devices::ModelSpec& m, const LayerShape& s, const Dev
     EagerBytes bytes = local_layer_bytes(m, s);
     double forward = eager_forward_time(p.context(), bytes);
     double backward = eager_backward_time(p.context(), bytes);
+    if (m.bias == devices::BiasKind::kAll) {
+      // Every bias's gradient: its output's gradient summed over the tokens (PyTorch's
+      // reduce_kernel): the QKV, output, up and down projections'.
+      auto sum = [&](std::int64_t cols) {
+        return price(p.context(), "column_sum", {tokens, std::max<std::int64_t>(1, cols)}, false)
+            .time.value;
+      };
+      backward += sum(qkv_out) + 2 * sum(m.hidden) + sum(rows / tokens * ffn / t);
+    }
     c.forward += forward;
     c.backward += backward;
     c.forward_kernels.memory += forward;

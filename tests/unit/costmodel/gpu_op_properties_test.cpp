@@ -62,6 +62,7 @@ OpShape random_shape(std::mt19937_64& rng, const GpuOpInfo& info) {
     case GpuOp::kQuantize:
     case GpuOp::kSoftmax:
     case GpuOp::kSoftmaxBackward:
+    case GpuOp::kColumnSum:
       dims = {dim(rng), dim(rng)};
       break;
     case GpuOp::kLoraLinear:

@@ -115,6 +115,7 @@ TEST(GpuOp, EveryOpOnEveryDeviceIsPositiveAndFinite) {
       {"cat", "16777216"},
       {"widen", "16777216"},
       {"accumulate", "16777216"},
+      {"column_sum", "4096x10240"},
       {"softmax_backward", "4096x8192"},
       {"rmsnorm_linear", "64x4096x4096"},
       {"gated_mlp", "64x4096x14336"},
