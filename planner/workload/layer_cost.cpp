@@ -53,6 +53,26 @@ double pointwise_time(Pricer& p,
   return t;
 }
 
+// Megatron-Core's own pointwise kernels of a layer (local_layer_bytes), and for models with
+// biases every bias's gradient, its output's gradient summed over the tokens (PyTorch's
+// reduce_kernel): the QKV (`qkv_out` wide), output, up (`up_out`) and down projections'.
+PassTime local_pointwise(const DeviceContext& cx,
+                         const devices::ModelSpec& m,
+                         const LayerShape& s,
+                         std::int64_t qkv_out,
+                         std::int64_t up_out) {
+  EagerBytes bytes = local_layer_bytes(m, s);
+  PassTime t{eager_forward_time(cx, bytes), eager_backward_time(cx, bytes)};
+  if (m.bias == devices::BiasKind::kAll) {
+    std::int64_t tokens = s.micro_batch * s.seq;
+    auto sum = [&](std::int64_t cols) {
+      return price(cx, "column_sum", {tokens, std::max<std::int64_t>(1, cols)}, false).time.value;
+    };
+    t.backward += sum(qkv_out) + 2 * sum(m.hidden) + sum(up_out);
+  }
+  return t;
+}
+
 }  // namespace
 
 namespace {
@@ -171,22 +191,11 @@ LayerCost layer_cost(const devices::ModelSpec& m, const LayerShape& s, const Dev
   c.forward_kernels = p.forward_kernels();
   c.backward_kernels = p.backward_kernels();
   if (cx.megatron_local) {
-    EagerBytes bytes = local_layer_bytes(m, s);
-    double forward = eager_forward_time(p.context(), bytes);
-    double backward = eager_backward_time(p.context(), bytes);
-    if (m.bias == devices::BiasKind::kAll) {
-      // Every bias's gradient: its output's gradient summed over the tokens (PyTorch's
-      // reduce_kernel): the QKV, output, up and down projections'.
-      auto sum = [&](std::int64_t cols) {
-        return price(p.context(), "column_sum", {tokens, std::max<std::int64_t>(1, cols)}, false)
-            .time.value;
-      };
-      backward += sum(qkv_out) + 2 * sum(m.hidden) + sum(rows / tokens * ffn / t);
-    }
-    c.forward += forward;
-    c.backward += backward;
-    c.forward_kernels.memory += forward;
-    c.backward_kernels.memory += backward;
+    PassTime local = local_pointwise(p.context(), m, s, qkv_out, rows / tokens * ffn / t);
+    c.forward += local.forward;
+    c.backward += local.backward;
+    c.forward_kernels.memory += local.forward;
+    c.backward_kernels.memory += local.backward;
   }
   c.flops_forward = qkv_flops + attn_flops + out.flops + mlp_flops;
   TpCollectives tp = tp_collectives(cx,
