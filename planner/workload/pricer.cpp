@@ -20,12 +20,11 @@ devices::DType op_dtype(const DeviceContext& cx, const std::string& name) {
   return cx.dtype;                            // the memory-bound kernels move activations
 }
 
-// Backward over forward for the memory-bound kernels, by the bytes each moves per element:
-// a softmax's backward reads its output and the gradient and writes one (6 B against the
-// forward's 4 B; Pricer prices it as its own kernel, costmodel's softmax_backward); an
+// Backward over forward for the memory-bound kernels, by the bytes each moves per element: an
 // elementwise op's (dropout, bias, GeLU, residual) reads the gradient and a mask or input and
 // writes one, as its forward does; a norm's reads the input and the gradient, writes one and
-// reduces the weight gradients (twice the forward's traffic).
+// reduces the weight gradients (twice the forward's traffic). (A softmax's backward is an
+// operation of its own, costmodel's softmax_backward: Pricer::op prices it so.)
 double& kernel_slot(KernelTime& k, const std::string& name) {
   if (name == "attention")
     return k.attention;
@@ -35,8 +34,6 @@ double& kernel_slot(KernelTime& k, const std::string& name) {
 }
 
 double backward_ratio(const std::string& op) {
-  if (op == "softmax")
-    return costmodel::kSoftmaxBackwardRatio;
   if (op == "elementwise")
     return 1.0;
   if (op == "attention")

@@ -50,7 +50,8 @@ class Pricer {
   // framework module's call: Megatron-LM's host issues them faster (megatron_op_host).
   std::int64_t plain_kernels() const { return plain_; }
 
-  // The backward of every operation priced so far (backward_ratio of each).
+  // The backward of every operation priced so far (backward_ratio of each; a softmax's its
+  // own operation).
   double backward() const { return backward_; }
 
   // The forward and backward of every operation priced so far, by kind of kernel.
