@@ -209,12 +209,12 @@ Priced price(const ClusterSpec& whole,
            costmodel::ScheduleNode::task("tp", devices::Seconds{st.tp}, "nvlink:" + id),
            costmodel::ScheduleNode::task("pp", devices::Seconds{st.pp}, "link:" + id)}));
       // Each stage synchronises its own parameters over its dp replicas while its last
-      // backward runs; ZeRO-3 gathers them around every micro-batch.
+      // backward runs; ZeRO 2/3 exchange them around every micro-batch.
       double params = stage_parameters(task.model, span);
       double exposed = task.framework == devices::Framework::kPytorch
                            ? eager_dp_exposed(cx, c.layout, span, k.m, st.backward, dcx)
                            : megatron_dp_exposed(cx, c.layout, span, st.backward, dcx) +
-                                 zero3_exposed(cx, c.layout, params, st.compute, k.m);
+                                 sharded_dp_exposed(cx, c.layout, params, st, k.m);
       exposed_sync = std::max(exposed_sync, exposed);
       optimizer = std::max(optimizer, optimizer_time(cx, c.layout, params, dcx.efficiency));
     }

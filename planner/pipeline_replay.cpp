@@ -207,6 +207,9 @@ std::string build_pipeline(const std::vector<StageSpec>& stages,
   for (std::int64_t s = 0; s < pp; ++s)
     order.push_back(schedule(s, pp, sh.vpp, sh.micro_batches));
   std::vector<std::vector<std::size_t>> last_forward(at(pp));
+  std::vector<std::vector<std::size_t>> zero_reduce(at(pp));  // per stage, per (d, c, t)
+  for (std::int64_t s = 0; s < pp; ++s)
+    zero_reduce[at(s)].assign(stages[at(s)].ranks.size(), 0);
   // Each round adds, for every stage, its next operation whose input has arrived; Megatron-
   // LM's schedules never deadlock, so every round adds at least one (checked).
   for (bool left = true; left;) {
@@ -238,7 +241,7 @@ std::string build_pipeline(const std::vector<StageSpec>& stages,
       double cp_bytes = share * (backward ? w.cp_bytes_backward : w.cp_bytes_forward);
       // ZeRO-3: the weights are gathered over the dp x cp ranks of each tp rank before the
       // forward and again before the backward, on a stream of their own: prefetched as far
-      // as the previous gathers allow (the estimate's zero3_exposed).
+      // as the previous gathers allow (the estimate's sharded_dp_exposed).
       std::vector<std::size_t> gathers;
       for (std::int64_t t = 0; sh.zero >= 3 && sh.dp * sh.cp > 1 && t < st.tp; ++t) {
         std::vector<std::int64_t> group;
@@ -305,6 +308,24 @@ std::string build_pipeline(const std::vector<StageSpec>& stages,
       }
       if (!backward)
         last_forward[at(s)] = ends;
+      // ZeRO 2/3 shard the gradients: each backward but the last micro-batch's (the step's
+      // sync below) reduce-scatters its own beside the next compute (sharded_dp_exposed).
+      if (backward && sh.zero >= 2 && sh.dp * sh.cp > 1 && i + 1 < sh.micro_batches) {
+        for (std::int64_t t = 0; t < st.tp; ++t) {
+          std::vector<std::int64_t> group;
+          std::vector<std::size_t> after;
+          for (std::int64_t k = 0; k < sh.dp * sh.cp; ++k) {
+            group.push_back(st.ranks[at(k * st.tp + t)]);
+            after.push_back(ends[at(k * st.tp + t)]);
+          }
+          std::size_t id =
+              wide_collective(p, sh, out.notes, "each ZeRO gradient reduce-scatter", group, after,
+                              Collective::kReduceScatter, share * w.grad_bytes,
+                              "zero grad reduce mb" + mb, "zero rs");
+          for (std::int64_t k = 0; k < sh.dp * sh.cp; ++k)
+            zero_reduce[at(s)][at(k * st.tp + t)] = id + 1;  // 0: none
+        }
+      }
       // Activations forward to the next stage, their gradients back to the previous one.
       std::int64_t to = backward ? v - 1 : v + 1;
       if (to >= 0 && to < virtual_stages) {
@@ -388,6 +409,8 @@ std::string build_pipeline(const std::vector<StageSpec>& stages,
       std::vector<std::size_t> after;
       if (sync_of[at(s)][k] > 0)
         after.push_back(sync_of[at(s)][k] - 1);
+      if (zero_reduce[at(s)][k] > 0)
+        after.push_back(zero_reduce[at(s)][k] - 1);
       out.ends.push_back(p.compute(st.ranks[k], "step end", Seconds{0}, after));
     }
   }

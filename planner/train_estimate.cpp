@@ -212,7 +212,7 @@ std::variant<PlanEstimate, Rejected> estimate_training(const TrainContext& cx, c
   b.dp_comm = std::max(cx.task.framework == devices::Framework::kPytorch
                            ? eager_dp_exposed(cx, l, first, m, last_backward, dcx)
                            : megatron_dp_exposed(cx, l, first, last_backward, dcx) +
-                                 zero3_exposed(cx, l, held, slowest->compute, m),
+                                 sharded_dp_exposed(cx, l, held, *slowest, m),
                        off.gradients_down - last_backward);
   b.optimizer =
       l.offload ? off.cpu_step + off.weights_up : optimizer_time(cx, l, opt_params, dcx.efficiency);

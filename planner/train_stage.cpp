@@ -647,7 +647,7 @@ MegatronSync megatron_sync(const TrainContext& cx, const Layout& l, const StageS
   double bucket = std::max(40e6, 1e6 * f(l.dp * l.cp));
   double embedding = s.first() ? params(m).embedding / f(l.tp) : 0;
   g.last = l.dp_overlap ? std::min(dense / f(l.tp), std::max(bucket, embedding)) : 0;
-  // (ZeRO 3 gathers its weights before each use instead: zero3_exposed.)
+  // (ZeRO 3 gathers its weights before each use instead: sharded_dp_exposed.)
   g.gather_bytes =
       l.zero == 1 || l.zero == 2 ? g.local * devices::dtype_bytes(cx.task.precision) : 0;
   return g;
@@ -767,22 +767,36 @@ double eager_dp_exposed(const TrainContext& cx,
   return t;
 }
 
-// ZeRO-3 gathers the stage's weights before each micro-batch's forward and again before its
-// backward (Rajbhandari et al. 2020, §5.3); prefetching hides them behind that micro-batch's
-// compute, and what does not fit is exposed.
-double zero3_exposed(const TrainContext& cx,
-                     const Layout& l,
-                     double stage_params,
-                     double microbatch_compute,
-                     std::int64_t micro_batches) {
-  if (l.zero < 3 || l.dp * l.cp <= 1)
+// ZeRO 2 and 3 shard the gradients over the dp x cp ranks, so every micro-batch's backward
+// reduce-scatters its own (accumulating them unsharded would need the memory the sharding saves;
+// DeepSpeed's ZeRO, FSDP and Megatron-FSDP all reduce each micro-batch); ZeRO 3 also gathers the
+// weights before each micro-batch's forward and again before its backward (Rajbhandari et al.
+// 2020, §5.3). Prefetching hides each behind the compute of its own pass, and what outlasts that
+// pass is exposed. The last micro-batch's reduction is the step's gradient sync
+// (megatron_dp_exposed).
+double sharded_dp_exposed(const TrainContext& cx,
+                          const Layout& l,
+                          double stage_params,
+                          const StageTimes& st,
+                          std::int64_t micro_batches) {
+  if (l.zero < 2 || l.dp * l.cp <= 1 || micro_batches < 1)
     return 0;
-  double bytes = stage_params / f(l.tp) * devices::dtype_bytes(cx.task.precision);
-  double gather =
-      costmodel::estimate_collective(dp_group(cx, l), costmodel::Collective::kAllGather, bytes)
-          .latency()
-          .value;
-  return f(micro_batches) * std::max(0.0, 2 * gather - microbatch_compute);
+  costmodel::CommGroup g = dp_group(cx, l);
+  double local = stage_params / f(l.tp);
+  auto time = [&](costmodel::Collective op, double bytes) {
+    return costmodel::estimate_collective(g, op, bytes).latency().value;
+  };
+  double gather = l.zero >= 3 ? time(costmodel::Collective::kAllGather,
+                                     local * devices::dtype_bytes(cx.task.precision))
+                              : 0;
+  double reduce = time(costmodel::Collective::kReduceScatter,
+                       local * training_parameter_bytes(cx.task).gradients);
+  double backward = st.compute - st.forward;  // with recomputation
+  auto exposed = [](double comm, double compute) {
+    return std::max(0.0, comm - compute);
+  };
+  return f(micro_batches) * exposed(gather, st.forward) +
+         f(micro_batches - 1) * exposed(gather + reduce, backward) + exposed(gather, backward);
 }
 
 OffloadTimes offload_times(const TrainContext& cx, const Layout& l, double stage_params) {

@@ -146,12 +146,14 @@ double eager_dp_exposed(const TrainContext& cx,
                         double backward,
                         const DeviceContext& dcx);
 
-/// ZeRO-3's weight gathers not hidden behind the micro-batches' compute.
-double zero3_exposed(const TrainContext& cx,
-                     const Layout& l,
-                     double stage_params,
-                     double microbatch_compute,
-                     std::int64_t micro_batches);
+/// What ZeRO 2 and 3 exchange around every micro-batch (each backward's gradient
+/// reduce-scatter but the last, which is the step's sync; ZeRO 3's weight gathers before each
+/// forward and backward) not hidden behind the pass it overlaps.
+double sharded_dp_exposed(const TrainContext& cx,
+                          const Layout& l,
+                          double stage_params,
+                          const StageTimes& st,
+                          std::int64_t micro_batches);
 
 /// Optimizer offload: a device's share of the gradients down its host link (overlapping the
 /// last backward), the host CPUs' optimizer step for the whole node, the updated weights
