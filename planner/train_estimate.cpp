@@ -219,9 +219,11 @@ std::variant<PlanEstimate, Rejected> estimate_training(const TrainContext& cx, c
   b.total = pipe.total.value + b.dp_comm + b.optimizer;
   b.kernels.add(slowest->kernels, f(m));
   b.host_forward = f(m) * times.front().host_forward;
-  b.kernels.optimizer = l.offload ? 0 : b.optimizer;
+  // The optimizer's kernels, beside the stages' (FSDP2's foreach copies, profiled as such).
+  double step_optimizer = l.offload ? 0 : b.optimizer;
+  b.kernels.optimizer += step_optimizer;
   b.first_kernels.add(times.front().kernels, f(m));
-  b.first_kernels.optimizer = b.kernels.optimizer;
+  b.first_kernels.optimizer += step_optimizer;
   double tokens = f(cx.task.global_batch * cx.task.sequence_length);
   e.tokens_per_s = tokens / b.total;
   double peak = costmodel::matrix_peak(d, cx.task.precision).value * f(l.devices());

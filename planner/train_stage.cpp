@@ -441,6 +441,7 @@ DeviceContext device_context(const TrainContext& cx, const Layout& l) {
     dcx.efficiency = costmodel::sustained(*e);  // a step's GEMMs run back to back
   dcx.eager = cx.task.framework == devices::Framework::kPytorch;
   dcx.megatron_local = !dcx.eager && !l.te;
+  dcx.fused_norms = dcx.eager && eager_fsdp(l);
   dcx.fuse = !dcx.eager && !dcx.megatron_local;
   if (l.tp > 1)
     dcx.tp_group = comm_group(cx, l.tp, std::min(l.tp, group(cx).devices_per_node));
@@ -575,7 +576,24 @@ StageTimes stage_times(const TrainContext& cx,
   std::int64_t mbs = cx.task.global_batch / (l.dp * l.micro_batch);
   double forward = 0;
   double backward = 0;
-  if (dcx.eager) {
+  double foreach_copies = 0;  // of those, run by multi_tensor_apply (profiled as optimizer)
+  if (dcx.eager && eager_fsdp(l)) {
+    // FSDP2 (bf16 parameters, fp32 reduction), as profiled: each gather casts the rank's fp32
+    // shard to bf16 and copies it into the gather's buffer (two foreach copies, 4 + 2 and 2 + 2
+    // a shard's parameter, which run at about the widening cast's rate: 1.8-2.3 TB/s on H200),
+    // then copies the gathered weights out into the parameters (2 + 2); each backward casts the
+    // bf16 gradients to fp32 into the reduce-scatter's input (2 + 4, PyTorch's chunk_cat: the
+    // widening rate) and, from the second micro-batch on, adds the reduced shard into the
+    // sharded gradient (4 + 4 + 4). ZeRO 3 gathers again before the backward.
+    double shard = share / f(l.dp * l.cp);
+    double copy_in = 10 * shard;
+    double accumulate = 12 * shard * f(mbs - 1) / f(std::max<std::int64_t>(1, mbs));
+    double again = l.zero >= 3 ? 1 : 0;  // gathers in backward
+    forward = eager_stream_time(dcx, 4 * share + copy_in, copy_in);
+    backward = eager_stream_time(dcx, again * (4 * share + copy_in) + 6 * share + accumulate,
+                                 again * copy_in + 6 * share);
+    foreach_copies = (1 + again) * eager_stream_time(dcx, copy_in, copy_in);
+  } else if (dcx.eager) {
     // A full recomputation casts the layers' weights again, but for the dense layers' down
     // projections (its early stop: LayerCost::forward_tail); the embedding and the head run
     // outside the checkpoint.
@@ -594,7 +612,8 @@ StageTimes stage_times(const TrainContext& cx,
   st.compute += forward + backward;
   st.forward += forward;
   st.backward += backward;
-  st.kernels.memory += forward + backward;
+  st.kernels.memory += forward + backward - foreach_copies;
+  st.kernels.optimizer += foreach_copies;
   // Each micro-batch sends its activations forward and receives their gradients back.
   st.pp = (s.last() ? 0 : send_out) + (s.first() ? 0 : send_in);
   return st;
@@ -739,17 +758,22 @@ double eager_dp_exposed(const TrainContext& cx,
   auto collective = [&](costmodel::Collective op, double bytes) {
     return costmodel::estimate_collective(g, op, bytes).latency().value;
   };
-  double root = stage_groups(cx, l, s, local).outside;
+  auto [root, layer] = stage_groups(cx, l, s, local);
   if (l.zero >= 2) {
-    // FSDP2: each micro-batch gathers the root group before its forward (nothing runs before
-    // it) and reduce-scatters the root's fp32 gradients after its backward (the embedding's
-    // are the last ready); the layers' gathers and reduce-scatters run beside their
+    // FSDP2: each micro-batch gathers the root group and then the first layer before its
+    // forward (nothing runs before them), and after its backward reduce-scatters the first
+    // layer's fp32 gradients and the root's (the embedding's are the last ready): those run
+    // beside no compute. The other layers' gathers and reduce-scatters run beside their
     // neighbours' compute, exposed only where they outlast the backward.
     double edges = collective(costmodel::Collective::kAllGather, root * 2) +
+                   collective(costmodel::Collective::kAllGather, layer * 2) +
+                   collective(costmodel::Collective::kReduceScatter, layer * 4) +
                    collective(costmodel::Collective::kReduceScatter, root * 4);
+    double inner = local - root - layer;
     double layers =
-        collective(costmodel::Collective::kReduceScatter, (local - root) * 4) +
-        collective(costmodel::Collective::kAllGather, (local - root) * 2) * (l.zero >= 3 ? 2 : 1);
+        collective(costmodel::Collective::kReduceScatter, inner * 4) +
+        collective(costmodel::Collective::kAllGather, inner * 2) +
+        (l.zero >= 3 ? collective(costmodel::Collective::kAllGather, (local - root) * 2) : 0);
     return f(micro_batches) * (edges + std::max(0.0, layers - backward));
   }
   // DDP: the last micro-batch's backward all-reduces 25 MB buckets as their gradients are

@@ -71,23 +71,23 @@ LayerWidths layer_widths(const devices::ModelSpec& m, const LayerShape& s) {
 
 }  // namespace
 
-EagerBytes eager_layer_bytes(const devices::ModelSpec& m, const LayerShape& s) {
+EagerBytes eager_layer_bytes(const devices::ModelSpec& m, const LayerShape& s, bool norm_parts) {
   // With tensor parallelism the runner shards the norms' tokens over the group (sequence
   // parallelism); the projections' outputs are split by heads and FFN columns.
   double stream = f(s.micro_batch * s.seq) * f(m.hidden) / (s.tp > 1 ? f(s.tp) : 1);
+  double norms = norm_parts ? 2 * stream : 0;  // elements normalised from their parts
   auto [q, kv, wide, rope, gated] = layer_widths(m, s);
   EagerBytes b;
-  b.forward = 2 * kNormForward * stream + 2 * kResidual * stream + kContiguous * q +
+  b.forward = kNormForward * norms + 2 * kResidual * stream + kContiguous * q +
               (rope ? kRope * (q + kv) : 0) + (gated ? kSwigluForward : kActForward) * wide;
   // Backward: the q, k and v gradients made contiguous again for the projections.
-  b.backward = 2 * kNormBackward * stream + 2 * kResidual * stream +
-               kContiguous * (2 * q + 2 * kv) + (rope ? kRope * (q + kv) : 0) +
-               (gated ? kSwigluBackward : kActBackward) * wide;
-  b.widen_forward = 2 * kNormWiden * stream;
-  b.widen_backward = 2 * kNormWiden * stream;
+  b.backward = kNormBackward * norms + 2 * kResidual * stream + kContiguous * (2 * q + 2 * kv) +
+               (rope ? kRope * (q + kv) : 0) + (gated ? kSwigluBackward : kActBackward) * wide;
+  b.widen_forward = kNormWiden * norms;
+  b.widen_backward = kNormWiden * norms;
   double rotated = rope ? q + kv : 0;
-  b.strided_forward = 2 * kNormStridedForward * stream + kRopeStrided * rotated;
-  b.strided_backward = 2 * kNormStridedBackward * stream + kRopeStrided * rotated;
+  b.strided_forward = kNormStridedForward * norms + kRopeStrided * rotated;
+  b.strided_backward = kNormStridedBackward * norms + kRopeStrided * rotated;
   b.cat_forward = kRopeCat * rotated;
   b.cat_backward = kRopeCat * rotated;
   return b;
@@ -141,13 +141,14 @@ EagerBytes local_layer_bytes(const devices::ModelSpec& m, const LayerShape& s) {
   return b;
 }
 
-std::int64_t eager_layer_operations(const devices::ModelSpec& m) {
+std::int64_t eager_layer_operations(const devices::ModelSpec& m, bool norm_parts) {
   // Two RMSNorms of 7 operations each (cast, square, mean, add, rsqrt, product, product, as
-  // in kNormForward's count with the cast out), two residual adds, one contiguous copy;
-  // RoPE's five on q and on k; SwiGLU's two (or one activation).
+  // in kNormForward's count with the cast out; fused, counted with the priced operations),
+  // two residual adds, one contiguous copy; RoPE's five on q and on k; SwiGLU's two (or one
+  // activation).
   bool rope = m.position == devices::PositionKind::kRope;
   bool gated = m.ffn_kind == devices::FfnKind::kGated;
-  return 2 * 7 + 2 + 1 + (rope ? 10 : 0) + (gated ? 2 : 1);
+  return (norm_parts ? 2 * 7 : 0) + 2 + 1 + (rope ? 10 : 0) + (gated ? 2 : 1);
 }
 
 std::int64_t local_layer_operations(const devices::ModelSpec& m) {
@@ -162,11 +163,11 @@ std::int64_t eager_loss_vocab(const devices::ModelSpec& m, const LayerShape& s) 
   return s.tp > 1 && !s.inference ? m.vocab : std::max<std::int64_t>(1, m.vocab / s.tp);
 }
 
-EagerBytes eager_head_bytes(const devices::ModelSpec& m, const LayerShape& s) {
+EagerBytes eager_head_bytes(const devices::ModelSpec& m, const LayerShape& s, bool norm_parts) {
   double logits = f(s.micro_batch * s.seq) * f(eager_loss_vocab(m, s));
   // bf16 logits to fp32 (2 + 4); the fp32 gradient back to bf16 (4 + 2). The final norm
   // runs like a layer's.
-  double norm = f(s.micro_batch * s.seq) * f(m.hidden) / (s.tp > 1 ? f(s.tp) : 1);
+  double norm = norm_parts ? f(s.micro_batch * s.seq) * f(m.hidden) / (s.tp > 1 ? f(s.tp) : 1) : 0;
   EagerBytes b{6 * logits + kNormForward * norm, 6 * logits + kNormBackward * norm,
                6 * logits + kNormWiden * norm, kNormWiden * norm};
   b.strided_forward = kNormStridedForward * norm;

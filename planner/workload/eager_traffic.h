@@ -46,8 +46,12 @@ struct EagerBytes {
 };
 
 /// One layer, one micro-batch, one device of a tensor-parallel group of `s.tp` (norms and
-/// residual adds on 1 / tp of the tokens with sequence parallelism).
-EagerBytes eager_layer_bytes(const devices::ModelSpec& m, const LayerShape& s);
+/// residual adds on 1 / tp of the tokens with sequence parallelism). `norm_parts`: the two
+/// RMSNorms run in fp32 from their parts (under autocast); false where they run as PyTorch's
+/// fused norm kernels (DeviceContext::fused_norms), priced apart as operations.
+EagerBytes eager_layer_bytes(const devices::ModelSpec& m,
+                             const LayerShape& s,
+                             bool norm_parts = true);
 
 /// The pointwise kernels of a layer as Megatron-Core's own modules run them (Layout::te off,
 /// as profiled at the commit bench/run_megatron.py names), the norms not included (PyTorch's
@@ -71,8 +75,11 @@ EagerBytes local_layer_bytes(const devices::ModelSpec& m, const LayerShape& s);
 std::int64_t local_layer_operations(const devices::ModelSpec& m);
 
 /// The output head's micro-batch: the logits cast to fp32 before the loss, and their
-/// gradient cast back (the log-softmax itself is priced as softmax operations).
-EagerBytes eager_head_bytes(const devices::ModelSpec& m, const LayerShape& s);
+/// gradient cast back (the log-softmax itself is priced as softmax operations); the final
+/// norm's parts where `norm_parts`.
+EagerBytes eager_head_bytes(const devices::ModelSpec& m,
+                            const LayerShape& s,
+                            bool norm_parts = true);
 
 /// The vocabulary eager PyTorch's loss runs over on one device: under tensor parallelism in
 /// training the head's output is gathered whole on every rank (no loss parallelism, as
@@ -137,8 +144,8 @@ double local_optimizer_bytes_per_parameter();
 
 /// The memory-bound operations eager PyTorch runs in one layer's forward (the norms' parts,
 /// RoPE's, the residual adds, SwiGLU or the activation, the contiguous copy): what the host
-/// dispatches beside the matrix products and attention.
-std::int64_t eager_layer_operations(const devices::ModelSpec& m);
+/// dispatches beside the matrix products and attention (the norms' parts where `norm_parts`).
+std::int64_t eager_layer_operations(const devices::ModelSpec& m, bool norm_parts = true);
 
 /// Seconds to add `elements` 16-bit gradients into fp32 sums (2 + 4 B read, 4 written) in
 /// PyTorch's unrolled loop for mixed dtypes: at the rate measured for that kernel

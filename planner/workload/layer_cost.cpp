@@ -77,6 +77,10 @@ PassTime local_pointwise(const DeviceContext& cx,
 
 namespace {
 
+std::string norm_op(const devices::ModelSpec& m) {
+  return m.norm == devices::NormKind::kRmsNorm ? "rmsnorm" : "layernorm";
+}
+
 // The layer as eager PyTorch runs it: each projection a GEMM of its own, the fused attention
 // kernel, and the memory traffic of eager_traffic.h between them.
 LayerCost eager_layer_cost(const devices::ModelSpec& m,
@@ -105,13 +109,19 @@ LayerCost eager_layer_cost(const devices::ModelSpec& m,
   }
   double attn_flops = 0;
   double attn = attention_time(p, s, heads, kv, head_dim, &attn_flops);
-  EagerBytes bytes = eager_layer_bytes(m, s);
+  EagerBytes bytes = eager_layer_bytes(m, s, !cx.fused_norms);
+  // Fused, the two RMSNorms are PyTorch's norm kernels, on the tokens eager_layer_bytes
+  // normalises (sharded over the tensor-parallel group).
+  double norms =
+      cx.fused_norms
+          ? 2 * p.op(norm_op(m), {std::max<std::int64_t>(1, tokens / t), m.hidden}).time.value
+          : 0;
   c.fusions = {"rmsnorm_linear: unfused (eager PyTorch)", "gated_mlp: unfused (eager PyTorch)"};
   c.attention_forward = attn;
-  c.forward_kernels = {gemm, attn, eager_forward_time(p.context(), bytes)};
+  c.forward_kernels = {gemm, attn, eager_forward_time(p.context(), bytes) + norms};
   c.backward_kernels = {kBackwardGemm * gemm,
                         costmodel::attention_backward_time(cx.efficiency, attn),
-                        eager_backward_time(p.context(), bytes)};
+                        eager_backward_time(p.context(), bytes) + kBackwardGemm * norms};
   c.forward = c.forward_kernels.total();
   c.backward = c.backward_kernels.total();
   c.flops_forward += attn_flops;
@@ -130,8 +140,8 @@ LayerCost eager_layer_cost(const devices::ModelSpec& m,
   // the GPU waits for it (GpuEfficiency::eager_tp_host per operation); without it the host
   // runs ahead of the GPU (the 1-GPU steps keep the GPU 97-100% busy).
   if (s.tp > 1)
-    with_host_issue(cx.efficiency.eager_tp_host, p.kernels() + eager_layer_operations(m) + tp.calls,
-                    c, wait);
+    with_host_issue(cx.efficiency.eager_tp_host,
+                    p.kernels() + eager_layer_operations(m, !cx.fused_norms) + tp.calls, c, wait);
   return c;
 }
 
@@ -230,7 +240,12 @@ LayerCost head_cost(const devices::ModelSpec& m, const LayerShape& s, const Devi
     fp32.dtype = devices::DType::kFp32;
     std::int64_t whole = eager_loss_vocab(m, s);
     double loss = price(fp32, "softmax", {tokens, whole}, false).time.value;
-    EagerBytes bytes = eager_head_bytes(m, s);
+    EagerBytes bytes = eager_head_bytes(m, s, !cx.fused_norms);
+    double norm = cx.fused_norms
+                      ? price(p.context(), norm_op(m),
+                              {std::max<std::int64_t>(1, tokens / s.tp), m.hidden}, false)
+                            .time.value
+                      : 0;
     if (whole > vocab && cx.tp_group) {
       // The head's output shards gathered into whole bf16 logits on every rank.
       c.tp_comm = costmodel::estimate_collective(*cx.tp_group, costmodel::Collective::kAllGather,
@@ -238,9 +253,9 @@ LayerCost head_cost(const devices::ModelSpec& m, const LayerShape& s, const Devi
                       .latency()
                       .value;
     }
-    c.forward_kernels = {head.time.value, 0, eager_forward_time(p.context(), bytes), loss};
+    c.forward_kernels = {head.time.value, 0, eager_forward_time(p.context(), bytes) + norm, loss};
     c.backward_kernels = {kBackwardGemm * head.time.value, 0,
-                          eager_backward_time(p.context(), bytes), loss};
+                          eager_backward_time(p.context(), bytes) + kBackwardGemm * norm, loss};
     c.forward = c.forward_kernels.total();
     c.backward = c.backward_kernels.total();
     return c;

@@ -72,6 +72,10 @@ struct DeviceContext {
   // them, the pointwise pieces between them as PyTorch's kernels (local_layer_bytes; implies
   // fuse = false).
   bool megatron_local = false;
+  // Eager PyTorch over bf16 parameters without autocast (FSDP2, ZeRO 2/3: eager_fsdp):
+  // nn.RMSNorm runs PyTorch's fused norm kernels, priced as rmsnorm operations, where under
+  // autocast it runs in fp32 from its parts (eager_traffic.h).
+  bool fused_norms = false;
   // Inference at a precision per tensor kind (TaskSpec): `dtype` is the activations'.
   std::optional<devices::DType> gemm_dtype = std::nullopt;  // weights, GEMM inputs (none: dtype)
   std::optional<devices::DType> kv_dtype = std::nullopt;    // the KV cache (none: dtype)

@@ -180,6 +180,41 @@ TEST(MegatronSoftmax, LayersTakeThePyTorchPathWhereTheKernelCannotRun) {
   EXPECT_NEAR(layer_cost(m, refused, cx).forward - layer_cost(m, fits, cx).forward, 3, 1e-9);
 }
 
+// Over bf16 parameters without autocast (FSDP2), nn.RMSNorm runs PyTorch's fused norm kernels
+// (as profiled: vectorized_layer_norm_kernel and its backward): the layer's bytes lose the
+// norms' fp32 parts, its host operations their 14, and the layer prices two rmsnorm
+// operations in their place.
+TEST(EagerTraffic, FusedNormsReplaceTheirParts) {
+  LayerShape s{1, 1000, 1, false};
+  devices::ModelSpec m = llama8b();
+  EagerBytes parts = eager_layer_bytes(m, s);
+  EagerBytes fused = eager_layer_bytes(m, s, false);
+  double h = 1000.0 * 4096;
+  EXPECT_DOUBLE_EQ(parts.forward - fused.forward, 2 * 40 * h);
+  EXPECT_DOUBLE_EQ(parts.backward - fused.backward, 2 * 100 * h);
+  EXPECT_EQ(fused.widen_forward, 0);
+  EXPECT_DOUBLE_EQ(parts.strided_forward - fused.strided_forward, 2 * 16 * h);
+  EXPECT_EQ(eager_layer_operations(m) - eager_layer_operations(m, false), 14);
+  EXPECT_DOUBLE_EQ(eager_head_bytes(m, s).forward - eager_head_bytes(m, s, false).forward, 40 * h);
+
+  devices::ClusterSpec c = testing::example_cluster("dgx-h100");
+  DeviceContext cx{c.device(c.groups.front()), {}, devices::DType::kBf16, std::nullopt};
+  cx.eager = true;
+  cx.fuse = false;
+  DeviceContext fsdp = cx;
+  fsdp.fused_norms = true;
+  double norm = price(cx, "rmsnorm", {1000, m.hidden}, false).time.value;
+  LayerCost a = layer_cost(m, s, cx);
+  LayerCost b = layer_cost(m, s, fsdp);
+  EXPECT_NEAR(b.forward_kernels.memory,
+              eager_forward_time(cx, eager_layer_bytes(m, s, false)) + 2 * norm, 1e-15);
+  EXPECT_NEAR(b.backward_kernels.memory,
+              eager_backward_time(cx, eager_layer_bytes(m, s, false)) + 2 * kBackwardGemm * norm,
+              1e-15);
+  EXPECT_LT(b.forward_kernels.memory, a.forward_kernels.memory);
+  EXPECT_EQ(b.forward_kernels.gemm, a.forward_kernels.gemm);
+}
+
 TEST(EagerTraffic, ParameterBytesGrowWithMicroBatches) {
   EXPECT_DOUBLE_EQ(eager_parameter_bytes(1, 0).forward, 6);
   EXPECT_DOUBLE_EQ(eager_parameter_bytes(1, 0).backward, 6);  // one micro-batch: no accumulation
@@ -246,6 +281,31 @@ TEST(EagerStep, FullRecomputationStopsBeforeTheDownProjection) {
   EXPECT_NEAR(full.step.compute - none.step.compute,
               mbs * (layers * (l.forward - l.forward_tail.total()) + recast),
               1e-9 * full.step.compute);
+}
+
+// FSDP2's parameter traffic a micro-batch, as profiled: per gather the shard cast and copied
+// into the gather's buffer (10 B a shard's parameter, at the widening rate) and the gathered
+// weights copied out (4 B a parameter); per backward the gradients cast to fp32 for the
+// reduce-scatter (6 B, widening) and, after the first micro-batch, the shard accumulated (12
+// B a shard's parameter). ZeRO 3 gathers twice a micro-batch, ZeRO 2 once; autocast's casts
+// of every weight are gone.
+TEST(EagerStep, Fsdp2ParameterTrafficFollowsItsCopies) {
+  devices::TaskSpec t = testing::example_task("llama3-8b-train");
+  t.framework = devices::Framework::kPytorch;
+  t.model.layers = 4;
+  t.sequence_length = 1024;
+  t.global_batch = 16;
+  PlanEstimate z2 = estimate(t, "tp=1,pp=1,dp=8,mb=1,recompute=none,zero=2");
+  PlanEstimate z3 = estimate(t, "tp=1,pp=1,dp=8,mb=1,recompute=none,zero=3");
+  devices::ClusterSpec c = testing::example_cluster("dgx-h100");
+  DeviceContext cx{c.device(c.groups.front()), {}, devices::DType::kBf16, std::nullopt};
+  double share = count_parameters(t.model).total;
+  double shard = share / 8;
+  double gather = eager_stream_time(cx, 4 * share + 10 * shard, 10 * shard);
+  // Two micro-batches a rank: ZeRO 3's second gather in each is all that differs (but the
+  // stream kernels' fixed latencies, which the backward's other traffic already pays).
+  EXPECT_NEAR(z3.step.compute - z2.step.compute, 2 * gather, 1e-3 * 2 * gather);
+  EXPECT_GT(z3.step.compute - z2.step.compute, 0.99 * 2 * gather);
 }
 
 // The same layout costs more under eager PyTorch: more compute, the data-parallel traffic
@@ -384,13 +444,15 @@ TEST(EagerTpHost, FittedOnMeasuredStepsItPricesTheHeldOutRows) {
           .has_value());
 }
 
-// The Megatron-Core step files of H200 (bench/run_megatron.py), as `calibrate` reads them.
+// The Megatron-Core step files of H200 (bench/run_megatron.py), as `calibrate` reads them
+// (the full-depth rows are held out from every fit: docs/step-model.md).
 std::vector<std::filesystem::path> megatron_step_files() {
   std::vector<std::filesystem::path> files;
   for (const auto& e :
        std::filesystem::directory_iterator(devices::data_dir() / "benchmarks" / "H200")) {
     std::string name = e.path().filename().string();
-    if (name.rfind("train_steps_megatron", 0) == 0 && e.path().extension() == ".csv")
+    if (name.rfind("train_steps_megatron", 0) == 0 && e.path().extension() == ".csv" &&
+        name.find("full_depth") == std::string::npos)
       files.push_back(e.path());
   }
   std::sort(files.begin(), files.end());
