@@ -224,6 +224,16 @@ TEST(EagerTraffic, ParameterBytesGrowWithMicroBatches) {
   EXPECT_DOUBLE_EQ(eager_optimizer_bytes_per_parameter(), 40);
 }
 
+// Llama 3 8B's widths under eager PyTorch, cut to `layers`.
+devices::TaskSpec eager_llama8b(std::int64_t layers, std::int64_t seq, std::int64_t batch) {
+  devices::TaskSpec t = testing::example_task("llama3-8b-train");
+  t.framework = devices::Framework::kPytorch;
+  t.model.layers = layers;
+  t.sequence_length = seq;
+  t.global_batch = batch;
+  return t;
+}
+
 PlanEstimate estimate(const devices::TaskSpec& t, const std::string& layout) {
   devices::ClusterSpec c = testing::example_cluster("dgx-h100");
   Layout l;
@@ -261,11 +271,7 @@ TEST(EagerStep, FullRecomputationStopsBeforeTheDownProjection) {
 
   // On a step: full recomputation costs the layers' forwards less their tails, and casts
   // again the weights it runs through (not the embedding, the head or the down projections).
-  devices::TaskSpec t = testing::example_task("llama3-8b-train");
-  t.framework = devices::Framework::kPytorch;
-  t.model.layers = 4;
-  t.sequence_length = 4096;
-  t.global_batch = 16;
+  devices::TaskSpec t = eager_llama8b(4, 4096, 16);
   PlanEstimate none = estimate(t, "tp=1,pp=1,dp=8,mb=1,recompute=none,zero=1");
   PlanEstimate full = estimate(t, "tp=1,pp=1,dp=8,mb=1,recompute=full,zero=1");
   LayerShape step_layer{1, t.sequence_length, 1};
@@ -290,11 +296,7 @@ TEST(EagerStep, FullRecomputationStopsBeforeTheDownProjection) {
 // B a shard's parameter). ZeRO 3 gathers twice a micro-batch, ZeRO 2 once; autocast's casts
 // of every weight are gone.
 TEST(EagerStep, Fsdp2ParameterTrafficFollowsItsCopies) {
-  devices::TaskSpec t = testing::example_task("llama3-8b-train");
-  t.framework = devices::Framework::kPytorch;
-  t.model.layers = 4;
-  t.sequence_length = 1024;
-  t.global_batch = 16;
+  devices::TaskSpec t = eager_llama8b(4, 1024, 16);
   PlanEstimate z2 = estimate(t, "tp=1,pp=1,dp=8,mb=1,recompute=none,zero=2");
   PlanEstimate z3 = estimate(t, "tp=1,pp=1,dp=8,mb=1,recompute=none,zero=3");
   devices::ClusterSpec c = testing::example_cluster("dgx-h100");
