@@ -369,6 +369,9 @@ void fit_on_steps(const std::vector<std::filesystem::path>& step_files,
     g.allocator = planner::fit_allocator_cache(step_files, g.device);
     if (g.allocator)
       g.efficiency.allocator_cache = g.allocator->value;
+    g.megatron_allocator = planner::fit_allocator_cache(step_files, g.device, true);
+    if (g.megatron_allocator)
+      g.efficiency.megatron_allocator_cache = g.megatron_allocator->value;
   }
 }
 
@@ -454,6 +457,12 @@ void print_measured_fits(std::ostream& out, const std::vector<costmodel::GpuCali
       out, fits, &Fit::allocator, "cache", "without it",
       "The caching allocator (measured steps without FSDP2): what it reserves beyond the\n"
       "allocated peak, as a fraction of it, fitted on half.\n",
+      [&](const costmodel::AllocatorFit& a) { return number(a.value); },
+      [](const costmodel::AllocatorFit& a) { return a.unfitted_mape; });
+  print_held_out_fits(
+      out, fits, &Fit::megatron_allocator, "cache", "without it",
+      "The caching allocator under Megatron-LM (whole steps measured under Megatron-Core): the\n"
+      "same fraction, fitted on half of those rows.\n",
       [&](const costmodel::AllocatorFit& a) { return number(a.value); },
       [](const costmodel::AllocatorFit& a) { return a.unfitted_mape; });
   print_held_out_fits(

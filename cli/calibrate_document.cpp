@@ -142,6 +142,7 @@ void measured_rows(const costmodel::GpuCalibrationFit& f, Json& rows) {
   };
   constant(f.optimizer, "optimizer", "optimizer");
   constant(f.allocator, "allocator", "allocator_cache");
+  constant(f.megatron_allocator, "allocator, Megatron-LM", "megatron_allocator_cache");
   constant(f.sustained, "sustained GEMMs", "sustained_matrix");
   if (f.duty)
     constant(*f.duty, "GEMM duty", "duty_slope");

@@ -212,6 +212,10 @@ void read_measured_fits(const devices::YamlDoc& doc, devices::MapReader& m, GpuE
   e.allocator_cache = m.number("allocator_cache", false, devices::Sign::kNonNegative).value_or(0);
   m.string("allocator_cache_fitted_on");
   m.number("allocator_cache_held_out_mape", false, devices::Sign::kNonNegative);
+  e.megatron_allocator_cache =
+      m.number("megatron_allocator_cache", false, devices::Sign::kNonNegative).value_or(0);
+  m.string("megatron_allocator_cache_fitted_on");
+  m.number("megatron_allocator_cache_held_out_mape", false, devices::Sign::kNonNegative);
   m.string("optimizer_fitted_on");
   m.number("optimizer_held_out_mape", false, devices::Sign::kNonNegative);
 }
@@ -752,6 +756,7 @@ void write_measured_fits(std::ostream& y, const GpuCalibrationFit& g) {
   for (const auto& [key, fit] :
        {std::pair{"optimizer", &g.optimizer}, std::pair{"sustained_matrix", &g.sustained},
         std::pair{"allocator_cache", &g.allocator},
+        std::pair{"megatron_allocator_cache", &g.megatron_allocator},
         std::pair{"megatron_dp_overlap_cost", &g.megatron_dp_overlap}}) {
     if (*fit) {
       write_fitted(y, key, devices::format_number((*fit)->value, 3), (*fit)->fitted_on,

@@ -142,6 +142,7 @@ struct GpuCalibrationFit {
   std::optional<OptimizerFit> optimizer;
   std::optional<OverlapFit> overlap;
   std::optional<AllocatorFit> allocator;
+  std::optional<AllocatorFit> megatron_allocator;  // the same, on Megatron-Core steps
   std::optional<SustainedFit> sustained;
   std::optional<DutyFit> duty;
   std::optional<LayerLaunchFit> layers;

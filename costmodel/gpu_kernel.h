@@ -49,6 +49,8 @@ struct GpuEfficiency {
   // fraction of it in cached blocks that later requests could not reuse (fragmentation),
   // fitted on measured steps' reserve against their allocated peak; 0: not fitted.
   double allocator_cache = 0;
+  // The same under Megatron-LM, fitted on the steps measured under Megatron-Core; 0: not fitted.
+  double megatron_allocator_cache = 0;
   // A training step's GEMMs and attention run back to back for seconds, at the clock a GPU
   // at its power limit holds, below the short bursts the op rows are timed in: the sustained
   // matrix rate over the op model's, fitted on GEMMs timed both ways (bench/sustained.py); the

@@ -500,7 +500,7 @@ std::optional<costmodel::OptimizerFit> fit_optimizer(
 }
 
 std::optional<costmodel::AllocatorFit> fit_allocator_cache(
-    const std::vector<std::filesystem::path>& files, const std::string& device) {
+    const std::vector<std::filesystem::path>& files, const std::string& device, bool megatron) {
   std::vector<double> fit;  // allocated / reserved
   std::vector<double> held_out;
   std::string names;
@@ -509,8 +509,8 @@ std::optional<costmodel::AllocatorFit> fit_allocator_cache(
     for (const MeasuredStep& r : load_measured_steps(f)) {
       Layout l;
       if (r.device != device || r.status != "ok" || r.peak_allocated <= 0 || r.peak_reserved <= 0 ||
-          r.framework.rfind("torch", 0) != 0 || !parse_layout(r.layout, &l).empty() ||
-          (l.zero >= 2 && l.dp * l.cp > 1))
+          r.framework.rfind(megatron ? "megatron" : "torch", 0) != 0 ||
+          !parse_layout(r.layout, &l).empty() || (l.zero >= 2 && l.dp * l.cp > 1))
         continue;
       std::size_t n = fit.size() + held_out.size();
       (n % 2 == 0 ? fit : held_out).push_back(r.peak_allocated / r.peak_reserved);
@@ -540,9 +540,10 @@ std::optional<costmodel::AllocatorFit> fit_allocator_cache(
   out.held_out_rows = held_out.size();
   out.held_out_mape = mape(out.value);
   out.unfitted_mape = mape(0);
-  out.fitted_on = names + " (reserve against allocated peak of rows without FSDP2, alternating: " +
-                  std::to_string(fit.size()) + " fitted, " + std::to_string(held_out.size()) +
-                  " held out)";
+  out.fitted_on = names + " (reserve against allocated peak of " +
+                  (megatron ? "Megatron-Core rows" : "rows without FSDP2") +
+                  ", alternating: " + std::to_string(fit.size()) + " fitted, " +
+                  std::to_string(held_out.size()) + " held out)";
   return out;
 }
 

@@ -92,8 +92,11 @@ std::optional<costmodel::MatrixStepsFit> fit_matrix_on_steps(
 /// whose all-gather and reduce-scatter streams keep pools of their own), from each row's
 /// measured allocated peak, alternating in file order: the even ones fitted (least squared
 /// relative error of the reserve, closed form), the odd ones held out. Nullopt when there are
-/// fewer than 4 such rows.
+/// fewer than 4 such rows. `megatron`: on the rows measured under Megatron-Core instead
+/// (GpuEfficiency::megatron_allocator_cache).
 std::optional<costmodel::AllocatorFit> fit_allocator_cache(
-    const std::vector<std::filesystem::path>& files, const std::string& device);
+    const std::vector<std::filesystem::path>& files,
+    const std::string& device,
+    bool megatron = false);
 
 }  // namespace yirage::planner

@@ -428,8 +428,13 @@ MemoryUse stage_memory(const TrainContext& cx,
   e.end.activations += recv;
   if (e.end.total() > u.total())
     u = e.end;
-  if (eager)
+  if (eager) {
     u.reserve = allocator_reserve(cx, l, s, dense + experts, u.total());
+  } else if (const costmodel::GpuEfficiency* g =
+                 cx.calibrations.find_gpu(cx.cluster.device(group(cx)).name)) {
+    // Megatron-LM runs on the same caching allocator, its cache fitted on its own steps.
+    u.reserve = g->megatron_allocator_cache * u.total();
+  }
   u.capacity = cx.cluster.device(group(cx)).memory_capacity.value.value * (1 - cx.memory_headroom);
   return u;
 }

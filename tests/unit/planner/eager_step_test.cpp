@@ -553,5 +553,31 @@ TEST(AllocatorCache, FittedOnRowsWithoutFsdp2ItPricesTheHeldOutReserve) {
   EXPECT_FALSE(fit_allocator_cache(files, "A100-80GB").has_value());  // no such rows
 }
 
+// Under Megatron-LM the same cache, fitted on the Megatron-Core rows (the full-depth ones held
+// out): the shipped H200 value is that fit, the held-out rows' reserve comes closer with it, and
+// a Megatron-LM plan on H200 reserves that fraction of its live peak beside it.
+TEST(AllocatorCache, MegatronsIsFittedOnMegatronCoreSteps) {
+  costmodel::CalibrationSet cal =
+      costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
+  auto fit = fit_allocator_cache(megatron_step_files(), "H200", true);
+  ASSERT_TRUE(fit.has_value());
+  double shipped = cal.find_gpu("H200")->megatron_allocator_cache;
+  EXPECT_NEAR(fit->value, shipped, 5e-5);
+  EXPECT_LT(fit->held_out_mape, fit->unfitted_mape);
+  EXPECT_NE(fit->fitted_on.find("Megatron-Core rows"), std::string::npos);
+  EXPECT_EQ(fit->fitted_on.find("full_depth"), std::string::npos);
+
+  devices::ClusterSpec c = testing::example_cluster("two-h200");
+  devices::TaskSpec t = testing::example_task("llama3-8b-train");
+  t.model.layers = 4;
+  Layout l;
+  ASSERT_EQ(parse_layout("tp=1,pp=1,dp=2,mb=1,recompute=none,zero=1", &l), "");
+  auto e = estimate_training(TrainContext{c, t, cal}, l);
+  ASSERT_TRUE(std::holds_alternative<PlanEstimate>(e));
+  const MemoryUse& m = std::get<PlanEstimate>(e).memory;
+  EXPECT_GT(shipped, 0);
+  EXPECT_DOUBLE_EQ(m.reserve, shipped * m.total());
+}
+
 }  // namespace
 }  // namespace yirage::planner
