@@ -6,7 +6,8 @@ and an elementwise add; elementwise kernels over non-contiguous views (--only st
 the row-wise kernels and the add over a grid of row counts and lengths in bf16 and fp32
 (--only rows) and softmax at vocabulary widths in fp32, with the log-softmax and the casts a
 step runs printed beside (--only loss); the bf16-to-fp32 cast of weight gradients (--only
-casts); causal attention forward and backward as a step runs it (--only attention_backward);
+casts); causal attention forward and backward as a step runs it (--only attention_backward),
+also at head dimensions 64-96 (--only attention_head_dims);
 GEMMs at tensor-parallel shard widths and attention at other shapes (--only unseen); the
 row-wise kernels and add of the default set timed five times over (--only rows_repeat);
 compound operations as PyTorch eager runs them (unfused).
@@ -451,41 +452,58 @@ def run_attention(rows, device):
     time_attention(rows, device, cases)
 
 
+def time_attention_step(rows, device, b, h, kv, l, d, show_kernels=False):
+    """Causal attention over a prompt of l tokens as a training step runs it (head dimension d):
+    checked against float64 where small enough, then its forward (`attention_causal`) and its
+    backward alone (`attention_backward`, the gradients of q, k and v given the output's)."""
+    q = torch.randn(b, h, l, d, device="cuda", dtype=BF16, requires_grad=True)
+    k = torch.randn(b, kv, l, d, device="cuda", dtype=BF16, requires_grad=True)
+    v = torch.randn(b, kv, l, d, device="cuda", dtype=BF16, requires_grad=True)
+    f = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+    out = f()
+    grad = torch.randn_like(out)
+    if b * h * l * l <= 2 ** 28:
+        check("attention", out.detach(), attention_ref(q.detach(), k.detach(), v.detach(), True),
+              2e-2)
+        ref = [x.detach().double().requires_grad_(True) for x in (q, k, v)]
+        ref_out = attention_ref(*ref, True)
+        want = torch.autograd.grad(ref_out, ref, grad.double())
+        got = torch.autograd.grad(out, (q, k, v), grad, retain_graph=True)
+        for name, g, w in zip("qkv", got, want):
+            check("attention backward d" + name, g, w, 3e-2)
+    if show_kernels:
+        bwd_fn = lambda: torch.autograd.grad(out, (q, k, v), grad, retain_graph=True)
+        print("attention kernels: %s; backward %s" % ("; ".join(kernel_names(f)),
+                                                      "; ".join(kernel_names(bwd_fn))))
+    shape = "%dx%dx%dx%dx%dx%d" % (b, h, kv, l, l, d)
+    with torch.no_grad():
+        fwd = bench(f)
+    bwd = bench(lambda: torch.autograd.grad(out, (q, k, v), grad, retain_graph=True))
+    rows.append(["op", "attention_causal", device, shape, "bf16", fwd])
+    rows.append(["op", "attention_backward", device, shape, "bf16", bwd])
+    print("attention %s: forward %.4g s, backward %.4g s, ratio %.2f" % (shape, fwd, bwd, bwd / fwd))
+    del q, k, v, out, grad
+    torch.cuda.empty_cache()
+
+
 def run_attention_backward(rows, device):
-    """Causal attention over a prompt as a training step runs it, forward and backward
-    (F.scaled_dot_product_attention with GQA, cuDNN's flash kernels): each shape is recorded
-    twice, `attention_causal` for the forward and `attention_backward` for the gradients of
-    q, k and v given the output's (the backward alone, its forward kept from one call)."""
+    """Causal attention forward and backward as a training step runs it
+    (F.scaled_dot_product_attention with GQA, cuDNN's flash kernels), head dimension 128."""
     for h, kv in [(32, 8), (64, 8), (16, 4), (8, 2), (32, 32)]:
         for b, l in [(1, 1024), (4, 1024), (1, 2048), (2, 2048), (1, 4096), (2, 4096),
                      (1, 8192), (1, 16384)]:
-            q = torch.randn(b, h, l, 128, device="cuda", dtype=BF16, requires_grad=True)
-            k = torch.randn(b, kv, l, 128, device="cuda", dtype=BF16, requires_grad=True)
-            v = torch.randn(b, kv, l, 128, device="cuda", dtype=BF16, requires_grad=True)
-            f = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
-            out = f()
-            grad = torch.randn_like(out)
-            if b * h * l * l <= 2 ** 28:
-                check("attention", out.detach(), attention_ref(q.detach(), k.detach(), v.detach(), True),
-                      2e-2)
-                ref = [x.detach().double().requires_grad_(True) for x in (q, k, v)]
-                ref_out = attention_ref(*ref, True)
-                want = torch.autograd.grad(ref_out, ref, grad.double())
-                got = torch.autograd.grad(out, (q, k, v), grad, retain_graph=True)
-                for name, g, w in zip("qkv", got, want):
-                    check("attention backward d" + name, g, w, 3e-2)
-            if (h, kv, b, l) == (32, 8, 1, 4096):
-                bwd_fn = lambda: torch.autograd.grad(out, (q, k, v), grad, retain_graph=True)
-                print("attention backward kernels: %s" % "; ".join(kernel_names(bwd_fn)))
-            shape = "%dx%dx%dx%dx%dx128" % (b, h, kv, l, l)
-            with torch.no_grad():
-                fwd = bench(f)
-            bwd = bench(lambda: torch.autograd.grad(out, (q, k, v), grad, retain_graph=True))
-            rows.append(["op", "attention_causal", device, shape, "bf16", fwd])
-            rows.append(["op", "attention_backward", device, shape, "bf16", bwd])
-            print("attention %s: forward %.4g s, backward %.4g s, ratio %.2f" % (shape, fwd, bwd, bwd / fwd))
-            del q, k, v, out, grad
-            torch.cuda.empty_cache()
+            time_attention_step(rows, device, b, h, kv, l, 128,
+                                show_kernels=(h, kv, b, l) == (32, 8, 1, 4096))
+
+
+def run_attention_head_dims(rows, device):
+    """The same at the head dimensions models other than Llama 3 use (64: Llama 3.2 1B; 80:
+    GPT-3 2.7B; 96) beside 128, at the same heads and lengths."""
+    for d in [64, 80, 96, 128]:
+        for h, kv in [(32, 8), (16, 8)]:
+            for b, l in [(1, 2048), (4, 2048), (1, 4096), (1, 8192)]:
+                time_attention_step(rows, device, b, h, kv, l, d,
+                                    show_kernels=(h, kv, b, l) == (32, 8, 1, 4096))
 
 
 def kernel_names(fn):
@@ -544,7 +562,8 @@ def run_rows_repeat(rows, device):
 ONLY = {"decode_attention": run_decode_attention, "strided": run_strided, "rows": run_rows_grid,
         "loss": run_loss_rows, "casts": run_casts, "attention_backward": run_attention_backward,
         "unseen": run_unseen, "rows_repeat": run_rows_repeat, "softmax": run_softmax_kernels,
-        "accumulate": run_accumulate, "column_sum": run_column_sum}
+        "accumulate": run_accumulate, "column_sum": run_column_sum,
+        "attention_head_dims": run_attention_head_dims}
 
 
 def main():

@@ -231,6 +231,11 @@ void read_ops(const devices::YamlDoc& doc,
   e.matrix = m.number("matrix", true).value_or(1);
   e.attention = m.number("attention", true).value_or(1);
   e.attention_causal = m.number("attention_causal", false).value_or(0);
+  e.attention_score_width =
+      m.number("attention_score_width", false, devices::Sign::kNonNegative).value_or(0);
+  m.string("attention_score_width_fitted_on");
+  m.number("attention_score_width_held_out_mape", false, devices::Sign::kNonNegative);
+  m.number("attention_score_width_unfitted_held_out_mape", false, devices::Sign::kNonNegative);
   e.attention_backward = m.number("attention_backward", false).value_or(0);
   e.attention_backward_latency =
       m.quantity<devices::Dim::kSeconds>("attention_backward_latency", false,
@@ -836,6 +841,14 @@ std::string calibration_yaml(const std::vector<CalibrationFit>& fits,
       << "  attention: " << format_number(e.attention, 3) << "\n";
     if (e.attention_causal > 0)
       y << "  attention_causal: " << format_number(e.attention_causal, 3) << "\n";
+    if (g.attention_score) {
+      y << "  attention_score_width: " << format_number(e.attention_score_width, 3) << "\n"
+        << "  attention_score_width_fitted_on: \"" << g.attention_score->fitted_on << "\"\n"
+        << "  attention_score_width_held_out_mape: "
+        << format_number(g.attention_score->held_out_mape, 3) << "\n"
+        << "  attention_score_width_unfitted_held_out_mape: "
+        << format_number(g.attention_score->unfitted_mape, 3) << "\n";
+    }
     if (g.attention_backward) {
       y << "  attention_backward: " << format_number(e.attention_backward, 3) << "\n"
         << "  attention_backward_latency: " << devices::format(e.attention_backward_latency) << "\n"

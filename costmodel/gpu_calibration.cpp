@@ -428,6 +428,54 @@ std::string fitted_on(const std::vector<std::string>& files,
          std::to_string(rows - fit) + " held out)";
 }
 
+// The head dimension of an attention row (the last of its shape), 0 for other ops.
+std::int64_t attention_head_dim(const MeasuredRow& row) {
+  if (row.op.rfind("attention", 0) != 0)
+    return 0;
+  std::size_t x = row.shape.rfind('x');
+  return x == std::string::npos ? 0 : std::atoll(row.shape.c_str() + x + 1);
+}
+
+bool other_head_dim(const Sample& s) {
+  std::int64_t d = attention_head_dim(*s.row);
+  return d > 0 && d != 128;
+}
+
+// GpuEfficiency::attention_score_width on the fit split's forward rows of head dimensions
+// other than 128 (the fractions were fitted on 128 alone): the width in [0, 256] columns
+// with the least mean relative error, searched on a grid of 1 then refined golden-section.
+std::optional<HeldOutFit> fit_attention_score_width(const std::vector<Sample>& samples,
+                                                    const std::vector<std::string>& files,
+                                                    const devices::DeviceRegistry& r,
+                                                    GpuEfficiency& eff) {
+  std::vector<Sample> rows;
+  std::copy_if(samples.begin(), samples.end(), std::back_inserter(rows), [](const Sample& x) {
+    return other_head_dim(x) && x.row->op != "attention_backward";
+  });
+  std::optional<std::size_t> fit = split_sizes(rows);
+  if (!fit)
+    return std::nullopt;
+  HeldOutFit out;
+  GpuEfficiency e = eff;
+  e.attention_score_width = 0;
+  out.unfitted_mape = mape(rows, r, e, false);
+  auto error = [&](double c) {
+    e.attention_score_width = c;
+    return mape(rows, r, e, true);
+  };
+  double best = 0;
+  for (double c = 0; c <= 256; c += 1)
+    best = error(c) < error(best) ? c : best;
+  eff.attention_score_width = best;
+  out.value = best;
+  out.fit_rows = *fit;
+  out.held_out_rows = rows.size() - *fit;
+  out.held_out_mape = mape(rows, r, eff, false);
+  out.fitted_on =
+      fitted_on(files, "attention rows of head dimensions other than 128", *fit, rows.size());
+  return out;
+}
+
 // GpuEfficiency::attention_backward (ratio r) and its latency c on the fit split's backward
 // rows: b = r F + c with F the modelled causal forward, least squared relative error in
 // closed form (c clamped at zero, r refitted alone then); everything else as fitted.
@@ -436,8 +484,10 @@ std::optional<AttentionBackwardFit> fit_attention_backward(const std::vector<Sam
                                                            const devices::DeviceRegistry& r,
                                                            GpuEfficiency& eff) {
   std::vector<Sample> rows;
-  std::copy_if(samples.begin(), samples.end(), std::back_inserter(rows),
-               [](const Sample& x) { return x.row->op == "attention_backward"; });
+  // (at head dimension 128, as the fractions: other widths are priced through the forward's)
+  std::copy_if(samples.begin(), samples.end(), std::back_inserter(rows), [](const Sample& x) {
+    return x.row->op == "attention_backward" && !other_head_dim(x);
+  });
   std::optional<std::size_t> fit = split_sizes(rows);
   if (!fit)
     return std::nullopt;
@@ -554,7 +604,7 @@ std::vector<GpuCalibrationFit> fit_gpu_ops(const std::vector<MeasuredFile>& file
     // kinds and streams once more.
     std::vector<Sample> shared;
     std::copy_if(samples.begin(), samples.end(), std::back_inserter(shared), [](const Sample& s) {
-      return !stream_only(s.row->op) && s.row->op != "attention_backward";
+      return !stream_only(s.row->op) && s.row->op != "attention_backward" && !other_head_dim(s);
     });
     // Both GEMM schedules (whole tiles in waves, stream-K), kept where the fit split prices
     // better: the held-out rows do not choose.
@@ -578,6 +628,7 @@ std::vector<GpuCalibrationFit> fit_gpu_ops(const std::vector<MeasuredFile>& file
         f.efficiency = e;
     }
     f.efficiency.source = "";
+    f.attention_score = fit_attention_score_width(samples, sources[device], registry, f.efficiency);
     f.attention_backward = fit_attention_backward(samples, sources[device], registry, f.efficiency);
     for (const Sample& s : samples)
       (s.fit ? f.fit_rows : f.held_out_rows)++;

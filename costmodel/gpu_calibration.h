@@ -132,6 +132,9 @@ struct GpuCalibrationFit {
   std::string device;
   std::optional<Matrix8bitFit> matrix_8bit;
   std::optional<AttentionBackwardFit> attention_backward;
+  // GpuEfficiency::attention_score_width, on prompt attention rows of head dimensions other
+  // than 128 (unfitted: 0).
+  std::optional<HeldOutFit> attention_score;
   GpuEfficiency efficiency;
   std::optional<StepFit> steps;
   std::optional<MatrixStepsFit> matrix_steps;

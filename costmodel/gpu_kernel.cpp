@@ -343,6 +343,15 @@ KernelEstimate stream_kernel(const devices::DeviceSpec& d,
   return e;
 }
 
+double prompt_attention_width(std::int64_t head_dim, const GpuEfficiency& eff) {
+  // cuDNN's sm90 flash kernels compute the head dimension in a tile of 64 columns up to 64
+  // and of 128 above (their names: 64x128x64 at 64, 64x128x128 at 80, 96 and 128; measured,
+  // H200/ops_attention_head_dims.csv); above 128, whole.
+  double tile = head_dim <= 64 ? 64 : head_dim <= 128 ? 128 : static_cast<double>(head_dim);
+  double c = eff.attention_score_width;
+  return 128 * (tile + c) / (128 + c);
+}
+
 KernelEstimate attention_kernel(const devices::DeviceSpec& d,
                                 DType dtype,
                                 const GpuEfficiency& eff,
@@ -376,7 +385,8 @@ KernelEstimate attention_kernel(const devices::DeviceSpec& d,
   double computed = keys;
   if (s.causal && s.q_len > 1)
     computed = f(s.kv_len - s.q_len) + 128.0 * f(q_tiles + 1) / 2;
-  double per_tile = s.q_len > 1 ? 4.0 * 128 * computed * f(s.head_dim) : flops / f(e.tiles);
+  double per_tile = s.q_len > 1 ? 4.0 * 128 * computed * prompt_attention_width(s.head_dim, eff)
+                                : flops / f(e.tiles);
   e.compute = Seconds{f(e.waves) * per_tile / unit_rate};
   e.memory = Seconds{e.hbm_bytes / hbm(d, eff)};
   e.steady = std::max(e.compute, e.memory);

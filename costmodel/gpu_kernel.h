@@ -23,6 +23,11 @@ struct GpuEfficiency {
   // The same inside fused causal attention over a prompt (masked tiles, the diagonal's wasted
   // half, tiles of unequal work), fitted on causal rows where there are any; 0: `attention`.
   double attention_causal = 0;
+  // Per score a prompt's fused attention also computes the softmax (its exponential, the
+  // running maximum and sum), work as long as this many head-dimension columns of its two
+  // matrix products take; the fitted `attention` rates hold at head dimension 128. Fitted on
+  // rows of other head dimensions where there are any; 0: none.
+  double attention_score_width = 0;
   // Fused attention's backward over its forward, and a fixed time beside it, fitted on
   // backward rows timed beside their forward where there are any; 0: kFlashBackward.
   double attention_backward = 0;
@@ -234,6 +239,11 @@ struct AttentionShape {
 /// Fused (flash) attention: prefill when q_len > 1 (tiles of 128 queries per head, a tile
 /// of fewer queries computing all 128 rows),
 /// decode when q_len == 1 (the KV cache split over the compute units and streamed).
+/// The head-dimension columns a prompt's fused attention computes per score, at the rate the
+/// `attention` fractions are fitted at (head dimension 128): the kernel's tile of the head
+/// dimension, and the softmax's work as attention_score_width more.
+double prompt_attention_width(std::int64_t head_dim, const GpuEfficiency& eff);
+
 KernelEstimate attention_kernel(const devices::DeviceSpec& d,
                                 devices::DType dtype,
                                 const GpuEfficiency& eff,

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 
 namespace yirage::costmodel {
 namespace {
@@ -90,6 +91,39 @@ TEST(GemmSchedule, CausalAttentionComputesWholeDiagonalBlocks) {
   double ratio = per_flop(1024) / per_flop(16384);
   // 128 (n + 1) / 2 keys computed per query against (len + 1) / 2 useful, len = 128 n.
   EXPECT_NEAR(ratio, (9.0 / 1025) / (129.0 / 16385), 1e-9);
+}
+
+// A prompt's fused attention computes its head dimension in cuDNN's tile (64 up to 64, 128 up to
+// 128): 80 and 96 cost what 128 does; and each score's softmax costs attention_score_width
+// more columns, so 64 costs more than half of 128. At 128 the fitted rates hold unchanged.
+TEST(GemmSchedule, PromptAttentionComputesItsHeadDimensionInTiles) {
+  GpuEfficiency e;
+  auto compute = [&](std::int64_t d) {
+    return attention_kernel(h100(), DType::kBf16, e, AttentionShape{1, 132, 4, 4096, 4096, d, true})
+        .compute.value;
+  };
+  EXPECT_DOUBLE_EQ(compute(80), compute(128));
+  EXPECT_DOUBLE_EQ(compute(96), compute(128));
+  EXPECT_DOUBLE_EQ(compute(64), compute(128) / 2);
+  EXPECT_DOUBLE_EQ(prompt_attention_width(128, e), 128);
+  e.attention_score_width = 64;
+  EXPECT_DOUBLE_EQ(prompt_attention_width(128, e), 128);
+  EXPECT_DOUBLE_EQ(prompt_attention_width(64, e), 128.0 * 128 / 192);
+  EXPECT_NEAR(compute(64) / compute(128), 128.0 / 192, 1e-12);
+  EXPECT_DOUBLE_EQ(prompt_attention_width(256, e), 128.0 * 320 / 192);
+}
+
+// Fitted on the head-dimension rows' fit split (the fractions on 128 alone), the softmax's width
+// prices the held-out rows closer than none, and is what H200's calibration ships.
+TEST(GemmSchedule, AttentionScoreWidthIsFittedOnOtherHeadDimensions) {
+  std::filesystem::path dir = devices::data_dir() / "benchmarks" / "H200";
+  std::vector<GpuCalibrationFit> fits = fit_gpu_ops(
+      {load_measured(dir / "ops.csv"), load_measured(dir / "ops_attention_head_dims.csv")},
+      registry());
+  ASSERT_EQ(fits.size(), 1u);
+  ASSERT_TRUE(fits[0].attention_score.has_value());
+  EXPECT_GT(fits[0].efficiency.attention_score_width, 0);
+  EXPECT_LT(fits[0].attention_score->held_out_mape, fits[0].attention_score->unfitted_mape);
 }
 
 // Fitted on the H200 rows of the fit split, the operand streams price the held-out GEMMs and
