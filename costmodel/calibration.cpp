@@ -220,16 +220,9 @@ void read_measured_fits(const devices::YamlDoc& doc, devices::MapReader& m, GpuE
   m.number("optimizer_held_out_mape", false, devices::Sign::kNonNegative);
 }
 
-void read_ops(const devices::YamlDoc& doc,
-              const YAML::Node& n,
-              const std::string& device,
-              CalibrationSet& set) {
-  devices::MapReader m(doc, n, "ops");
-  if (!m.valid())
-    return;
-  GpuEfficiency e;
-  e.matrix = m.number("matrix", true).value_or(1);
-  e.attention = m.number("attention", true).value_or(1);
+// Fused attention's keys beyond its fraction: causal prompts, the softmax's width per score,
+// the backward.
+void read_attention(devices::MapReader& m, GpuEfficiency& e) {
   e.attention_causal = m.number("attention_causal", false).value_or(0);
   e.attention_score_width =
       m.number("attention_score_width", false, devices::Sign::kNonNegative).value_or(0);
@@ -244,6 +237,19 @@ void read_ops(const devices::YamlDoc& doc,
   m.string("attention_backward_fitted_on");
   m.number("attention_backward_held_out_mape", false, devices::Sign::kNonNegative);
   m.number("attention_backward_unfitted_held_out_mape", false, devices::Sign::kNonNegative);
+}
+
+void read_ops(const devices::YamlDoc& doc,
+              const YAML::Node& n,
+              const std::string& device,
+              CalibrationSet& set) {
+  devices::MapReader m(doc, n, "ops");
+  if (!m.valid())
+    return;
+  GpuEfficiency e;
+  e.matrix = m.number("matrix", true).value_or(1);
+  e.attention = m.number("attention", true).value_or(1);
+  read_attention(m, e);
   e.matrix_8bit = m.number("matrix_8bit", false).value_or(0);
   e.unit_stream_8bit =
       m.quantity<devices::Dim::kBytesPerSec>("unit_stream_8bit", false, devices::Sign::kNonNegative)
