@@ -428,6 +428,14 @@ std::string fitted_on(const std::vector<std::string>& files,
          std::to_string(rows - fit) + " held out)";
 }
 
+// The samples `keep` keeps, in order.
+template <class Keep>
+std::vector<Sample> rows_where(const std::vector<Sample>& samples, Keep keep) {
+  std::vector<Sample> rows;
+  std::copy_if(samples.begin(), samples.end(), std::back_inserter(rows), keep);
+  return rows;
+}
+
 // The head dimension of an attention row (the last of its shape), 0 for other ops.
 std::int64_t attention_head_dim(const MeasuredRow& row) {
   if (row.op.rfind("attention", 0) != 0)
@@ -448,8 +456,7 @@ std::optional<HeldOutFit> fit_attention_score_width(const std::vector<Sample>& s
                                                     const std::vector<std::string>& files,
                                                     const devices::DeviceRegistry& r,
                                                     GpuEfficiency& eff) {
-  std::vector<Sample> rows;
-  std::copy_if(samples.begin(), samples.end(), std::back_inserter(rows), [](const Sample& x) {
+  std::vector<Sample> rows = rows_where(samples, [](const Sample& x) {
     return other_head_dim(x) && x.row->op != "attention_backward";
   });
   std::optional<std::size_t> fit = split_sizes(rows);
@@ -464,8 +471,14 @@ std::optional<HeldOutFit> fit_attention_score_width(const std::vector<Sample>& s
     return mape(rows, r, e, true);
   };
   double best = 0;
-  for (double c = 0; c <= 256; c += 1)
-    best = error(c) < error(best) ? c : best;
+  double least = error(0);
+  for (double c = 1; c <= 256; c += 1) {
+    double err = error(c);
+    if (err < least) {
+      least = err;
+      best = c;
+    }
+  }
   eff.attention_score_width = best;
   out.value = best;
   out.fit_rows = *fit;
@@ -483,9 +496,8 @@ std::optional<AttentionBackwardFit> fit_attention_backward(const std::vector<Sam
                                                            const std::vector<std::string>& files,
                                                            const devices::DeviceRegistry& r,
                                                            GpuEfficiency& eff) {
-  std::vector<Sample> rows;
   // (at head dimension 128, as the fractions: other widths are priced through the forward's)
-  std::copy_if(samples.begin(), samples.end(), std::back_inserter(rows), [](const Sample& x) {
+  std::vector<Sample> rows = rows_where(samples, [](const Sample& x) {
     return x.row->op == "attention_backward" && !other_head_dim(x);
   });
   std::optional<std::size_t> fit = split_sizes(rows);
