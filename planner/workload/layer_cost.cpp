@@ -164,7 +164,7 @@ LayerCost layer_cost(const devices::ModelSpec& m, const LayerShape& s, const Dev
   auto [heads, kv, head_dim] = local_heads(m, t);
   bool rms = m.norm == devices::NormKind::kRmsNorm;
   std::int64_t qkv_out = qkv_width(m) / t;
-  std::string norm = rms ? "rmsnorm" : "layernorm";
+  std::string norm = norm_op(m);
   // Pre-attention norm and QKV projection: RMSNorm+Linear may fuse; LayerNorm stays apart.
   double qkv = rms ? p.compound("rmsnorm_linear", {tokens, m.hidden, qkv_out}, c).time.value
                    : p.op(norm, {norm_rows(s), m.hidden}).time.value +
