@@ -331,12 +331,19 @@ TEST(StepTrust, SaysWhatWasMeasuredAndWhatWasNot) {
   costmodel::CalibrationSet cal =
       costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
   StepTrust none =
-      step_trust(devices::data_dir() / "benchmarks", "H100-SXM", devices::Framework::kMegatron,
+      step_trust(devices::data_dir() / "benchmarks", "MI300X", devices::Framework::kMegatron,
                  testing::bundled_registry(), models, cal);
   EXPECT_EQ(none.rows, 0u);
   EXPECT_EQ(step_trust_text(none, false, true),
-            "not validated: no measured Megatron-LM steps on H100-SXM "
-            "(data/benchmarks/H100-SXM/train_steps*.csv)");
+            "not validated: no measured Megatron-LM steps on MI300X "
+            "(data/benchmarks/MI300X/train_steps*.csv)");
+  // On H100 the Megatron-LM line is NVIDIA's published NeMo runs of 16 to 2,304 GPUs
+  // (train_steps_published.csv; the 8-GPU and 576-GPU ones are priced out of memory).
+  StepTrust nemo =
+      step_trust(devices::data_dir() / "benchmarks", "H100-SXM", devices::Framework::kMegatron,
+                 testing::bundled_registry(), models, cal);
+  EXPECT_EQ(nemo.rows, 15u);
+  EXPECT_NE(step_trust_text(nemo, false, true).find("on 16 to 2304 GPUs"), std::string::npos);
   StepTrust h100 =
       step_trust(devices::data_dir() / "benchmarks", "H100-SXM", devices::Framework::kPytorch,
                  testing::bundled_registry(), models, cal);
