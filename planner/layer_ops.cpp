@@ -94,8 +94,15 @@ class OpList {
 void attention(
     OpList& ops, const LayerShape& s, std::int64_t heads, std::int64_t kv, std::int64_t head_dim) {
   if (!s.unfused_attention && s.cp > 1) {
-    ops.basic("attention", "attention",
-              {s.micro_batch, heads, kv, s.seq, s.seq * s.cp / 2, head_dim});
+    for (const CpAttentionTile& tile : cp_attention_tiles(s, heads, kv, head_dim)) {
+      for (std::int64_t i = 0; i < tile.count; ++i)
+        ops.basic(tile.causal ? "attention (own chunks)" : "attention (a ring step)", "attention",
+                  tile.dims, tile.causal);
+    }
+    ops.streamed("context-parallel merges", "elementwise",
+                 {s.micro_batch * s.seq * heads * head_dim},
+                 eager_stream_time(ops.context(), cp_merge_bytes(s, heads, kv, head_dim).forward),
+                 "each ring step's partial output rescaled and summed in fp32");
     return;
   }
   if (!s.unfused_attention) {
@@ -175,6 +182,7 @@ LayerShape training_layer_shape(const devices::TaskSpec& t, const Layout& l) {
                t.attention == devices::AttentionKernel::kUnfused};
   s.cp = l.cp;
   s.sp = l.sp;
+  s.tp_overlap = l.tp_overlap;
   return s;
 }
 
@@ -198,6 +206,9 @@ DeviceContext op_context(const devices::DeviceSpec& d,
   if (const costmodel::GpuEfficiency* e = calibrations.find_gpu(d.name))
     cx.efficiency = *e;
   cx.efficiency.in_graph = s.inference && s.seq == 1;
+  // As the plans price them: a training step runs its framework's kernels unfused
+  // (train_stage.cpp's device_context), an inference engine fuses where faster.
+  cx.fuse = s.inference && t.framework != devices::Framework::kPytorch;
   return cx;
 }
 

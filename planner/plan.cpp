@@ -24,7 +24,7 @@ std::string Layout::str() const {
          (ep > 1 ? ",ep=" + std::to_string(ep) : "") + (cp > 1 ? ",cp=" + std::to_string(cp) : "") +
          (tp > 1 && !sp ? ",sp=off" : "") + (offload ? ",offload=on" : "") +
          (dp_overlap ? "" : ",dp_overlap=off") + (grad_fusion ? "" : ",grad_fusion=off") +
-         (te ? "" : ",te=off");
+         (te ? "" : ",te=off") + (tp_overlap ? ",tp_overlap=on" : "");
 }
 
 std::string layout_items(const std::string& text,
@@ -79,7 +79,8 @@ std::string parse_layout(const std::string& text, Layout* out) {
                                            {"offload", &l.offload},
                                            {"dp_overlap", &l.dp_overlap},
                                            {"grad_fusion", &l.grad_fusion},
-                                           {"te", &l.te}};
+                                           {"te", &l.te},
+                                           {"tp_overlap", &l.tp_overlap}};
   for (const auto& [key, value] : items) {
     if (key == "recompute") {
       if (value == "none")
@@ -107,7 +108,7 @@ std::string parse_layout(const std::string& text, Layout* out) {
     } else {
       return "unknown layout key '" + key +
              "' (keys: tp, pp, dp, mb, recompute, zero, vpp, ep, cp, sp, offload, dp_overlap, "
-             "grad_fusion, te)";
+             "grad_fusion, te, tp_overlap)";
     }
   }
   *out = l;

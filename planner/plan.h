@@ -57,11 +57,17 @@ struct Layout {
   // separate kernels, PyTorch's norms, and torch's foreach AdamW in place of a fused Adam.
   // `te=off` in the text form.
   bool te = true;
+  // Tensor-parallel communication overlapped with the GEMMs beside it (Transformer Engine's
+  // userbuffers: Megatron-LM's --tp-comm-overlap, NeMo's ub_tp_comm_overlap; off by default,
+  // as in Megatron-LM): needs tp > 1, sequence parallelism and Transformer Engine.
+  // `tp_overlap=on` in the text form (workload/tp_overlap.h).
+  bool tp_overlap = false;
 
   std::int64_t devices() const { return dp * tp * pp * cp; }
 
   /// "tp=8,pp=4,dp=32,mb=1,recompute=none,zero=1[,vpp=2][,ep=8][,cp=2][,sp=off]
-  /// [,offload=on][,dp_overlap=off][,grad_fusion=off][,te=off]": the form `--layout` reads.
+  /// [,offload=on][,dp_overlap=off][,grad_fusion=off][,te=off][,tp_overlap=on]": the form
+  /// `--layout` reads.
   std::string str() const;
   bool operator==(const Layout&) const = default;
 };

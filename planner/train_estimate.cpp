@@ -119,6 +119,11 @@ std::string check_shape(const TrainContext& cx, const Layout& l) {
     return "te=off runs Megatron-Core's PyTorch norms, which refuse sequence parallelism: "
            "add sp=off";
   }
+  if (l.tp_overlap &&
+      (cx.task.framework == devices::Framework::kPytorch || !l.te || l.tp < 2 || !l.sp)) {
+    return "tp_overlap=on is Transformer Engine's userbuffers under Megatron-LM: it needs tp > 1, "
+           "sequence parallelism and te on";
+  }
   return {};
 }
 

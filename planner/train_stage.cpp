@@ -134,7 +134,8 @@ const LayerCost& LayerCostCache::get(const ModelSpec& m,
                                      const LayerShape& s,
                                      const DeviceContext& dcx) {
   auto key = std::make_tuple(s.tp, s.cp, s.micro_batch,
-                             (s.moe_layer ? 1 : 0) + (s.sp ? 0 : 4) + (dcx.megatron_local ? 8 : 0));
+                             (s.moe_layer ? 1 : 0) + (s.sp ? 0 : 4) + (dcx.megatron_local ? 8 : 0) +
+                                 (s.tp_overlap ? 16 : 0));
   auto it = costs_.find(key);
   if (it == costs_.end())
     it = costs_.emplace(key, layer_cost_at_duty(m, s, dcx)).first;
@@ -163,6 +164,7 @@ LayerCost typical_layer_cost(const TrainContext& cx, const Layout& l, const Devi
                    cx.task.attention == devices::AttentionKernel::kUnfused};
   shape.cp = l.cp;
   shape.sp = l.sp;
+  shape.tp_overlap = l.tp_overlap;
   return stage_layer_cost(cx, shape, dcx);
 }
 
@@ -447,7 +449,10 @@ DeviceContext device_context(const TrainContext& cx, const Layout& l) {
   dcx.eager = cx.task.framework == devices::Framework::kPytorch;
   dcx.megatron_local = !dcx.eager && !l.te;
   dcx.fused_norms = dcx.eager && eager_fsdp(l);
-  dcx.fuse = !dcx.eager && !dcx.megatron_local;
+  // A training step runs its framework's kernels: Transformer Engine's (or PyTorch's) norm,
+  // GEMM and activation apart, in 16 bits as in NeMo's and Megatron-LM's BF16 runs; yirage's
+  // fused kernels are not priced into it (the plan's fusions line says what they would save).
+  dcx.fuse = false;
   if (l.tp > 1)
     dcx.tp_group = comm_group(cx, l.tp, std::min(l.tp, group(cx).devices_per_node));
   return dcx;
@@ -501,6 +506,7 @@ StageTimes stage_times(const TrainContext& cx,
                      cx.task.attention == devices::AttentionKernel::kUnfused};
     shape.cp = l.cp;
     shape.sp = l.sp;
+    shape.tp_overlap = l.tp_overlap;
     const LayerCost& c = layer(cx, shape, dcx, &scratch);
     // Full recomputation runs the forward again up to its tail (LayerCost::forward_tail),
     // with its tensor-parallel collectives (half of the layer's forward-and-backward total).
@@ -559,6 +565,7 @@ StageTimes stage_times(const TrainContext& cx,
     LayerShape shape{l.micro_batch, cx.task.sequence_length / l.cp, l.tp, false};
     shape.cp = l.cp;
     shape.sp = l.sp;
+    shape.tp_overlap = l.tp_overlap;
     LayerCost h =
         cx.layer_cache ? cx.layer_cache->head(m, shape, dcx) : head_cost_at_duty(m, shape, dcx);
     st.compute += h.forward + h.backward;

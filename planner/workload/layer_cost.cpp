@@ -8,6 +8,7 @@
 #include "planner/workload/infer_layer.h"
 #include "planner/workload/model_size.h"
 #include "planner/workload/pricer.h"
+#include "planner/workload/tp_overlap.h"
 
 #include <algorithm>
 
@@ -16,6 +17,29 @@ namespace yirage::planner {
 using costmodel::OpEstimate;
 
 namespace {
+
+// With Layout::tp_overlap, the layer's tensor-parallel collectives overlapped with its GEMMs
+// (tp_overlap.h): `c.tp_comm` becomes what stays exposed, and the GEMMs slow by the SMs the
+// collectives take; the backward's wait beside weight-gradient GEMMs is gone.
+void overlap_tp_collectives(const DeviceContext& cx,
+                            const LayerShape& s,
+                            double bytes,
+                            const TpGemms& g,
+                            LayerCost& c,
+                            double* wait) {
+  auto latency = [&](costmodel::Collective op) {
+    return costmodel::estimate_collective(*cx.tp_group, op, bytes).latency().value;
+  };
+  std::int64_t sms = cx.device.onchip.compute_units ? cx.device.onchip.compute_units->value : 0;
+  TpOverlapCost o = tp_overlap_cost(latency(costmodel::Collective::kAllGather),
+                                    latency(costmodel::Collective::kReduceScatter), g, s.tp, sms);
+  *wait = 0;
+  c.tp_comm = o.exposed_forward + o.exposed_backward;
+  c.forward += o.slower_forward;
+  c.backward += o.slower_backward;
+  c.forward_kernels.gemm += o.slower_forward;
+  c.backward_kernels.gemm += o.slower_backward;
+}
 
 // The host's time to issue a Megatron-LM training pass of `modules` kernels from its modules'
 // calls (projections, norms, fused attention, collectives) and `plain` from plain PyTorch
@@ -208,12 +232,19 @@ LayerCost layer_cost(const devices::ModelSpec& m, const LayerShape& s, const Dev
     c.backward_kernels.memory += local.backward;
   }
   c.flops_forward = qkv_flops + attn_flops + out.flops + mlp_flops;
-  TpCollectives tp = tp_collectives(cx,
-                                    static_cast<double>(tokens * m.hidden) *
-                                        devices::dtype_bytes(cx.comm_dtype.value_or(cx.dtype)),
-                                    s);
+  double tp_bytes = static_cast<double>(tokens * m.hidden) *
+                    devices::dtype_bytes(cx.comm_dtype.value_or(cx.dtype));
+  TpCollectives tp = tp_collectives(cx, tp_bytes, s);
   double wait = s.inference ? 0 : backward_wait(cx, tp, p.mean_gemm());
   c.tp_comm = s.inference ? tp.time : 2 * tp.time + wait;
+  if (s.tp_overlap && !s.inference && s.sp && cx.tp_group && cx.tp_group->ranks > 1) {
+    auto gemm = [&](std::vector<std::int64_t> d) {
+      return price(p.context(), "gemm", std::move(d), false).time.value;
+    };
+    TpGemms g{gemm({tokens, qkv_out, m.hidden}), out.time.value,
+              gemm({rows, (gated ? 2 : 1) * ffn / t, m.hidden}), gemm({rows, m.hidden, ffn / t})};
+    overlap_tp_collectives(cx, s, tp_bytes, g, c, &wait);
+  }
   if (s.inference) {
     with_host_issue(cx.efficiency.host, p.kernels() + tp.calls, c, wait);
     return c;

@@ -30,6 +30,8 @@ struct LayerShape {
   // Sequence parallelism (training with tp > 1): norms and residual adds on 1 / tp of the
   // tokens, all-gathers and reduce-scatters in place of the all-reduces.
   bool sp = true;
+  // Tensor-parallel collectives overlapped with the GEMMs (Layout::tp_overlap, tp_overlap.h).
+  bool tp_overlap = false;
   // Decode (seq 1) attention as one thread block per sequence and KV head with the group's
   // queries as rows (DecodeAttention::kGrouped), not split over the compute units.
   bool grouped_decode = false;

@@ -112,6 +112,30 @@ bool megatron_torch_path(const DeviceContext& cx, const LayerShape& s, std::int6
   return megatron_torch_softmax_runs(!cx.megatron_local, s.micro_batch, heads, s.seq);
 }
 
+std::vector<CpAttentionTile> cp_attention_tiles(const LayerShape& s,
+                                                std::int64_t heads,
+                                                std::int64_t kv,
+                                                std::int64_t head_dim) {
+  std::int64_t t = s.seq;
+  std::vector<CpAttentionTile> tiles{{{s.micro_batch, heads, kv, t, t, head_dim}, true, 1}};
+  if (s.cp > 1)
+    tiles.push_back({{s.micro_batch, heads, kv, t, std::max<std::int64_t>(1, t / 2), head_dim},
+                     false,
+                     s.cp - 1});
+  return tiles;
+}
+
+PassTime cp_merge_bytes(const LayerShape& s,
+                        std::int64_t heads,
+                        std::int64_t kv,
+                        std::int64_t head_dim) {
+  double later = 0.75 * static_cast<double>(s.cp - 1);  // later steps, at full size
+  double tokens = static_cast<double>(s.micro_batch * s.seq);
+  double q = tokens * static_cast<double>(heads * head_dim);
+  double k = tokens * static_cast<double>(kv * head_dim);
+  return {q * (6 + 10 * later + 6), (q + 2 * k) * (4 + 6 * later)};
+}
+
 // Attention as the framework runs it: one fused kernel, or (older stacks) a batched QK^T,
 // the softmax over s x s scores, dropout on them and a batched PV, all through memory.
 double attention_time(Pricer& p,
@@ -121,9 +145,19 @@ double attention_time(Pricer& p,
                       std::int64_t head_dim,
                       double* flops) {
   if (!s.unfused_attention && s.cp > 1) {
-    OpEstimate a = p.op("attention", {s.micro_batch, heads, kv, s.seq, s.seq * s.cp / 2, head_dim});
-    *flops = a.flops;
-    return a.time.value;
+    double time = 0;
+    *flops = 0;
+    for (const CpAttentionTile& tile : cp_attention_tiles(s, heads, kv, head_dim)) {
+      for (std::int64_t i = 0; i < tile.count; ++i) {
+        OpEstimate a = p.op("attention", tile.dims, tile.causal);
+        time += a.time.value;
+        *flops += a.flops;
+      }
+    }
+    PassTime bytes = cp_merge_bytes(s, heads, kv, head_dim);
+    double merges = eager_stream_time(p.context(), bytes.forward);
+    p.stream(merges, eager_stream_time(p.context(), bytes.backward), 2 * s.cp + 1);
+    return time + merges;
   }
   if (!s.unfused_attention && s.grouped_decode && s.seq == 1) {
     // One block per sequence and KV head, its group of query heads as the block's rows.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "costmodel/gpu_op.h"
+#include "planner/workload/eager_traffic.h"
 #include "planner/workload/layer_cost.h"
 
 #include <algorithm>
@@ -108,6 +109,9 @@ class Pricer {
       c.fusions.push_back(name + ": fused (" +
                           devices::format_number(unfused.time.value / fused->time.value, 3) + "x)");
       chosen = *fused;
+    } else if (fused && fused->time < unfused.time) {
+      c.fusions.push_back(name + ": unfused, as the framework runs it (fused: " +
+                          devices::format_number(unfused.time.value / fused->time.value, 3) + "x)");
     } else {
       c.fusions.push_back(name + ": unfused" + (fused ? "" : " (" + why + ")"));
     }
@@ -160,8 +164,37 @@ inline LocalHeads local_heads(const devices::ModelSpec& m, std::int64_t t) {
 /// Apex or Transformer Engine) or where its shape rule refuses `heads` heads a rank.
 bool megatron_torch_path(const DeviceContext& cx, const LayerShape& s, std::int64_t heads);
 
-/// Attention's forward seconds as the framework runs it (fused, grouped decode, or unfused
-/// QK^T, softmax, dropout and PV); its matrix FLOPs in `flops`.
+/// One attention call of a context-parallel layer: its dims (costmodel's attention shape),
+/// whether causal, and how many such calls a rank runs in a pass.
+struct CpAttentionTile {
+  std::vector<std::int64_t> dims;
+  bool causal = false;
+  std::int64_t count = 1;
+};
+
+/// Context parallelism's attention as Transformer Engine's ring (context_parallel.py,
+/// AttnFuncWithCPAndKVP2P) and PyTorch's load-balanced ring attention run it, causal: a rank
+/// holds 2 of the sequence's 2 x cp chunks, t = s.seq tokens; step 0 attends them causally
+/// (t x t), each of the cp - 1 later steps a non-causal tile of t queries by t / 2 keys (a rank
+/// past the keys' owner: t / 2 queries by t keys, the same work).
+std::vector<CpAttentionTile> cp_attention_tiles(const LayerShape& s,
+                                                std::int64_t heads,
+                                                std::int64_t kv,
+                                                std::int64_t head_dim);
+
+/// Bytes of the merges between those steps, per pass: forward, each step's partial output
+/// rescaled and summed in fp32 (6 B an output element at step 0, 10 at each later one, 6 to
+/// cast back; a rank past the keys' owner merges half its tokens, 3/4 of a step on average);
+/// backward, each step's dq summed into the rank's and its dk and dv into the ring's buffer in
+/// 16 bits (4 B an element at step 0, 6 at each later one).
+PassTime cp_merge_bytes(const LayerShape& s,
+                        std::int64_t heads,
+                        std::int64_t kv,
+                        std::int64_t head_dim);
+
+/// Attention's forward seconds as the framework runs it (fused, grouped decode, context-
+/// parallel tiles and their merges, or unfused QK^T, softmax, dropout and PV); its matrix
+/// FLOPs in `flops`.
 double attention_time(Pricer& p,
                       const LayerShape& s,
                       std::int64_t heads,

@@ -7,6 +7,7 @@
 #include "planner/train_stage.h"
 #include "planner/workload/eager_traffic.h"
 #include "planner/workload/pricer.h"
+#include "planner/workload/tp_overlap.h"
 
 #include <gtest/gtest.h>
 
@@ -29,7 +30,10 @@ TEST(Layout, ParsesAndPrints) {
   EXPECT_EQ(
       parse_layout("tp=8,xp=2", &l),
       "unknown layout key 'xp' (keys: tp, pp, dp, mb, recompute, zero, vpp, ep, cp, sp, offload, "
-      "dp_overlap, grad_fusion, te)");
+      "dp_overlap, grad_fusion, te, tp_overlap)");
+  ASSERT_EQ(parse_layout("tp=4,tp_overlap=on", &l), "");
+  EXPECT_TRUE(l.tp_overlap);
+  EXPECT_EQ(l.str(), "tp=4,pp=1,dp=1,mb=1,recompute=none,zero=0,tp_overlap=on");
   ASSERT_EQ(parse_layout("tp=8,dp=4,dp_overlap=off", &l), "");
   EXPECT_FALSE(l.dp_overlap);
   EXPECT_EQ(l.str(), "tp=8,pp=1,dp=4,mb=1,recompute=none,zero=0,dp_overlap=off");
@@ -509,6 +513,83 @@ TEST(ContextParallel, TheSearchPrefersItOnLongSequences) {
   auto bad = estimate_training(cx, Layout{16, 8, 1, 1, Recompute::kNone, 1, 1, 1, 8});
   ASSERT_TRUE(std::holds_alternative<Rejected>(bad));
   EXPECT_NE(std::get<Rejected>(bad).reason.find("2 x cp chunks"), std::string::npos);
+}
+
+// Transformer Engine's ring (context_parallel.py): a rank's own two chunks attended causally,
+// then cp - 1 non-causal tiles of half its keys; the tiles' work is the rank's share of the
+// causal whole, and the merges between the steps move 12 + 7.5 (cp - 1) bytes an output
+// element forward, (4 + 4.5 (cp - 1)) a q, k and v element backward.
+TEST(ContextParallel, AttentionRunsAsTheRingsTilesAndMerges) {
+  LayerShape s{1, 4096, 1};
+  s.cp = 4;
+  std::vector<CpAttentionTile> tiles = cp_attention_tiles(s, 32, 8, 128);
+  ASSERT_EQ(tiles.size(), 2u);
+  EXPECT_TRUE(tiles[0].causal);
+  EXPECT_EQ(tiles[0].dims, (std::vector<std::int64_t>{1, 32, 8, 4096, 4096, 128}));
+  EXPECT_FALSE(tiles[1].causal);
+  EXPECT_EQ(tiles[1].count, 3);
+  EXPECT_EQ(tiles[1].dims, (std::vector<std::int64_t>{1, 32, 8, 4096, 2048, 128}));
+  double work = 4096.0 * 4096 / 2 + 3 * 4096.0 * 2048;  // query-key pairs
+  double whole = 16384.0 * 16384 / 2;
+  EXPECT_DOUBLE_EQ(work, whole / 4);
+  PassTime bytes = cp_merge_bytes(s, 32, 8, 128);
+  double q = 4096.0 * 32 * 128;
+  double k = 4096.0 * 8 * 128;
+  EXPECT_DOUBLE_EQ(bytes.forward, q * (12 + 7.5 * 3));
+  EXPECT_DOUBLE_EQ(bytes.backward, (q + 2 * k) * (4 + 4.5 * 3));
+  // Priced so, a context-parallel layer's attention costs more than one kernel of the same
+  // work (the causal diagonal and the merges).
+  devices::ClusterSpec c = testing::example_cluster("h100-128x8");
+  devices::TaskSpec t = testing::example_task("llama3-70b-train");
+  TrainContext cx{c, t, kNoCalibration};
+  Layout l{16, 8, 1, 1, Recompute::kNone, 1};
+  l.cp = 2;
+  DeviceContext dcx = device_context(cx, l);
+  Pricer p(dcx);
+  double flops = 0;
+  LayerShape two{1, t.sequence_length / 2, 8};
+  two.cp = 2;
+  double ring = attention_time(p, two, 8, 1, 128, &flops);
+  double one =
+      price(dcx, "attention", {1, 8, 1, t.sequence_length / 2, t.sequence_length / 2, 128}, false)
+          .time.value;
+  EXPECT_GT(ring, one);
+  EXPECT_GT(p.forward_kernels().memory, 0);  // the merges
+}
+
+// Transformer Engine's userbuffers (tp_overlap.h): behind GEMMs longer than the collectives,
+// only the reduce-scatters' last splits stay exposed, and the projections pay the SMs the
+// reduce-scatters take; behind short GEMMs the collectives show.
+TEST(TpOverlap, HidesCollectivesBehindTheGemmsAndTakesTheirSms) {
+  TpGemms long_gemms{1e-3, 1e-3, 4e-3, 2e-3};
+  TpOverlapCost o = tp_overlap_cost(1e-4, 1e-4, long_gemms, 4, 132);
+  EXPECT_DOUBLE_EQ(o.exposed_forward, 2 * 1e-4 / 4);
+  EXPECT_DOUBLE_EQ(o.exposed_backward, 0);
+  EXPECT_NEAR(o.slower_forward, 1e-3 * 24 / 108 + 2e-3 * 16 / 116, 1e-15);
+  EXPECT_NEAR(o.slower_backward, 1e-4 * (4 + 24 + 2 + 4) / 132, 1e-15);
+  TpOverlapCost shown = tp_overlap_cost(1e-2, 1e-2, long_gemms, 4, 132);
+  EXPECT_GT(shown.exposed_forward + shown.exposed_backward, 2 * 1e-2);
+  // In a step: less tensor-parallel time, more GEMM time, and a faster step where the
+  // collectives were exposed; refused where userbuffers cannot run.
+  devices::ClusterSpec c = testing::example_cluster("h100-128x8");
+  devices::TaskSpec t = testing::example_task("llama3-70b-train");
+  TrainContext cx{c, t, kNoCalibration};
+  Layout off{32, 8, 4, 1, Recompute::kSelective, 1};
+  Layout on = off;
+  on.tp_overlap = true;
+  auto a = std::get<PlanEstimate>(estimate_training(cx, off));
+  auto b = std::get<PlanEstimate>(estimate_training(cx, on));
+  EXPECT_LT(b.step.tp_comm, 0.5 * a.step.tp_comm);
+  EXPECT_GT(b.step.compute, a.step.compute);
+  EXPECT_LT(b.step.total, a.step.total);
+  Layout one = on;
+  one.tp = 1;
+  one.dp = 256;
+  auto refused = estimate_training(cx, one);
+  ASSERT_TRUE(std::holds_alternative<Rejected>(refused));
+  EXPECT_EQ(std::get<Rejected>(refused).reason,
+            "tp_overlap=on is Transformer Engine's userbuffers under Megatron-LM: it needs tp > 1, "
+            "sequence parallelism and te on");
 }
 
 TEST(SequenceParallel, OffKeepsNormsAndDropoutsWholeOnEveryRank) {
