@@ -13,7 +13,7 @@
 //   4, 24, 2 and 4 SMs taken from the GEMM while they run.
 #pragma once
 
-#include "planner/workload/layer_cost.h"
+#include <cstdint>
 
 namespace yirage::planner {
 
