@@ -238,11 +238,16 @@ LayerCost layer_cost(const devices::ModelSpec& m, const LayerShape& s, const Dev
   double wait = s.inference ? 0 : backward_wait(cx, tp, p.mean_gemm());
   c.tp_comm = s.inference ? tp.time : 2 * tp.time + wait;
   if (s.tp_overlap && !s.inference && s.sp && cx.tp_group && cx.tp_group->ranks > 1) {
-    auto gemm = [&](std::vector<std::int64_t> d) {
-      return price(p.context(), "gemm", std::move(d), false).time.value;
+    // Each GEMM whole, in tp chunks of its rows and in 4 splits (tp_overlap.h).
+    auto gemm = [&](std::int64_t m_rows, std::int64_t n, std::int64_t k) {
+      auto at = [&](std::int64_t parts) {
+        std::int64_t r = std::max<std::int64_t>(1, m_rows / parts);
+        return static_cast<double>(parts) * price(p.context(), "gemm", {r, n, k}, false).time.value;
+      };
+      return TpGemm{at(1), at(t), at(4)};
     };
-    TpGemms g{gemm({tokens, qkv_out, m.hidden}), out.time.value,
-              gemm({rows, (gated ? 2 : 1) * ffn / t, m.hidden}), gemm({rows, m.hidden, ffn / t})};
+    TpGemms g{gemm(tokens, qkv_out, m.hidden), gemm(tokens, m.hidden, attention_out_width(m) / t),
+              gemm(rows, (gated ? 2 : 1) * ffn / t, m.hidden), gemm(rows, m.hidden, ffn / t)};
     overlap_tp_collectives(cx, s, tp_bytes, g, c, &wait);
   }
   if (s.inference) {

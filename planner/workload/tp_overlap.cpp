@@ -40,20 +40,25 @@ TpOverlapCost tp_overlap_cost(
   TpOverlapCost c;
   auto t = static_cast<double>(tp);
   auto all = static_cast<double>(std::max<std::int64_t>(sms, 64));
-  // Forward: the projections run on the SMs the reduce-scatters leave them.
-  double proj = g.proj * all / (all - kProjScatterSms);
-  double fc2 = g.fc2 * all / (all - kFc2ScatterSms);
-  c.slower_forward = (proj - g.proj) + (fc2 - g.fc2);
-  c.exposed_forward = ring_exposed(gather, g.qkv, t) + ring_exposed(gather, g.fc1, t) +
-                      pipeline_exposed(scatter, proj) + pipeline_exposed(scatter, fc2);
+  // Forward: the gathered GEMMs run in tp chunks, the projections in 4 splits on the SMs the
+  // reduce-scatters leave them.
+  double proj = g.proj.splits * all / (all - kProjScatterSms);
+  double fc2 = g.fc2.splits * all / (all - kFc2ScatterSms);
+  c.slower_forward = (g.qkv.chunks - g.qkv.whole) + (g.fc1.chunks - g.fc1.whole) +
+                     (proj - g.proj.whole) + (fc2 - g.fc2.whole);
+  c.exposed_forward = ring_exposed(gather, g.qkv.chunks, t) +
+                      ring_exposed(gather, g.fc1.chunks, t) + pipeline_exposed(scatter, proj) +
+                      pipeline_exposed(scatter, fc2);
   // Backward: the projections' data gradients need the output gradient gathered (a ring
-  // exchange); the QKV and first MLP layers gather their input beside the data gradient
-  // and reduce-scatter it beside the weight gradient.
-  c.exposed_backward = ring_exposed(gather, g.proj, t) + ring_exposed(gather, g.fc2, t);
-  bulk(gather, g.qkv, kQkvGatherSms, all, c);
-  bulk(scatter, g.qkv, kQkvScatterSms, all, c);
-  bulk(gather, g.fc1, kFc1GatherSms, all, c);
-  bulk(scatter, g.fc1, kFc1ScatterSms, all, c);
+  // exchange, in chunks); the QKV and first MLP layers gather their input beside the data
+  // gradient and reduce-scatter it beside the weight gradient.
+  c.slower_backward = (g.proj.chunks - g.proj.whole) + (g.fc2.chunks - g.fc2.whole);
+  c.exposed_backward =
+      ring_exposed(gather, g.proj.chunks, t) + ring_exposed(gather, g.fc2.chunks, t);
+  bulk(gather, g.qkv.whole, kQkvGatherSms, all, c);
+  bulk(scatter, g.qkv.whole, kQkvScatterSms, all, c);
+  bulk(gather, g.fc1.whole, kFc1GatherSms, all, c);
+  bulk(scatter, g.fc1.whole, kFc1ScatterSms, all, c);
   return c;
 }
 

@@ -18,12 +18,20 @@
 namespace yirage::planner {
 
 /// A layer's forward GEMMs around its tensor-parallel collectives, in seconds: QKV, the
-/// attention's output projection, the MLP's first (gate and up) and its down projection.
+/// attention's output projection, the MLP's first (gate and up) and its down projection,
+/// each whole and as the overlap runs it: in tp chunks of its rows (the ring exchange's) and,
+/// for the projections, in the pipeline's 4 splits.
+struct TpGemm {
+  double whole = 0;
+  double chunks = 0;  // tp GEMMs of 1 / tp of the rows
+  double splits = 0;  // 4 GEMMs of a quarter of the rows
+};
+
 struct TpGemms {
-  double qkv = 0;
-  double proj = 0;
-  double fc1 = 0;
-  double fc2 = 0;
+  TpGemm qkv;
+  TpGemm proj;
+  TpGemm fc1;
+  TpGemm fc2;
 };
 
 /// What the overlapped collectives cost a layer and micro-batch: the communication left

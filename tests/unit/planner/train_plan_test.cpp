@@ -558,15 +558,25 @@ TEST(ContextParallel, AttentionRunsAsTheRingsTilesAndMerges) {
 }
 
 // Transformer Engine's userbuffers (tp_overlap.h): behind GEMMs longer than the collectives,
-// only the reduce-scatters' last splits stay exposed, and the projections pay the SMs the
-// reduce-scatters take; behind short GEMMs the collectives show.
+// only the reduce-scatters' last splits stay exposed, the projections pay the SMs the
+// reduce-scatters take, and every GEMM what running in chunks costs; behind short GEMMs the
+// collectives show.
 TEST(TpOverlap, HidesCollectivesBehindTheGemmsAndTakesTheirSms) {
-  TpGemms long_gemms{1e-3, 1e-3, 4e-3, 2e-3};
+  auto same = [](double t) {
+    return TpGemm{t, t, t};
+  };
+  TpGemms long_gemms{same(1e-3), same(1e-3), same(4e-3), same(2e-3)};
   TpOverlapCost o = tp_overlap_cost(1e-4, 1e-4, long_gemms, 4, 132);
   EXPECT_DOUBLE_EQ(o.exposed_forward, 2 * 1e-4 / 4);
   EXPECT_DOUBLE_EQ(o.exposed_backward, 0);
   EXPECT_NEAR(o.slower_forward, 1e-3 * 24 / 108 + 2e-3 * 16 / 116, 1e-15);
   EXPECT_NEAR(o.slower_backward, 1e-4 * (4 + 24 + 2 + 4) / 132, 1e-15);
+  TpGemms chunked = long_gemms;
+  chunked.qkv.chunks = 1.1e-3;  // 4 GEMMs of a quarter of the rows, 10% slower
+  chunked.fc2.chunks = 2.2e-3;
+  TpOverlapCost split = tp_overlap_cost(1e-4, 1e-4, chunked, 4, 132);
+  EXPECT_NEAR(split.slower_forward - o.slower_forward, 1e-4, 1e-15);    // the QKV's chunks
+  EXPECT_NEAR(split.slower_backward - o.slower_backward, 2e-4, 1e-15);  // the down's gradient
   TpOverlapCost shown = tp_overlap_cost(1e-2, 1e-2, long_gemms, 4, 132);
   EXPECT_GT(shown.exposed_forward + shown.exposed_backward, 2 * 1e-2);
   // In a step: less tensor-parallel time, more GEMM time, and a faster step where the
