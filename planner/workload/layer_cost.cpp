@@ -18,6 +18,17 @@ using costmodel::OpEstimate;
 
 namespace {
 
+// A GEMM of `rows` x `n` x `k` whole, in tp chunks of its rows and in 4 splits, as the
+// overlapped collectives run it (tp_overlap.h).
+TpGemm overlap_gemm(
+    const DeviceContext& cx, std::int64_t rows, std::int64_t n, std::int64_t k, std::int64_t tp) {
+  auto at = [&](std::int64_t parts) {
+    std::int64_t r = std::max<std::int64_t>(1, rows / parts);
+    return static_cast<double>(parts) * price(cx, "gemm", {r, n, k}, false).time.value;
+  };
+  return {at(1), at(tp), at(4)};
+}
+
 // With Layout::tp_overlap, the layer's tensor-parallel collectives overlapped with its GEMMs
 // (tp_overlap.h): `c.tp_comm` becomes what stays exposed, and the GEMMs slow by the SMs the
 // collectives take; the backward's wait beside weight-gradient GEMMs is gone.
@@ -238,16 +249,10 @@ LayerCost layer_cost(const devices::ModelSpec& m, const LayerShape& s, const Dev
   double wait = s.inference ? 0 : backward_wait(cx, tp, p.mean_gemm());
   c.tp_comm = s.inference ? tp.time : 2 * tp.time + wait;
   if (s.tp_overlap && !s.inference && s.sp && cx.tp_group && cx.tp_group->ranks > 1) {
-    // Each GEMM whole, in tp chunks of its rows and in 4 splits (tp_overlap.h).
-    auto gemm = [&](std::int64_t m_rows, std::int64_t n, std::int64_t k) {
-      auto at = [&](std::int64_t parts) {
-        std::int64_t r = std::max<std::int64_t>(1, m_rows / parts);
-        return static_cast<double>(parts) * price(p.context(), "gemm", {r, n, k}, false).time.value;
-      };
-      return TpGemm{at(1), at(t), at(4)};
-    };
-    TpGemms g{gemm(tokens, qkv_out, m.hidden), gemm(tokens, m.hidden, attention_out_width(m) / t),
-              gemm(rows, (gated ? 2 : 1) * ffn / t, m.hidden), gemm(rows, m.hidden, ffn / t)};
+    TpGemms g{overlap_gemm(cx, tokens, qkv_out, m.hidden, t),
+              overlap_gemm(cx, tokens, m.hidden, attention_out_width(m) / t, t),
+              overlap_gemm(cx, rows, (gated ? 2 : 1) * ffn / t, m.hidden, t),
+              overlap_gemm(cx, rows, m.hidden, ffn / t, t)};
     overlap_tp_collectives(cx, s, tp_bytes, g, c, &wait);
   }
   if (s.inference) {
