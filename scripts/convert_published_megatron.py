@@ -28,8 +28,7 @@ import os
 import re
 import sys
 
-HEADER = ["cluster", "task", "layout", "gpus", "gpus_per_node", "device", "framework", "status",
-          "step_s", "peak_allocated_bytes", "peak_reserved_bytes", "note"]
+from published_steps import write_steps
 
 
 def cluster_yaml(nodes, per_node):
@@ -124,18 +123,12 @@ def convert(src, dst):
                 note += "; the source marks the value as recalled, to verify"
             rows.append([cluster, task, layout, gpus, per_node, "A100-80GB", "megatron-published",
                          "ok", "%.6g" % step, "", "", r["case_id"] + ": " + note])
-    out = os.path.join(dst, "train_steps_published.csv")
-    with open(out, "w", newline="") as f:
-        f.write("# published Megatron-LM training runs on Selene (A100-SXM4-80GB), one row each:\n")
-        f.write("# Narayanan et al., SC'21 (arXiv 2104.04473) Tables 1-2; Korthikanti et al.,\n")
-        f.write("# MLSys'23 (arXiv 2205.05198) Table 5; transcribed in\n")
-        f.write("# ../shared/validation/published/megatron_korthikanti.csv and converted by\n")
-        f.write("# scripts/convert_published_megatron.py (its docstring says what was assumed).\n")
-        f.write("# Not measured by this project; peak memory is not published for these runs.\n")
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(HEADER)
-        w.writerows(rows)
-    print("wrote %s (%d rows)" % (out, len(rows)))
+    write_steps(os.path.join(dst, "train_steps_published.csv"), [
+        "published Megatron-LM training runs on Selene (A100-SXM4-80GB), one row each:",
+        "Narayanan et al., SC'21 (arXiv 2104.04473) Tables 1-2; Korthikanti et al.,",
+        "MLSys'23 (arXiv 2205.05198) Table 5; transcribed in",
+        "../shared/validation/published/megatron_korthikanti.csv and converted by",
+        "scripts/convert_published_megatron.py (its docstring says what was assumed)."], rows)
 
 
 if __name__ == "__main__":

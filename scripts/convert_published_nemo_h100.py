@@ -26,12 +26,10 @@ The tables below are transcribed from those READMEs (seconds per step, the last 
 Only the BF16 tables are converted: the FP8 ones scale activations per tensor (Transformer
 Engine's delayed scaling), which yirage's step model does not price.
 """
-import csv
 import os
 import sys
 
-HEADER = ["cluster", "task", "layout", "gpus", "gpus_per_node", "device", "framework", "status",
-          "step_s", "peak_allocated_bytes", "peak_reserved_bytes", "note"]
+from published_steps import write_steps
 SOURCE = ("NVIDIA/dgxc-benchmarking@143b90dd91f9be958fed4773ae95d941a3356a82 "
           "llama3.1/README_%s.md, NeMo 24.09 BF16")
 
@@ -116,17 +114,11 @@ def convert(dst):
         note = "%s: published seconds per step; recomputation not stated: none" % (SOURCE % size)
         rows.append([cluster, task, layout, gpus, 8, "H100-SXM", "megatron-published", "ok",
                      "%.6g" % seconds, "", "", note])
-    out = os.path.join(dst, "train_steps_published.csv")
-    with open(out, "w", newline="") as f:
-        f.write("# published NeMo 24.09 (Megatron-Core) training steps of Llama 3.1 8B, 70B and 405B\n")
-        f.write("# on DGX H100 clusters of 8 to 2,304 GPUs, BF16: NVIDIA's DGX Cloud Benchmarking\n")
-        f.write("# recipes (github.com/NVIDIA/dgxc-benchmarking), converted by\n")
-        f.write("# scripts/convert_published_nemo_h100.py (its docstring says what was assumed).\n")
-        f.write("# Not measured by this project; peak memory is not published for these runs.\n")
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(HEADER)
-        w.writerows(rows)
-    print("wrote %s (%d rows)" % (out, len(rows)))
+    write_steps(os.path.join(dst, "train_steps_published.csv"), [
+        "published NeMo 24.09 (Megatron-Core) training steps of Llama 3.1 8B, 70B and 405B",
+        "on DGX H100 clusters of 8 to 2,304 GPUs, BF16: NVIDIA's DGX Cloud Benchmarking",
+        "recipes (github.com/NVIDIA/dgxc-benchmarking), converted by",
+        "scripts/convert_published_nemo_h100.py (its docstring says what was assumed)."], rows)
 
 
 if __name__ == "__main__":
