@@ -77,6 +77,8 @@ std::string megatron_arguments(const devices::ClusterSpec& cluster,
     a.emplace_back("--no-gradient-accumulation-fusion", "");
   if (!l.te)
     a.emplace_back("--transformer-impl", "local");
+  if (l.tp_overlap)
+    a.emplace_back("--tp-comm-overlap", "");  // Transformer Engine's userbuffers
   if (l.offload)
     a.emplace_back("--optimizer-cpu-offload", "");
   a.emplace_back("--num-layers", n(m.layers));
