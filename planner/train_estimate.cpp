@@ -124,6 +124,10 @@ std::string check_shape(const TrainContext& cx, const Layout& l) {
     return "tp_overlap=on is Transformer Engine's userbuffers under Megatron-LM: it needs tp > 1, "
            "sequence parallelism and te on";
   }
+  if (l.tp_overlap && !cx.cluster.device(group(cx)).onchip.compute_units) {
+    return "tp_overlap=on prices the SMs userbuffers take: device " +
+           cx.cluster.device(group(cx)).name + " gives no onchip.compute_units";
+  }
   return {};
 }
 

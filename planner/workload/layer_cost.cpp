@@ -41,7 +41,8 @@ void overlap_tp_collectives(const DeviceContext& cx,
   auto latency = [&](costmodel::Collective op) {
     return costmodel::estimate_collective(*cx.tp_group, op, bytes).latency().value;
   };
-  std::int64_t sms = cx.device.onchip.compute_units ? cx.device.onchip.compute_units->value : 0;
+  // train_estimate refuses tp_overlap on a device without its count of compute units.
+  std::int64_t sms = cx.device.onchip.compute_units->value;
   TpOverlapCost o = tp_overlap_cost(latency(costmodel::Collective::kAllGather),
                                     latency(costmodel::Collective::kReduceScatter), g, s.tp, sms);
   *wait = 0;

@@ -1,5 +1,7 @@
 #include "planner/workload/tp_overlap.h"
 
+#include "devices/support/check.h"
+
 #include <algorithm>
 
 namespace yirage::planner {
@@ -39,7 +41,8 @@ TpOverlapCost tp_overlap_cost(
     double gather, double scatter, const TpGemms& g, std::int64_t tp, std::int64_t sms) {
   TpOverlapCost c;
   auto t = static_cast<double>(tp);
-  auto all = static_cast<double>(std::max<std::int64_t>(sms, 64));
+  CHECK(sms > kProjScatterSms) << "userbuffers need more SMs than their own " << sms;
+  auto all = static_cast<double>(sms);
   // Forward: the gathered GEMMs run in tp chunks, the projections in 4 splits on the SMs the
   // reduce-scatters leave them.
   double proj = g.proj.splits * all / (all - kProjScatterSms);

@@ -44,7 +44,8 @@ struct TpOverlapCost {
 };
 
 /// The cost for one all-gather of `gather` and one reduce-scatter of `scatter` seconds each
-/// (the layer's activations over the tp group), around `g`, on a device of `sms` SMs.
+/// (the layer's activations over the tp group), around `g`, on a device of `sms` SMs (more
+/// than the 24 userbuffers take).
 TpOverlapCost tp_overlap_cost(
     double gather, double scatter, const TpGemms& g, std::int64_t tp, std::int64_t sms);
 

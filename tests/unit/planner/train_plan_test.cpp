@@ -600,6 +600,20 @@ TEST(TpOverlap, HidesCollectivesBehindTheGemmsAndTakesTheirSms) {
   EXPECT_EQ(std::get<Rejected>(refused).reason,
             "tp_overlap=on is Transformer Engine's userbuffers under Megatron-LM: it needs tp > 1, "
             "sequence parallelism and te on");
+  // The SMs userbuffers take are priced from the device file's count of compute units.
+  devices::ClusterSpec metax = devices::parse_cluster(
+      "metax.yaml",
+      "name: m\nnode_groups:\n  - {device: MetaX-C500, nodes: 1, devices_per_node: 8,\n"
+      "     fabric: {kind: pcie, bandwidth: 32 GB/s, latency: 2 us}}\n",
+      testing::bundled_registry());
+  TrainContext mx{metax, t, kNoCalibration};
+  Layout eight{1, 8, 1, 1, Recompute::kFull, 1};
+  eight.tp_overlap = true;
+  auto unknown = estimate_training(mx, eight);
+  ASSERT_TRUE(std::holds_alternative<Rejected>(unknown));
+  EXPECT_EQ(std::get<Rejected>(unknown).reason,
+            "tp_overlap=on prices the SMs userbuffers take: device MetaX-C500 gives no "
+            "onchip.compute_units");
 }
 
 TEST(SequenceParallel, OffKeepsNormsAndDropoutsWholeOnEveryRank) {
