@@ -83,7 +83,8 @@ HEADER = ["cluster", "task", "layout", "gpus", "gpus_per_node", "device", "frame
           "peak_allocated_bytes", "peak_reserved_bytes", "forward_s", "backward_s",
           "optimizer_s", "comm_exposed_s", "layers", "sequence_length", "global_batch",
           "micro_batches", "plan", "note"] + \
-         ["kernel_" + k + "_s" for k in sc.KERNEL_CATEGORIES] + ["gpu_busy_s", "profiled_step_s"]
+         ["kernel_" + k + "_s" for k in sc.KERNEL_CATEGORIES] + ["gpu_busy_s", "profiled_step_s",
+                                                                 "leftover_bytes"]
 KERNEL_HEADER = ["task", "layout", "gpus", "category", "count", "seconds", "kernel"]
 
 
@@ -434,6 +435,9 @@ class Job:
         from torch.distributed.device_mesh import init_device_mesh
         self.a, self.cluster, self.task, self.plan, self.lay = args, cluster, task, plan, lay
         self.plan_path, self.n_micro, self.ctx = plan_path, n_micro, ctx
+        # What earlier jobs of this process left allocated (DDP's buckets, held from C++): in
+        # both peaks below, and taken off them by validate-training (leftover_bytes).
+        self.leftover = torch.cuda.memory_allocated()
         self.m = task["model"]
         self.seq, self.gb = task["sequence_length"], task["global_batch"]
         tp, pp, dp = lay["tp"], lay["pp"], lay["dp"]
@@ -628,7 +632,8 @@ class Job:
         times = [s.elapsed_time(e) / 1e3 for s, e in zip(starts, ends)]
         if self.a.memory_history:
             self.write_memory_history(baseline)
-        peak = [float(torch.cuda.max_memory_allocated()), float(torch.cuda.max_memory_reserved())]
+        peak = [float(torch.cuda.max_memory_allocated()), float(torch.cuda.max_memory_reserved()),
+                float(self.leftover)]
         times = self.max_over_ranks(times)
         peak = self.max_over_ranks(peak)
         if self.a.step_times and self.dist.get_rank() == 0:
@@ -644,6 +649,7 @@ class Job:
         flops = sc.training_flops_per_token(self.m, self.seq)
         row["mfu"] = flops * row["tokens_per_s"] / (self.cluster["gpus"] * sc.peak_flops(self.cluster["device"]))
         row["peak_allocated_bytes"], row["peak_reserved_bytes"] = int(peak[0]), int(peak[1])
+        row["leftover_bytes"] = int(peak[2])
         loss = self.global_loss(last_loss)
         row.update(self.breakdown(pool[0]))
         row["note"] = f"loss {loss:.3f}; attention {self.ctx['gqa']}"

@@ -291,10 +291,14 @@ int measured_steps(Context& cx, const FidelityArgs& a, const devices::DeviceRegi
   std::vector<planner::StepPoint> points;
   std::size_t oom = 0;
   std::size_t failed = 0;
+  std::size_t leftover = 0;
+  double leftover_bytes = 0;
   for (const auto& [file, rows] : files) {
     for (const planner::MeasuredStep& r : rows) {
       oom += r.status == "oom" ? 1 : 0;
       failed += r.status == "error" ? 1 : 0;
+      leftover += r.leftover > 0 ? 1 : 0;
+      leftover_bytes = std::max(leftover_bytes, r.leftover);
     }
     std::vector<planner::StepPoint> p =
         planner::price_measured_steps(file, rows, registry, models, calibrations);
@@ -305,6 +309,12 @@ int measured_steps(Context& cx, const FidelityArgs& a, const devices::DeviceRegi
            << (files.size() == 1 ? " file" : " files") << " (" << points.size() - oom << " ran, "
            << oom << " out of memory, " << failed
            << " failed and left out); the model calibrated by data/calibration/\n";
+    if (leftover > 0) {
+      cx.out << "  memory of " << leftover << (leftover == 1 ? " row" : " rows")
+             << " less what earlier jobs of its process left allocated (up to "
+             << devices::format_quantity(leftover_bytes, devices::Dim::kBytes)
+             << "; leftover_bytes, or the memory probe beside the file)\n";
+    }
     for (const std::string& h : held_out) {
       cx.out << "  statistics on the odd rows of " << h
              << ": its matrix efficiency was fitted on the even ones\n";

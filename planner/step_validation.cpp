@@ -6,6 +6,7 @@
 #include "devices/support/yaml_reader.h"
 #include "devices/task_loader.h"
 #include "planner/fidelity.h"
+#include "planner/memory_probe.h"
 #include "planner/train_estimate.h"
 
 #include <charconv>
@@ -200,6 +201,12 @@ std::vector<MeasuredStep> load_measured_steps(const std::filesystem::path& path)
                    // Published runs state no memory: both may be empty.
                    r.peak_reserved = c.number("peak_reserved_bytes", 1e15, false).value_or(0);
                    r.peak_allocated = c.number("peak_allocated_bytes", 1e15, false).value_or(0);
+                   if (c.has("leftover_bytes"))
+                     r.leftover = c.number("leftover_bytes", 1e15, false).value_or(0);
+                   if (r.leftover > 0) {
+                     r.peak_allocated = std::max(0.0, r.peak_allocated - r.leftover);
+                     r.peak_reserved = std::max(r.peak_allocated, r.peak_reserved - r.leftover);
+                   }
                    if (c.has("optimizer_s"))
                      r.optimizer_s = c.number("optimizer_s", 1e6, false).value_or(0);
                    if (c.has("host_forward_s"))
@@ -208,6 +215,8 @@ std::vector<MeasuredStep> load_measured_steps(const std::filesystem::path& path)
                      r.kernels = profiled_kernels(c);
                    rows.push_back(r);
                  });
+  if (std::filesystem::path probe = probe_beside(path); std::filesystem::exists(probe))
+    subtract_leftover(load_probe_peaks(probe), rows);
   return rows;
 }
 

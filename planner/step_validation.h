@@ -30,6 +30,9 @@ struct MeasuredStep {
   double step_s = 0;          // median step (status ok)
   double peak_reserved = 0;   // bytes, the largest over ranks (status ok)
   double peak_allocated = 0;  // bytes
+  // What an earlier job in the same process left allocated, taken off both peaks above: the
+  // row's leftover_bytes, or what a memory probe beside the file shows (planner/memory_probe.h).
+  double leftover = 0;
   double optimizer_s = 0;     // the optimizer phase (clipping and the step); 0: not measured
   double host_forward_s = 0;  // rank 0's host time in a step's forward passes; 0: not measured
   // The kernels of one profiled step by kind (the kernel_*_s columns; norms, embedding,
