@@ -366,10 +366,11 @@ void fit_on_steps(const std::vector<std::filesystem::path>& step_files,
         planner::fit_megatron_dp_overlap(step_files, g.device, registry, models, cal);
     if (g.megatron_dp_overlap)
       g.efficiency.megatron_dp_overlap_cost = g.megatron_dp_overlap->value;
-    g.allocator = planner::fit_allocator_cache(step_files, g.device);
+    g.allocator = planner::fit_allocator_cache(step_files, g.device, registry, models);
     if (g.allocator)
       g.efficiency.allocator_cache = g.allocator->value;
-    g.megatron_allocator = planner::fit_allocator_cache(step_files, g.device, true);
+    g.megatron_allocator =
+        planner::fit_allocator_cache(step_files, g.device, registry, models, true);
     if (g.megatron_allocator)
       g.efficiency.megatron_allocator_cache = g.megatron_allocator->value;
   }

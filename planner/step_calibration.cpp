@@ -2,6 +2,7 @@
 
 #include "planner/plan.h"
 #include "planner/step_validation.h"
+#include "planner/train_stage.h"
 
 #include <algorithm>
 #include <cmath>
@@ -500,20 +501,29 @@ std::optional<costmodel::OptimizerFit> fit_optimizer(
 }
 
 std::optional<costmodel::AllocatorFit> fit_allocator_cache(
-    const std::vector<std::filesystem::path>& files, const std::string& device, bool megatron) {
-  std::vector<double> fit;  // allocated / reserved
-  std::vector<double> held_out;
+    const std::vector<std::filesystem::path>& files,
+    const std::string& device,
+    const devices::DeviceRegistry& registry,
+    const devices::ModelRegistry& models,
+    bool megatron) {
+  // Per row: the allocated peak and what the model keeps beside it besides the fitted cache
+  // (gathered_logits_cache), both over the measured reserve.
+  std::vector<std::pair<double, double>> fit;
+  std::vector<std::pair<double, double>> held_out;
   std::string names;
   for (const std::filesystem::path& f : files) {
     bool any = false;
+    StepFiles steps(f, registry, models);
     for (const MeasuredStep& r : load_measured_steps(f)) {
       Layout l;
       if (r.device != device || r.status != "ok" || r.peak_allocated <= 0 || r.peak_reserved <= 0 ||
           r.framework.rfind(megatron ? "megatron" : "torch", 0) != 0 ||
           !parse_layout(r.layout, &l).empty() || (l.zero >= 2 && l.dp * l.cp > 1))
         continue;
+      double beside = megatron ? 0 : gathered_logits_cache(steps.task(r.task), l);
       std::size_t n = fit.size() + held_out.size();
-      (n % 2 == 0 ? fit : held_out).push_back(r.peak_allocated / r.peak_reserved);
+      (n % 2 == 0 ? fit : held_out)
+          .emplace_back(r.peak_allocated / r.peak_reserved, beside / r.peak_reserved);
       any = true;
     }
     if (any)
@@ -521,25 +531,26 @@ std::optional<costmodel::AllocatorFit> fit_allocator_cache(
   }
   if (fit.size() + held_out.size() < 4)
     return std::nullopt;
-  // Minimises the sum over rows of (a (1 + c) / r - 1)^2: 1 + c = sum(a/r) / sum((a/r)^2).
+  // Minimises the sum over rows of ((a (1 + c) + b) / r - 1)^2, x = a / r, z = b / r:
+  // 1 + c = sum(x (1 - z)) / sum(x^2).
   double s1 = 0;
   double s2 = 0;
-  for (double x : fit) {
-    s1 += x;
+  for (auto [x, z] : fit) {
+    s1 += x * (1 - z);
     s2 += x * x;
   }
-  auto mape = [&](double c) {
+  auto mape = [&](double c, bool beside) {
     double sum = 0;
-    for (double x : held_out)
-      sum += std::fabs(x * (1 + c) - 1);
+    for (auto [x, z] : held_out)
+      sum += std::fabs(x * (1 + c) + (beside ? z : 0) - 1);
     return held_out.empty() ? 0 : 100 * sum / static_cast<double>(held_out.size());
   };
   costmodel::AllocatorFit out;
   out.value = std::max(0.0, s1 / s2 - 1);
   out.fit_rows = fit.size();
   out.held_out_rows = held_out.size();
-  out.held_out_mape = mape(out.value);
-  out.unfitted_mape = mape(0);
+  out.held_out_mape = mape(out.value, true);
+  out.unfitted_mape = mape(0, false);
   out.fitted_on = names + " (reserve against allocated peak of " +
                   (megatron ? "Megatron-Core rows" : "rows without FSDP2") +
                   ", alternating: " + std::to_string(fit.size()) + " fitted, " +

@@ -90,13 +90,16 @@ std::optional<costmodel::MatrixStepsFit> fit_matrix_on_steps(
 /// Fits `device`'s allocator_cache (GpuEfficiency::allocator_cache) on the measured reserve of
 /// the eager rows that ran in `files` with every allocation in the compute stream (not FSDP2,
 /// whose all-gather and reduce-scatter streams keep pools of their own), from each row's
-/// measured allocated peak, alternating in file order: the even ones fitted (least squared
+/// measured allocated peak and what the model keeps beside it (gathered_logits_cache, from the
+/// task files beside each file), alternating in file order: the even ones fitted (least squared
 /// relative error of the reserve, closed form), the odd ones held out. Nullopt when there are
 /// fewer than 4 such rows. `megatron`: on the rows measured under Megatron-Core instead
 /// (GpuEfficiency::megatron_allocator_cache).
 std::optional<costmodel::AllocatorFit> fit_allocator_cache(
     const std::vector<std::filesystem::path>& files,
     const std::string& device,
+    const devices::DeviceRegistry& registry,
+    const devices::ModelRegistry& models,
     bool megatron = false);
 
 }  // namespace yirage::planner

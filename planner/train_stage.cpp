@@ -298,8 +298,16 @@ StateMoments eager_state(const TrainContext& cx,
   return e;
 }
 
+double gathered_logits_cache(const devices::TaskSpec& t, const Layout& l) {
+  if (t.framework != devices::Framework::kPytorch || l.tp <= 1)
+    return 0;
+  return 2 * f(t.sequence_length * l.micro_batch) * f(t.model.vocab) *
+         devices::dtype_bytes(t.precision);
+}
+
 // Beyond the live peak, eager PyTorch's caching allocator keeps blocks the compute stream
-// freed but could not reuse (`allocator_cache` of the peak, fitted on measured steps), and
+// freed but could not reuse (`allocator_cache` of the peak, fitted on measured steps; and the
+// gathered logits' copies under tensor parallelism, gathered_logits_cache), and
 // FSDP2's all-gather and reduce-scatter streams keep pools the compute stream never reuses.
 // Measured on two H200s (bench/memory_layouts.sh, data/benchmarks/H200x2/memory/): the
 // all-gather copy-in stream holds two buffers of the largest group gathered in bf16 (the root:
@@ -307,10 +315,10 @@ StateMoments eager_state(const TrainContext& cx,
 // group's fp32 and bf16 shards.
 double allocator_reserve(
     const TrainContext& cx, const Layout& l, const StageSpan& s, double held, double live) {
-  double reserve = 0;
+  double reserve = s.last() ? gathered_logits_cache(cx.task, l) : 0;
   if (const costmodel::GpuEfficiency* e =
           cx.calibrations.find_gpu(cx.cluster.device(group(cx)).name))
-    reserve = e->allocator_cache * live;
+    reserve += e->allocator_cache * live;
   if (eager_fsdp(l)) {
     auto [outside, layer] = stage_groups(cx, l, s, held);
     double largest = std::max(outside, layer);

@@ -55,6 +55,13 @@ MemoryUse stage_memory(const TrainContext& cx,
                        const StageSpan& s,
                        std::int64_t micro_batches);
 
+/// What eager PyTorch's caching allocator keeps beyond `allocator_cache` of the live peak on the
+/// stage that computes the loss under tensor parallelism, where DTensor gathers the logits
+/// whole: two 16-bit copies of one micro-batch's logits (the all-gather's output and its
+/// reassembly), freed before the peak and cached at that size. 0 without tensor parallelism
+/// and for other frameworks.
+double gathered_logits_cache(const devices::TaskSpec& t, const Layout& l);
+
 /// The device of the context's (first) node group with its calibration and the layout's
 /// tensor-parallel group.
 DeviceContext device_context(const TrainContext& cx, const Layout& l);

@@ -540,6 +540,11 @@ TEST(MegatronDpOverlap, FittedOnPairsItIsTheShippedValue) {
 namespace yirage::planner {
 namespace {
 
+const devices::ModelRegistry& bundled_models() {
+  static const devices::ModelRegistry models = devices::ModelRegistry::load_bundled();
+  return models;
+}
+
 // The caching allocator's reserve beyond the allocated peak, fitted on measured steps whose
 // every allocation is in the compute stream (FSDP2's rows left out): the held-out rows' reserve
 // comes closer with it than taken as the allocated peak.
@@ -550,14 +555,16 @@ TEST(AllocatorCache, FittedOnRowsWithoutFsdp2ItPricesTheHeldOutReserve) {
     if (e.path().filename().string().rfind("train_steps", 0) == 0)
       files.push_back(e.path());
   std::sort(files.begin(), files.end());
-  auto fit = fit_allocator_cache(files, "H200");
+  auto fit = fit_allocator_cache(files, "H200", testing::bundled_registry(), bundled_models());
   ASSERT_TRUE(fit.has_value());
   EXPECT_GT(fit->value, 0.01);
   EXPECT_LT(fit->value, 0.3);
   EXPECT_LT(fit->held_out_mape, fit->unfitted_mape);
   EXPECT_LE(fit->held_out_rows, fit->fit_rows);
   EXPECT_NE(fit->fitted_on.find("rows without FSDP2"), std::string::npos);
-  EXPECT_FALSE(fit_allocator_cache(files, "A100-80GB").has_value());  // no such rows
+  EXPECT_FALSE(
+      fit_allocator_cache(files, "A100-80GB", testing::bundled_registry(), bundled_models())
+          .has_value());  // no such rows
 }
 
 // Under Megatron-LM the same cache, fitted on the Megatron-Core rows (the full-depth ones held
@@ -566,7 +573,8 @@ TEST(AllocatorCache, FittedOnRowsWithoutFsdp2ItPricesTheHeldOutReserve) {
 TEST(AllocatorCache, MegatronsIsFittedOnMegatronCoreSteps) {
   costmodel::CalibrationSet cal =
       costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
-  auto fit = fit_allocator_cache(megatron_step_files(), "H200", true);
+  auto fit = fit_allocator_cache(megatron_step_files(), "H200", testing::bundled_registry(),
+                                 bundled_models(), true);
   ASSERT_TRUE(fit.has_value());
   double shipped = cal.find_gpu("H200")->megatron_allocator_cache;
   EXPECT_NEAR(fit->value, shipped, 5e-5);
