@@ -293,7 +293,10 @@ int measured_steps(Context& cx, const FidelityArgs& a, const devices::DeviceRegi
   std::size_t failed = 0;
   std::size_t leftover = 0;
   double leftover_bytes = 0;
+  planner::ProbePeaks probe;
   for (const auto& [file, rows] : files) {
+    if (std::filesystem::path p = planner::probe_beside(file); std::filesystem::exists(p))
+      probe.merge(planner::load_probe_peaks(p));
     for (const planner::MeasuredStep& r : rows) {
       oom += r.status == "oom" ? 1 : 0;
       failed += r.status == "error" ? 1 : 0;
@@ -365,6 +368,12 @@ int measured_steps(Context& cx, const FidelityArgs& a, const devices::DeviceRegi
             "measured; repeat spread: how far the rows of layouts measured more than once lie "
             "from their layout's median (rows), what no per-row error can beat; layout MAPE: "
             "the model against each distinct layout's median (layouts))\n";
+  if (planner::ProbeStats ps = planner::live_against_probe(probe, points); ps.layouts > 0) {
+    cx.out << "  live peak against each layout's allocated peak measured alone (the memory probe "
+              "beside the file), "
+           << ps.layouts << " layouts: MAPE " << pct(ps.mape) << ", bias " << pct(ps.bias)
+           << ", worst " << pct(ps.worst) << "\n";
+  }
   if (a.kernels)
     print_kernel_stats(cx, points);
   bool host = print_host_stats(cx, points);

@@ -6,12 +6,12 @@
 #include "devices/support/yaml_reader.h"
 #include "devices/task_loader.h"
 #include "planner/fidelity.h"
-#include "planner/memory_probe.h"
 #include "planner/train_estimate.h"
 
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string_view>
 #include <tuple>
@@ -290,6 +290,7 @@ void price_row(const std::filesystem::path& path,
   if (chosen) {
     p->estimate_s = chosen->step.total;
     p->estimate_memory = chosen->memory.total() + chosen->memory.reserve;
+    p->estimate_live = chosen->memory.total();
     p->estimate_optimizer_s = chosen->step.optimizer;
     p->estimate_host_forward_s = chosen->step.host_forward;
     p->estimate_kernels = chosen->step.kernels;
@@ -508,6 +509,75 @@ std::vector<KernelStats> kernel_stats(const std::vector<StepPoint>& points) {
     stats("all", [](const KernelTime& t) { return t.total(); });
   }
   return out;
+}
+
+ProbePeaks load_probe_peaks(const std::filesystem::path& path) {
+  ProbePeaks peaks;
+  std::set<std::tuple<std::string, std::string, std::string>> unknown;
+  read_steps_csv(path,
+                 {"cluster", "task", "layout", "rank", "world", "status", "peak_allocated_bytes"},
+                 [&](const StepsCsvRow& c) {
+                   auto key = std::make_tuple(c.at("cluster"), c.at("task"), c.at("layout"));
+                   std::optional<double> a = c.number("peak_allocated_bytes", 1e15, false);
+                   if (!a || *a <= 0) {
+                     unknown.insert(key);
+                     return;
+                   }
+                   double& peak = peaks[key];
+                   peak = std::max(peak, *a);
+                 });
+  for (const auto& key : unknown)
+    peaks.erase(key);
+  return peaks;
+}
+
+std::size_t subtract_leftover(const ProbePeaks& probe, std::vector<MeasuredStep>& rows) {
+  std::size_t changed = 0;
+  for (MeasuredStep& r : rows) {
+    if (r.status != "ok" || r.peak_allocated <= 0 || r.leftover > 0)
+      continue;
+    auto it = probe.find({r.cluster, r.task, r.layout});
+    Layout l;
+    if (it == probe.end() || !parse_layout(r.layout, &l).empty() || (l.dp > 1 && l.zero <= 1))
+      continue;
+    double excess = r.peak_allocated - it->second;
+    if (excess <= 0.02 * it->second)
+      continue;
+    r.leftover = excess;
+    r.peak_allocated -= excess;
+    if (r.peak_reserved > 0)
+      r.peak_reserved = std::max(r.peak_allocated, r.peak_reserved - excess);
+    ++changed;
+  }
+  return changed;
+}
+
+ProbeStats live_against_probe(const ProbePeaks& probe, const std::vector<StepPoint>& points) {
+  ProbeStats s;
+  std::set<std::tuple<std::string, std::string, std::string>> seen;
+  for (const StepPoint& p : points) {
+    auto key = std::make_tuple(p.row.cluster, p.row.task, p.row.layout);
+    auto it = probe.find(key);
+    if (it == probe.end() || !p.estimate_s || p.estimate_live <= 0 || !seen.insert(key).second)
+      continue;
+    double rel = p.estimate_live / it->second - 1;
+    s.mape += std::fabs(rel);
+    s.bias += rel;
+    if (std::fabs(rel) > std::fabs(s.worst))
+      s.worst = rel;
+    ++s.layouts;
+  }
+  if (s.layouts > 0) {
+    double n = static_cast<double>(s.layouts);
+    s.mape = 100 * s.mape / n;
+    s.bias = 100 * s.bias / n;
+    s.worst *= 100;
+  }
+  return s;
+}
+
+std::filesystem::path probe_beside(const std::filesystem::path& csv) {
+  return csv.parent_path() / "memory_probe" / "rank_peaks.csv";
 }
 
 }  // namespace yirage::planner

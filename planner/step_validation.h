@@ -19,6 +19,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace yirage::planner {
@@ -31,7 +32,8 @@ struct MeasuredStep {
   double peak_reserved = 0;   // bytes, the largest over ranks (status ok)
   double peak_allocated = 0;  // bytes
   // What an earlier job in the same process left allocated, taken off both peaks above: the
-  // row's leftover_bytes, or what a memory probe beside the file shows (planner/memory_probe.h).
+  // row's leftover_bytes, or what a memory probe beside the file shows (subtract_leftover,
+  // planner/step_validation.h).
   double leftover = 0;
   double optimizer_s = 0;     // the optimizer phase (clipping and the step); 0: not measured
   double host_forward_s = 0;  // rank 0's host time in a step's forward passes; 0: not measured
@@ -53,6 +55,7 @@ struct StepPoint {
   std::string width;                   // "h4096": the model's hidden size, rows grouped by it
   std::optional<double> estimate_s;    // absent where the model says the layout cannot run
   double estimate_memory = 0;          // bytes per device, the model's peak
+  double estimate_live = 0;            // of it, the live peak (what decides whether it fits)
   double estimate_optimizer_s = 0;     // the model's optimizer step
   double estimate_host_forward_s = 0;  // the model's host time issuing the forward passes
   std::string rejected;                // why the model says it cannot run
@@ -221,5 +224,43 @@ std::vector<std::pair<std::string, std::vector<const Point*>>> step_groups(
 
 /// Whether `path`'s header (after its comment lines) starts with `start`.
 bool steps_csv_header_starts(const std::filesystem::path& path, const std::string& start);
+
+// What an earlier job left allocated under a measured step. bench/run_plan.py runs several
+// jobs in one process, and a job can leave memory the caching allocator still counts as
+// allocated (DDP's buckets, held from C++): every later job's peaks then include it. A memory
+// probe (bench/memory_probe.py) runs each layout alone, one rank at a time on one GPU under
+// PyTorch's fake process group, and measures what the job itself allocates; where a row's
+// allocated peak exceeds that, the excess was there before the job began.
+
+/// (cluster, task, layout) -> the largest allocated peak over the probed ranks, bytes. A
+/// layout is left out where a rank of it was probed without its allocated peak.
+using ProbePeaks = std::map<std::tuple<std::string, std::string, std::string>, double>;
+
+/// The allocated peaks of a probe table (bench/memory_probe.py's rank_peaks.csv: cluster,
+/// task, layout, rank, world, peak_allocated_bytes, peak_reserved_bytes); problems are
+/// reported as file:line:col (devices::InputError).
+ProbePeaks load_probe_peaks(const std::filesystem::path& path);
+
+/// Takes off both peaks of each row the memory an earlier job left allocated
+/// (MeasuredStep::leftover): a row's allocated peak beyond 2% over the probe's for its layout.
+/// Not under DDP (dp > 1 with zero 0 or 1), whose second set of gradient buckets, built in the
+/// second step, is the job's own and held or not as the host's timing falls. Returns how many
+/// rows it changed.
+std::size_t subtract_leftover(const ProbePeaks& probe, std::vector<MeasuredStep>& rows);
+
+/// The model's live peak (what decides whether a layout fits) against the allocated peak of
+/// each layout a probe measured alone: a memory check no earlier job can disturb.
+struct ProbeStats {
+  std::size_t layouts = 0;  // distinct (cluster, task, layout) priced and probed
+  double mape = 0;          // percent
+  double bias = 0;          // mean signed error, percent (negative: the model is low)
+  double worst = 0;         // the largest error by magnitude, signed, percent
+};
+
+/// Over the layouts of `points` that `probe` holds (each counted once).
+ProbeStats live_against_probe(const ProbePeaks& probe, const std::vector<StepPoint>& points);
+
+/// The probe table beside a steps CSV (memory_probe/rank_peaks.csv), if there is one.
+std::filesystem::path probe_beside(const std::filesystem::path& csv);
 
 }  // namespace yirage::planner

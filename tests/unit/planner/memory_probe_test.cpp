@@ -1,10 +1,10 @@
-// Memory an earlier job left allocated under a measured step (planner/memory_probe.h): rows
+// Memory an earlier job left allocated under a measured step (planner/step_validation.h): rows
 // whose allocated peak exceeds what their layout allocates alone lose the excess from both
 // peaks, except under DDP; a probe table that lacks a rank's peak says nothing of that layout.
-#include "planner/memory_probe.h"
-
 #include "tests/unit/scratch_files.h"
 #include "tests/unit/test_data.h"
+
+#include "planner/step_validation.h"
 
 #include <gtest/gtest.h>
 
@@ -41,6 +41,35 @@ TEST(MemoryProbe, TakesWhatAnEarlierJobLeftOffBothPeaksOutsideDdp) {
   EXPECT_EQ(rows[3].leftover, 0);
   EXPECT_EQ(rows[4].peak_allocated, 40e9);        // not probed
   EXPECT_EQ(subtract_leftover(probe, rows), 0u);  // once only
+}
+
+// The live peak against the probe: each layout once, whatever the rows measured of it; layouts
+// the model cannot run, or the probe did not measure, left out.
+TEST(MemoryProbe, TheLivePeakMeetsEachProbedLayoutOnce) {
+  const std::string a = "tp=4,pp=1,dp=1,mb=1,recompute=none,zero=0";
+  const std::string b = "tp=2,pp=1,dp=2,mb=1,recompute=none,zero=0";
+  ProbePeaks probe{{{"h200x4", "l8b-L4-s4096-gb8", a}, 20e9},
+                   {{"h200x4", "l8b-L4-s4096-gb8", b}, 30e9}};
+  auto point = [](const std::string& layout, double live, bool priced) {
+    StepPoint p;
+    p.row = row(layout, 0, 0);
+    p.estimate_live = live;
+    if (priced)
+      p.estimate_s = 1.0;
+    return p;
+  };
+  std::vector<StepPoint> points = {point(a, 18e9, true), point(a, 18e9, true),
+                                   point(b, 33e9, false), point("tp=1", 5e9, true)};
+  ProbeStats s = live_against_probe(probe, points);
+  EXPECT_EQ(s.layouts, 1u);
+  EXPECT_NEAR(s.mape, 10, 1e-9);
+  EXPECT_NEAR(s.bias, -10, 1e-9);
+  EXPECT_NEAR(s.worst, -10, 1e-9);
+  points.push_back(point(b, 36e9, true));
+  s = live_against_probe(probe, points);
+  EXPECT_EQ(s.layouts, 2u);
+  EXPECT_NEAR(s.bias, 5, 1e-9);
+  EXPECT_NEAR(s.worst, 20, 1e-9);
 }
 
 TEST(MemoryProbe, ALayoutWithARankWithoutItsAllocatedPeakIsLeftOut) {
