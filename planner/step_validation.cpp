@@ -558,7 +558,12 @@ ProbeStats live_against_probe(const ProbePeaks& probe, const std::vector<StepPoi
   for (const StepPoint& p : points) {
     auto key = std::make_tuple(p.row.cluster, p.row.task, p.row.layout);
     auto it = probe.find(key);
-    if (it == probe.end() || !p.estimate_s || p.estimate_live <= 0 || !seen.insert(key).second)
+    Layout l;
+    // Under DDP the probe's stand-in hook hands each bucket back at once, so it frees the
+    // first step's buckets sooner than NCCL does: not a measure of those layouts' peak.
+    if (it == probe.end() || !p.estimate_s || p.estimate_live <= 0 ||
+        !parse_layout(p.row.layout, &l).empty() || (l.dp > 1 && l.zero <= 1) ||
+        !seen.insert(key).second)
       continue;
     double rel = p.estimate_live / it->second - 1;
     s.mape += std::fabs(rel);

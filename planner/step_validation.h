@@ -257,7 +257,8 @@ struct ProbeStats {
   double worst = 0;         // the largest error by magnitude, signed, percent
 };
 
-/// Over the layouts of `points` that `probe` holds (each counted once).
+/// Over the layouts of `points` that `probe` holds (each counted once), DDP's left out as in
+/// subtract_leftover.
 ProbeStats live_against_probe(const ProbePeaks& probe, const std::vector<StepPoint>& points);
 
 /// The probe table beside a steps CSV (memory_probe/rank_peaks.csv), if there is one.

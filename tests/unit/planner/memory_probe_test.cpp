@@ -44,12 +44,14 @@ TEST(MemoryProbe, TakesWhatAnEarlierJobLeftOffBothPeaksOutsideDdp) {
 }
 
 // The live peak against the probe: each layout once, whatever the rows measured of it; layouts
-// the model cannot run, or the probe did not measure, left out.
+// the model cannot run, the probe did not measure, or under DDP, left out.
 TEST(MemoryProbe, TheLivePeakMeetsEachProbedLayoutOnce) {
   const std::string a = "tp=4,pp=1,dp=1,mb=1,recompute=none,zero=0";
-  const std::string b = "tp=2,pp=1,dp=2,mb=1,recompute=none,zero=0";
+  const std::string b = "tp=2,pp=1,dp=2,mb=1,recompute=none,zero=3";
+  const std::string ddp = "tp=2,pp=1,dp=2,mb=1,recompute=none,zero=1";
   ProbePeaks probe{{{"h200x4", "l8b-L4-s4096-gb8", a}, 20e9},
-                   {{"h200x4", "l8b-L4-s4096-gb8", b}, 30e9}};
+                   {{"h200x4", "l8b-L4-s4096-gb8", b}, 30e9},
+                   {{"h200x4", "l8b-L4-s4096-gb8", ddp}, 30e9}};
   auto point = [](const std::string& layout, double live, bool priced) {
     StepPoint p;
     p.row = row(layout, 0, 0);
@@ -59,7 +61,8 @@ TEST(MemoryProbe, TheLivePeakMeetsEachProbedLayoutOnce) {
     return p;
   };
   std::vector<StepPoint> points = {point(a, 18e9, true), point(a, 18e9, true),
-                                   point(b, 33e9, false), point("tp=1", 5e9, true)};
+                                   point(b, 33e9, false), point("tp=1", 5e9, true),
+                                   point(ddp, 60e9, true)};
   ProbeStats s = live_against_probe(probe, points);
   EXPECT_EQ(s.layouts, 1u);
   EXPECT_NEAR(s.mape, 10, 1e-9);
