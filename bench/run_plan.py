@@ -641,7 +641,8 @@ class Job:
                 f.write(json.dumps({"task": self.task["name"], "layout": self.plan["layout"],
                                     "gc_freq": self.a.gc_freq, "step_s": times}) + "\n")
         row = {"status": "ok", "steps": self.a.steps}
-        q = statistics.quantiles(times, n=10, method="inclusive")
+        # quantiles needs two points: with one measured step, its percentiles are that step
+        q = statistics.quantiles(times, n=10, method="inclusive") if len(times) > 1 else times
         row["step_s"] = statistics.median(times)
         row["step_s_p10"], row["step_s_p90"] = q[0], q[-1]
         tokens = self.gb * self.seq
