@@ -457,7 +457,8 @@ void print_measured_fits(std::ostream& out, const std::vector<costmodel::GpuCali
   print_held_out_fits(
       out, fits, &Fit::allocator, "cache", "without it",
       "The caching allocator (measured steps without FSDP2): what it reserves beyond the\n"
-      "allocated peak, as a fraction of it, fitted on half.\n",
+      "allocated peak, as a fraction of it, fitted on half (beside two copies of the logits\n"
+      "under tensor parallelism; without it: the allocated peak alone).\n",
       [&](const costmodel::AllocatorFit& a) { return number(a.value); },
       [](const costmodel::AllocatorFit& a) { return a.unfitted_mape; });
   print_held_out_fits(

@@ -551,10 +551,11 @@ std::optional<costmodel::AllocatorFit> fit_allocator_cache(
   out.held_out_rows = held_out.size();
   out.held_out_mape = mape(out.value, true);
   out.unfitted_mape = mape(0, false);
-  out.fitted_on = names + " (reserve against allocated peak of " +
-                  (megatron ? "Megatron-Core rows" : "rows without FSDP2") +
-                  ", alternating: " + std::to_string(fit.size()) + " fitted, " +
-                  std::to_string(held_out.size()) + " held out)";
+  out.fitted_on =
+      names + " (reserve against allocated peak of " +
+      (megatron ? "Megatron-Core rows" : "rows without FSDP2, beside the gathered logits' copies") +
+      ", alternating: " + std::to_string(fit.size()) + " fitted, " +
+      std::to_string(held_out.size()) + " held out)";
   return out;
 }
 
