@@ -5,7 +5,8 @@
 # A plan's cluster and task come from its file name (CLUSTER__TASK__LAYOUT.yaml) under
 # data/benchmarks/H200/steps; pipelined plans run their first and last rank (the most
 # micro-batches in flight, and the logits; rank 0 first: the later stages take their input's
-# shape from it), others rank 0.
+# shape from it), others rank 0. With LAST_ONLY=1, a pipelined plan's rank 0 runs one step only,
+# to hand its output's shape on, and records nothing.
 set -euo pipefail
 out=$1; shift
 steps=data/benchmarks/H200/steps
@@ -23,6 +24,13 @@ for plan in "$@"; do
     meta=(--pp-meta "$out/$base.ppmeta")
   fi
   for r in $ranks; do
+    if [ "${LAST_ONLY:-0}" = 1 ] && [ "$r" = 0 ] && [ "$ranks" != 0 ]; then
+      timeout 240 python3 bench/memory_probe.py --world "$world" --rank 0 "${meta[@]}" \
+        "$steps/clusters/$cluster.yaml" "$steps/tasks/$task.yaml" "$plan" \
+        --steps 1 --warmup 0 --no-profile --out "$out/scratch.csv" > /dev/null 2>&1 \
+        || echo "   rank 0 failed: $?"
+      continue
+    fi
     echo "== $base rank $r of $world"
     timeout 240 python3 bench/memory_probe.py --world "$world" --rank "$r" "${meta[@]}" \
       "$steps/clusters/$cluster.yaml" "$steps/tasks/$task.yaml" "$plan" \

@@ -64,3 +64,39 @@ def peak_summary(snapshot, baseline, device=0, top=12):
     out["pending_bytes"] = sum(by_pending.values())
     out["pending_sites"] = sorted(by_pending.items(), key=lambda kv: -kv[1])[:top]
     return out
+
+
+def segment_growth(snapshot, reserved_baseline, allocated_baseline=0, device=0, top=24):
+    """Every segment the allocator took from the device while the trace ran (`segment_alloc`
+    or `segment_map`), with the request that needed it: its size, the reserve after it, what
+    was allocated before it (on top of `allocated_baseline`, what was allocated when recording
+    began), and the request's site. The largest first (`top` of them),
+    with the count of each site's segments; the reserve's peak is the last one's total."""
+    trace = snapshot["device_traces"][device]
+    reserved = reserved_baseline
+    allocated = allocated_baseline
+    grown = []
+    waiting = None  # a segment taken, its request's alloc event comes next
+    for e in trace:
+        a = e["action"]
+        if a in ("segment_alloc", "segment_map"):
+            reserved += e["size"]
+            waiting = {"size": e["size"], "reserved_after": reserved,
+                       "allocated_before": allocated}
+        elif a in ("segment_free", "segment_unmap"):
+            reserved -= e["size"]
+        elif a == "alloc":
+            allocated += e["size"]
+            if waiting is not None:
+                waiting["request"] = e["size"]
+                waiting["site"] = site(e.get("frames", []))
+                grown.append(waiting)
+                waiting = None
+        elif a == "free_completed":
+            allocated -= e["size"]
+    peak = max((g["reserved_after"] for g in grown), default=reserved_baseline)
+    for i, g in enumerate(grown):
+        g["order"] = i
+    largest = sorted(grown, key=lambda g: -g["size"])[:top]
+    return {"reserved_baseline": reserved_baseline, "reserved_peak_in_trace": peak,
+            "segments_taken": len(grown), "largest_segments": largest}

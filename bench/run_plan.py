@@ -611,6 +611,7 @@ class Job:
         torch.cuda.reset_peak_memory_stats()
         if self.a.memory_history:
             baseline = torch.cuda.memory_allocated()
+            self.reserved_baseline = torch.cuda.memory_reserved()
             torch.cuda.memory._record_memory_history(max_entries=1_000_000, stacks="python")
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(self.a.steps)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(self.a.steps)]
@@ -666,7 +667,9 @@ class Job:
         rank = self.dist.get_rank() if self.dist.is_initialized() else 0
         rec = {"task": self.task["name"], "layout": self.plan["layout"], "rank": rank,
                "max_allocated": torch.cuda.max_memory_allocated(),
-               **memory_trace.peak_summary(snap, baseline, torch.cuda.current_device())}
+               **memory_trace.peak_summary(snap, baseline, torch.cuda.current_device()),
+               "segments": memory_trace.segment_growth(snap, self.reserved_baseline, baseline,
+                                                       torch.cuda.current_device())}
         with open(f"{self.a.memory_history}.rank{rank}", "a") as f:
             f.write(json.dumps(rec) + "\n")
 
