@@ -520,6 +520,10 @@ std::optional<costmodel::AllocatorFit> fit_allocator_cache(
           r.framework.rfind(megatron ? "megatron" : "torch", 0) != 0 ||
           !parse_layout(r.layout, &l).empty() || (l.zero >= 2 && l.dp * l.cp > 1))
         continue;
+      // A pipeline's merged outputs take their own segment (merged_outputs_segment), after
+      // the allocated peak of the first step: not the cache this fraction stands for.
+      if (!megatron && merged_outputs_segment(steps.task(r.task), l) > 0)
+        continue;
       double beside = megatron ? 0 : gathered_logits_cache(steps.task(r.task), l);
       std::size_t n = fit.size() + held_out.size();
       (n % 2 == 0 ? fit : held_out)
@@ -553,7 +557,9 @@ std::optional<costmodel::AllocatorFit> fit_allocator_cache(
   out.unfitted_mape = mape(0, false);
   out.fitted_on =
       names + " (reserve against allocated peak of " +
-      (megatron ? "Megatron-Core rows" : "rows without FSDP2, beside the gathered logits' copies") +
+      (megatron ? "Megatron-Core rows"
+                : "rows without FSDP2 or a pipeline's merged outputs, beside the gathered logits' "
+                  "copies") +
       ", alternating: " + std::to_string(fit.size()) + " fitted, " +
       std::to_string(held_out.size()) + " held out)";
   return out;

@@ -298,6 +298,19 @@ StateMoments eager_state(const TrainContext& cx,
   return e;
 }
 
+// Measured on one H200 (H200/memory_probe/, call e): on the last rank of every pipelined layout
+// probed, the reserve's peak is this segment, taken in the first step, before the optimizer's
+// state exists.
+double merged_outputs_segment(const devices::TaskSpec& t, const Layout& l) {
+  if (t.framework != devices::Framework::kPytorch || l.pp <= 1 || l.dp * l.micro_batch <= 0)
+    return 0;
+  std::int64_t micro_batches = t.global_batch / (l.dp * l.micro_batch);
+  double logits =
+      f(t.sequence_length / std::max<std::int64_t>(1, l.cp) * l.micro_batch) * f(t.model.vocab);
+  double merged = f(micro_batches) * logits * devices::dtype_bytes(t.precision);
+  return merged > 4 * logits ? merged : 0;
+}
+
 double gathered_logits_cache(const devices::TaskSpec& t, const Layout& l) {
   if (t.framework != devices::Framework::kPytorch || l.tp <= 1)
     return 0;
@@ -346,6 +359,26 @@ double pipeline_recv_buffers(const TrainContext& cx,
   double tokens = f(seq * l.micro_batch) / (l.tp > 1 && l.sp ? f(l.tp) : 1);
   return buffers * f(micro_batches) * tokens * f(cx.task.model.hidden) *
          devices::dtype_bytes(cx.task.precision);
+}
+
+// The last stage's kept outputs and their merge at the end of a step (merged_outputs_segment):
+// the outputs, one per micro-batch, and the merged copy, live at once.
+struct PipelineMerge {
+  double kept = 0;
+  double merged = 0;
+  double segment = 0;
+};
+
+PipelineMerge pipeline_merge(const TrainContext& cx,
+                             const Layout& l,
+                             const StageSpan& s,
+                             std::int64_t seq,
+                             std::int64_t micro_batches) {
+  if (cx.task.framework != devices::Framework::kPytorch || s.stages <= 1 || !s.last())
+    return {};
+  double out = f(micro_batches) * f(seq * l.micro_batch) * f(cx.task.model.vocab) *
+               devices::dtype_bytes(cx.task.precision);
+  return {out, out, merged_outputs_segment(cx.task, l)};
 }
 
 }  // namespace
@@ -436,10 +469,24 @@ MemoryUse stage_memory(const TrainContext& cx,
   double recv = pipeline_recv_buffers(cx, l, s, seq, micro_batches);
   u.activations += recv;
   e.end.activations += recv;
+  MemoryUse loss_phase = u;
   if (e.end.total() > u.total())
     u = e.end;
+  PipelineMerge merge = pipeline_merge(cx, l, s, seq, micro_batches);
+  MemoryUse merging = e.end;
+  merging.activations += merge.kept + merge.merged;
+  if (merging.total() > u.total())
+    u = merging;
   if (eager) {
     u.reserve = allocator_reserve(cx, l, s, dense + experts, u.total());
+    if (merge.segment > 0) {
+      // The first step's merge, before the optimizer's state exists: the loss phase's reserve
+      // with one more segment, the merged outputs'.
+      double first =
+          allocator_reserve(cx, l, s, dense + experts, loss_phase.total() - loss_phase.optimizer) +
+          loss_phase.total() - loss_phase.optimizer + merge.segment;
+      u.reserve = std::max(u.reserve, first - u.total());
+    }
   } else if (const costmodel::GpuEfficiency* g =
                  cx.calibrations.find_gpu(cx.cluster.device(group(cx)).name)) {
     // Megatron-LM runs on the same caching allocator, its cache fitted on its own steps.

@@ -62,6 +62,13 @@ MemoryUse stage_memory(const TrainContext& cx,
 /// and for other frameworks.
 double gathered_logits_cache(const devices::TaskSpec& t, const Layout& l);
 
+/// The segment eager PyTorch's caching allocator takes on a pipeline's last stage at the end of
+/// a step, where torch.distributed.pipelining merges every micro-batch's output (16-bit logits,
+/// whole under tensor parallelism) into one tensor: its bytes, from three micro-batches on,
+/// when no block the loss left cached (one micro-batch's fp32 logits) can hold it; else 0.
+/// 0 without pipelining and for other frameworks.
+double merged_outputs_segment(const devices::TaskSpec& t, const Layout& l);
+
 /// The device of the context's (first) node group with its calibration and the layout's
 /// tensor-parallel group.
 DeviceContext device_context(const TrainContext& cx, const Layout& l);

@@ -4,6 +4,7 @@
 #include "tests/unit/test_data.h"
 
 #include "planner/train_estimate.h"
+#include "planner/train_stage.h"
 
 #include <gtest/gtest.h>
 
@@ -142,6 +143,45 @@ TEST(EagerMemory, Fsdp2SideStreamsKeepPoolsOfTheirOwn) {
   EXPECT_GT(calibrated.reserve, zero3.reserve);  // the compute stream's cache as well
   EXPECT_NEAR((calibrated.total() + calibrated.reserve) / 38.82e9, 1.0, 0.08);
   EXPECT_EQ(calibrated.total(), zero3.total());  // fitting is judged on the live peak
+}
+
+TEST(EagerMemory, APipelinesLastStageMergesItsOutputsIntoASegmentOfItsOwn) {
+  // torch.distributed.pipelining merges the last stage's outputs (16-bit logits, one per
+  // micro-batch) into one tensor at the end of a step. Measured alone on one H200
+  // (H200/memory_probe/history_e.jsonl.gz): on the last rank of every pipelined layout
+  // probed, the reserve's peak is a segment taken for that tensor in the first step.
+  Layout l;
+  ASSERT_EQ(parse_layout("tp=2,pp=2,dp=1,mb=1", &l), "");
+  double logits = 4096.0 * 128256;
+  EXPECT_EQ(merged_outputs_segment(steps_task("l8b-L4-s4096-gb8"), l), 8 * 2 * logits);
+  ASSERT_EQ(parse_layout("tp=1,pp=2,dp=1,mb=2", &l), "");  // two micro-batches: 4 B per logit
+  EXPECT_EQ(merged_outputs_segment(steps_task("l8b-L4-s4096-gb4"), l), 0);  // fits a cached one
+  ASSERT_EQ(parse_layout("tp=2,pp=1,dp=2,mb=1", &l), "");
+  EXPECT_EQ(merged_outputs_segment(steps_task("l8b-L4-s4096-gb8"), l), 0);
+
+  costmodel::CalibrationSet shipped =
+      costmodel::CalibrationSet::load_dir(devices::data_dir() / "calibration");
+
+  struct Probed {
+    const char* layout;
+    const char* task;
+    double allocated, reserved;  // the last rank's peaks (H200/memory_probe/rows_e.csv)
+  };
+
+  const Probed rows[] = {
+      {"tp=2,pp=2,dp=1,mb=1", "l8b-L4-s4096-gb8", 24.71e9, 32.40e9},
+      {"tp=1,pp=4,dp=1,mb=1", "l8b-L4-s4096-gb8", 29.52e9, 32.49e9},
+      {"tp=2,pp=2,dp=1,mb=1", "l8b-L8-s8192-gb8", 46.40e9, 64.79e9},
+      {"tp=1,pp=4,dp=1,mb=1,vpp=2", "l8b-L8-s8192-gb8", 59.22e9, 71.11e9},
+      {"tp=1,pp=4,dp=1,mb=1,recompute=full", "l8b-L8-s8192-gb8", 49.62e9, 61.55e9},
+  };
+  for (const Probed& r : rows) {
+    ASSERT_EQ(parse_layout(r.layout, &l), "");
+    MemoryUse u =
+        training_memory(TrainContext{steps_cluster("h200x4"), steps_task(r.task), shipped}, l);
+    EXPECT_NEAR(u.total() / r.allocated, 1.0, 0.05) << r.task << " " << r.layout;
+    EXPECT_NEAR((u.total() + u.reserve) / r.reserved, 1.0, 0.05) << r.task << " " << r.layout;
+  }
 }
 
 }  // namespace
