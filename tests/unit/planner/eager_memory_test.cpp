@@ -93,6 +93,15 @@ TEST(EagerMemory, UnderFullRecomputationTheLossAndTheRecomputedLayerAreNotLiveAt
   EXPECT_NEAR(live("tp=1,pp=1,dp=1,mb=4,recompute=full") / 85454296576.0, 1.0, 0.03);
 }
 
+TEST(EagerMemory, TheLastMicroBatchsLogitsLiveToTheEndOfTheBackward) {
+  // A 70B-width model, 8 layers, on one H200 (train_steps.csv) ran out of memory allocating
+  // the embedding's fp32 gradient (3.91 GiB) with 129.95 GiB allocated: 143.73 GB needed, the
+  // weights, gradients and Adam's moments (16 B per parameter) and the runner's 16-bit logits.
+  MemoryUse u = memory_of("h200x1", "l70b-L8-s2048-gb1", "tp=1,pp=1,dp=1,mb=1,recompute=none");
+  EXPECT_NEAR(u.total() / 143.73e9, 1.0, 0.005);
+  EXPECT_GT(u.total(), u.capacity);
+}
+
 TEST(EagerMemory, DdpKeepsItsBucketsBesideTheGradients) {
   // One micro-batch per step: one GPU has no gradient yet as the backward starts but the
   // head's; DDP's synchronising backward has its fp32 buckets and the gradients.
