@@ -115,6 +115,9 @@ def parse_args(argv):
     p.add_argument("--memory-layout", default=None,
                    help="JSON lines (one file per rank, .rankN appended): after the measured "
                         "steps, the caching allocator's segments by stream and its peak counters")
+    p.add_argument("--force-ddp", action="store_true",
+                   help="wrap each stage in DDP even without data parallelism (a one-rank group): "
+                        "DDP's memory on one GPU")
     p.add_argument("--memory-history", default=None,
                    help="JSON lines (one file per rank, .rankN appended): the allocator's history "
                         "over the warm-up and measured steps, and what is live at its peak")
@@ -450,10 +453,11 @@ class Job:
         self.dp_rank = self.world["dp"].get_local_rank()
         self.tp_rank = self.world["tp"].get_local_rank()
         self.pp_group = self.world["pp"].get_group() if pp > 1 else None
-        self.dp_group = self.world["dp"].get_group() if dp > 1 else None
+        forced = self.a.force_ddp and lay["zero"] <= 1
+        self.dp_group = self.world["dp"].get_group() if dp > 1 or forced else None
         self.tp_group = self.world["tp"].get_group() if tp > 1 else None
         self.fsdp = lay["zero"] >= 2 and dp > 1
-        self.ddp = lay["zero"] <= 1 and dp > 1
+        self.ddp = lay["zero"] <= 1 and (dp > 1 or forced)
         self.build()
 
     def build(self):
