@@ -276,8 +276,12 @@ StateMoments eager_state(const TrainContext& cx,
   double dpc = f(l.dp * l.cp);
   auto [outside, layer] = stage_groups(cx, l, s, held);
   // As the backward starts, gradients are there only when earlier micro-batches accumulated
-  // them, or where DDP's synchronising backward keeps those it copies into its buckets; else
-  // the head's comes first, beside the logits.
+  // them; else the head's comes first, beside the logits. DDP (gradient_as_bucket_view) adds
+  // its fp32 buckets twice: measured alone, on one GPU (the fake process group, or NCCL with
+  // one rank), its peak is the plain step's and one set, on both micro-batch counts
+  // (H200/ddp_alone.csv); every step measured between two ranks, one set more
+  // (train_steps*.csv: 60.11 and 63.49 GB against 52.41 and 55.80), the set its first step
+  // rebuilt still held as the second step's forward allocates the new one.
   bool accumulated = micro_batches > 1;
   StateMoments e;
   if (eager_fsdp(l)) {
@@ -289,12 +293,12 @@ StateMoments eager_state(const TrainContext& cx,
   }
   bool ddp = dpc > 1;
   double copies = l.recompute == Recompute::kFull ? layer + outside : held;
-  double buckets = ddp ? held * 4 : 0;
+  double buckets = ddp ? 2 * held * 4 : 0;
   e.start.weights = held * 4 + copies * 2;
   double head = s.last() ? params(m).head / f(l.tp) * 4 : 0;
-  e.start.gradients = (accumulated || ddp ? held * 4 : head) + buckets;
+  e.start.gradients = (accumulated ? held * 4 : head) + buckets;
   e.start.optimizer = held * adam / (l.zero >= 1 ? dpc : 1);
-  e.end = {held * 4, held * 4 + buckets, e.start.optimizer, 0, 0, 0};
+  e.end = {held * 4, ddp ? buckets : held * 4, e.start.optimizer, 0, 0, 0};
   return e;
 }
 
