@@ -416,6 +416,48 @@ double unfused_activations(const TrainContext& cx, const Layout& l, std::int64_t
   return kept + f(seq * l.micro_batch) * ffn / f(l.tp) * bytes;
 }
 
+// The larger of the loss phase's peak and the step's end (`end`: every gradient; on the last
+// stage, the logits the loop still holds, or a pipeline's kept outputs and their merge), with
+// what the caching allocator reserves beside it.
+MemoryUse with_step_end(const TrainContext& cx,
+                        const Layout& l,
+                        const StageSpan& s,
+                        double held,
+                        const MemoryUse& loss_phase,
+                        MemoryUse end,
+                        std::int64_t seq,
+                        std::int64_t micro_batches) {
+  bool eager = cx.task.framework == devices::Framework::kPytorch;
+  if (eager && s.last() && s.stages == 1) {
+    // bench/run_plan.py's loop holds the last micro-batch's logits (16-bit, whole under tensor
+    // parallelism) through its backward, to the gradient of the embedding, the step's last:
+    // a 70B-width model on one H200 ran out of memory there, 0.58 GB over the state alone.
+    end.activations +=
+        f(seq * l.micro_batch) * f(cx.task.model.vocab) * devices::dtype_bytes(cx.task.precision);
+  }
+  MemoryUse u = end.total() > loss_phase.total() ? end : loss_phase;
+  PipelineMerge merge = pipeline_merge(cx, l, s, seq, micro_batches);
+  MemoryUse merging = end;
+  merging.activations += merge.kept + merge.merged;
+  if (merging.total() > u.total())
+    u = merging;
+  if (eager) {
+    u.reserve = allocator_reserve(cx, l, s, held, u.total());
+    if (merge.segment > 0) {
+      // The first step's merge, before the optimizer's state exists: the loss phase's reserve
+      // with one more segment, the merged outputs'.
+      double before = loss_phase.total() - loss_phase.optimizer;
+      double first = allocator_reserve(cx, l, s, held, before) + before + merge.segment;
+      u.reserve = std::max(u.reserve, first - u.total());
+    }
+  } else if (const costmodel::GpuEfficiency* g =
+                 cx.calibrations.find_gpu(cx.cluster.device(group(cx)).name)) {
+    // Megatron-LM runs on the same caching allocator, its cache fitted on its own steps.
+    u.reserve = g->megatron_allocator_cache * u.total();
+  }
+  return u;
+}
+
 }  // namespace
 
 MemoryUse stage_memory(const TrainContext& cx,
@@ -473,35 +515,7 @@ MemoryUse stage_memory(const TrainContext& cx,
   double recv = pipeline_recv_buffers(cx, l, s, seq, micro_batches);
   u.activations += recv;
   e.end.activations += recv;
-  if (eager && s.last() && s.stages == 1) {
-    // bench/run_plan.py's loop holds the last micro-batch's logits (16-bit, whole under tensor
-    // parallelism) through its backward, to the gradient of the embedding, the step's last:
-    // a 70B-width model on one H200 ran out of memory there, 0.58 GB over the state alone.
-    e.end.activations += f(seq * l.micro_batch) * f(m.vocab) * b;
-  }
-  MemoryUse loss_phase = u;
-  if (e.end.total() > u.total())
-    u = e.end;
-  PipelineMerge merge = pipeline_merge(cx, l, s, seq, micro_batches);
-  MemoryUse merging = e.end;
-  merging.activations += merge.kept + merge.merged;
-  if (merging.total() > u.total())
-    u = merging;
-  if (eager) {
-    u.reserve = allocator_reserve(cx, l, s, dense + experts, u.total());
-    if (merge.segment > 0) {
-      // The first step's merge, before the optimizer's state exists: the loss phase's reserve
-      // with one more segment, the merged outputs'.
-      double first =
-          allocator_reserve(cx, l, s, dense + experts, loss_phase.total() - loss_phase.optimizer) +
-          loss_phase.total() - loss_phase.optimizer + merge.segment;
-      u.reserve = std::max(u.reserve, first - u.total());
-    }
-  } else if (const costmodel::GpuEfficiency* g =
-                 cx.calibrations.find_gpu(cx.cluster.device(group(cx)).name)) {
-    // Megatron-LM runs on the same caching allocator, its cache fitted on its own steps.
-    u.reserve = g->megatron_allocator_cache * u.total();
-  }
+  u = with_step_end(cx, l, s, dense + experts, u, e.end, seq, micro_batches);
   u.capacity = cx.cluster.device(group(cx)).memory_capacity.value.value * (1 - cx.memory_headroom);
   return u;
 }
