@@ -416,18 +416,19 @@ double unfused_activations(const TrainContext& cx, const Layout& l, std::int64_t
   return kept + f(seq * l.micro_batch) * ffn / f(l.tp) * bytes;
 }
 
-// The larger of the loss phase's peak and the step's end (`end`: every gradient; on the last
-// stage, the logits the loop still holds, or a pipeline's kept outputs and their merge), with
-// what the caching allocator reserves beside it.
+// The larger of the loss phase's peak (`e.start`, with the activations) and the step's end
+// (`e.end`: every gradient; on the last stage, the logits the loop still holds, or a
+// pipeline's kept outputs and their merge), with what the caching allocator reserves beside it.
 MemoryUse with_step_end(const TrainContext& cx,
                         const Layout& l,
                         const StageSpan& s,
                         double held,
-                        const MemoryUse& loss_phase,
-                        MemoryUse end,
-                        std::int64_t seq,
+                        StateMoments e,
                         std::int64_t micro_batches) {
   bool eager = cx.task.framework == devices::Framework::kPytorch;
+  std::int64_t seq = cx.task.sequence_length / l.cp;
+  const MemoryUse& loss_phase = e.start;
+  MemoryUse& end = e.end;
   if (eager && s.last() && s.stages == 1) {
     // bench/run_plan.py's loop holds the last micro-batch's logits (16-bit, whole under tensor
     // parallelism) through its backward, to the gradient of the embedding, the step's last:
@@ -515,7 +516,7 @@ MemoryUse stage_memory(const TrainContext& cx,
   double recv = pipeline_recv_buffers(cx, l, s, seq, micro_batches);
   u.activations += recv;
   e.end.activations += recv;
-  u = with_step_end(cx, l, s, dense + experts, u, e.end, seq, micro_batches);
+  u = with_step_end(cx, l, s, dense + experts, {u, e.end}, micro_batches);
   u.capacity = cx.cluster.device(group(cx)).memory_capacity.value.value * (1 - cx.memory_headroom);
   return u;
 }
