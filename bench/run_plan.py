@@ -671,7 +671,8 @@ class Job:
         rank = self.dist.get_rank() if self.dist.is_initialized() else 0
         rec = {"task": self.task["name"], "layout": self.plan["layout"], "rank": rank,
                "max_allocated": torch.cuda.max_memory_allocated(),
-               **memory_trace.peak_summary(snap, baseline, torch.cuda.current_device()),
+               **memory_trace.peak_summary(snap, baseline, torch.cuda.current_device(),
+                                           top=int(os.environ.get("MEMORY_TRACE_TOP", "12"))),
                "segments": memory_trace.segment_growth(snap, self.reserved_baseline, baseline,
                                                        torch.cuda.current_device())}
         with open(f"{self.a.memory_history}.rank{rank}", "a") as f:

@@ -87,7 +87,7 @@ def main(argv):
     out = os.path.join(a.dir, "rank_peaks.csv")
     with open(out, "w", newline="") as f:
         f.write("# per-rank peaks of multi-GPU plans measured on one H200 under PyTorch's fake process group\n"
-                "# (bench/memory_probe.py, run by bench/memory_probe_campaign.sh; calls a to e, 2026-12-01;\n"
+                "# (bench/memory_probe.py, run by bench/memory_probe_campaign.sh; calls a to f, 2026-12-01;\n"
                 "# written by scripts/memory_probe_table.py from this folder's logs, rows and histories;\n"
                 "# empty: that run did not record it)\n")
         w = csv.writer(f)
