@@ -280,8 +280,9 @@ StateMoments eager_state(const TrainContext& cx,
   // its fp32 buckets twice: measured alone, on one GPU (the fake process group, or NCCL with
   // one rank), its peak is the plain step's and one set, on both micro-batch counts
   // (H200/ddp_alone.csv); every step measured between two ranks, one set more
-  // (train_steps*.csv: 60.11 and 63.49 GB against 52.41 and 55.80), the set its first step
-  // rebuilt still held as the second step's forward allocates the new one.
+  // (train_steps*.csv: 60.11 and 63.49 GB against 52.41 and 55.80): with a peer, the set its
+  // first step rebuilt is still held as the second step's forward allocates the new one (not
+  // traced; the likely cause).
   bool accumulated = micro_batches > 1;
   StateMoments e;
   if (eager_fsdp(l)) {
