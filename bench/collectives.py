@@ -16,6 +16,11 @@ each see a different cost:
   CUDA events, 7 times; time per call (what a training step's eager collectives see, and
   what nccl-tests prints). All-gather and reduce-scatter are also timed in place
   (column `in_place` = 1: the input is the rank's slice of the output), as nccl-tests does.
+- `queued`: the eager calls queued behind a sleeping kernel long enough for the host to
+  issue all of them before the GPU reaches the first, timed between CUDA events recorded
+  after the sleep: back-to-back eager kernels with the host taken out (what the calls of a
+  training step cost on the GPU once the host runs ahead). A repetition in which the GPU
+  reached the calls before the host had queued them all is counted and reported.
 - `synced`: one call at a time, the ranks lined up by a barrier and the host waiting for the
   GPU after each call, timed on the host, 15 times (what a user's timing loop sees: launch
   and synchronisation included).
@@ -46,7 +51,8 @@ DT = torch.bfloat16
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all",
        "send_recv")
 GATHERED = ("all_gather", "reduce_scatter")  # nccl-tests' size is the gathered buffer
-LAUNCHES = ("graph", "eager", "synced")
+LAUNCHES = ("graph", "eager", "queued", "synced")
+SLEEP_PER_CALL_S = 150e-6  # the host issues an eager call in 20-60 us on the lent hosts
 
 
 def driver_version():
@@ -212,6 +218,49 @@ def time_eager(op, bufs, rank, iters):
     return timed_events(loop, iters)
 
 
+_CYCLES_PER_S = []
+
+
+def cycles_per_second():
+    """torch.cuda._sleep's clock, measured once: the cycles it spins for a second."""
+    if not _CYCLES_PER_S:
+        cycles = 20_000_000
+        torch.cuda._sleep(cycles // 10)  # warm the clocks
+        s = torch.cuda.Event(enable_timing=True)
+        e = torch.cuda.Event(enable_timing=True)
+        s.record()
+        torch.cuda._sleep(cycles)
+        e.record()
+        e.synchronize()
+        _CYCLES_PER_S.append(cycles / (s.elapsed_time(e) * 1e-3))
+    return _CYCLES_PER_S[0]
+
+
+QUEUE_LATE = []  # (op, size) of every repetition whose calls were not all queued in time
+
+
+def time_queued(op, bufs, rank, size, iters, reps=7):
+    """Eager calls queued behind a sleep: the median time per call between events recorded
+    after the sleep and after the last call."""
+    sleep = int(cycles_per_second() * SLEEP_PER_CALL_S * iters)
+    times = []
+    for _ in range(reps):
+        dist.barrier()
+        torch.cuda.synchronize()
+        s = torch.cuda.Event(enable_timing=True)
+        e = torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(sleep)
+        s.record()
+        for i in range(iters):
+            run_op(op, bufs, i, rank)
+        if s.query():  # the sleep ended before the last call was queued
+            QUEUE_LATE.append((op, size))
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e) * 1e-3 / iters)
+    return statistics.median(times)
+
+
 def time_synced(op, bufs, rank, reps=15):
     times = []
     for i in range(reps):
@@ -241,6 +290,8 @@ def time_size(op, size, rank, world, launches):
                 t = time_graph(op, bufs, rank, iters)
             elif launch == "eager":
                 t = time_eager(op, bufs, rank, iters)
+            elif launch == "queued":
+                t = time_queued(op, bufs, rank, size, iters)
             else:
                 t = time_synced(op, bufs, rank)
             rows.append((launch, int(in_place), slowest(t)))
@@ -269,9 +320,11 @@ def write(path, a, world, measured):
                 % (world, " ".join(sys.argv[1:])))
         f.write("# method: checked on random data first; buffers rotated; launch graph: 10-50 "
                 "calls in a CUDA graph, median of 7 timed replays; eager: 10-50 calls back to "
-                "back between CUDA events, median of 7 (nccl-tests); synced: one call between "
+                "back between CUDA events, median of 7 (nccl-tests); queued: the eager calls "
+                "queued behind a sleep of %d us a call, events after the sleep, median of 7 (%d "
+                "of rank 0's repetitions not queued in time); synced: one call between "
                 "a barrier and a device synchronise, host clock, median of 15; slowest rank%s\n"
-                % ("" if a.passes == 1 else "; the median of %d passes over the sizes, each "
+                % (SLEEP_PER_CALL_S * 1e6, len(QUEUE_LATE), "" if a.passes == 1 else "; the median of %d passes over the sizes, each "
                    "in its own shuffled order (every pass: %s)"
                    % (npasses, os.path.basename(passes_path(path)))))
         f.write("kind,op,device,fabric,ranks,ranks_per_node,bytes,dtype,launch,in_place,"
@@ -319,7 +372,7 @@ def main():
     p.add_argument("--max-size", type=int, default=1 << 32, help="largest size in bytes")
     p.add_argument("--ops", default=",".join(OPS), help="comma-separated collectives to measure")
     p.add_argument("--launch", default=",".join(LAUNCHES),
-                   help="comma-separated launch styles: graph, eager, synced")
+                   help="comma-separated launch styles: " + ", ".join(LAUNCHES))
     p.add_argument("--passes", type=int, default=1,
                    help="sweeps over every size, each in a shuffled order; rows keep the median")
     a = p.parse_args()
@@ -356,6 +409,9 @@ def main():
                 write_passes(a.out, a, world, passes)
             print("pass %d: %d rows in %.0f s, written to %s"
                   % (n, len(rows), time.perf_counter() - start, a.out), flush=True)
+    if rank == 0 and QUEUE_LATE:
+        print("queued: %d repetitions reached the GPU before all their calls were queued: %s"
+              % (len(QUEUE_LATE), sorted(set(QUEUE_LATE))), flush=True)
     dist.destroy_process_group()
 
 

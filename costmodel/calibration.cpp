@@ -114,9 +114,8 @@ void read_per_collective(const devices::YamlDoc& doc,
       continue;
     CollectiveCalibration::PerCollective p;
     p.bandwidth_scale = m.number("bandwidth_scale", true).value_or(1);
-    p.extra_latency =
-        m.quantity<devices::Dim::kSeconds>("extra_latency", true, devices::Sign::kNonNegative)
-            .value_or(devices::Seconds{});
+    p.extra_latency = m.quantity<devices::Dim::kSeconds>("extra_latency", true, devices::Sign::kAny)
+                          .value_or(devices::Seconds{});
     p.fill_ratio = m.number("fill_ratio", false, devices::Sign::kNonNegative).value_or(0);
     p.fill_bytes = m.quantity<devices::Dim::kBytes>("fill", false, devices::Sign::kNonNegative)
                        .value_or(devices::Bytes{})
@@ -152,9 +151,8 @@ void read_collectives(const devices::YamlDoc& doc,
       c.launch = parse_launch(*launch).value_or(Launch::kGraph);
     c.ranks = m.integer("ranks").value_or(0);
     c.bandwidth_scale = m.number("bandwidth_scale", true).value_or(1);
-    c.extra_latency =
-        m.quantity<devices::Dim::kSeconds>("extra_latency", true, devices::Sign::kNonNegative)
-            .value_or(devices::Seconds{});
+    c.extra_latency = m.quantity<devices::Dim::kSeconds>("extra_latency", true, devices::Sign::kAny)
+                          .value_or(devices::Seconds{});
     if (YAML::Node per = m.get("per_collective"))
       read_per_collective(doc, per, c);
     c.fitted_on = m.string("fitted_on").value_or("");
@@ -363,18 +361,21 @@ double model_time(const Sample& s, double scale, double extra) {
   return estimate_collective(g, s.op, s.bytes).latency().value + extra;
 }
 
-// The extra latency minimising sum(((t + a - m) / m)^2): a = sum((m - t) / m^2) / sum(1 / m^2).
+// The extra latency minimising sum(((t + a - m) / m)^2): a = sum((m - t) / m^2) / sum(1 / m^2),
+// negative at most down to the shortest time (calls queued on a stream beat NCCL's constants).
 double best_extra(const std::vector<Sample>& samples, const std::vector<double>& times) {
   double num = 0;
   double den = 0;
+  double shortest = 1e300;
   for (std::size_t i = 0; i < samples.size(); ++i) {
     if (!samples[i].fit)
       continue;
     double m = samples[i].measured;
     num += (m - times[i]) / (m * m);
     den += 1 / (m * m);
+    shortest = std::min(shortest, times[i]);
   }
-  return den > 0 ? std::max(0.0, num / den) : 0;
+  return den > 0 ? std::max(-shortest, num / den) : 0;
 }
 
 double mape(const std::vector<Sample>& samples, double scale, double extra, bool fit_split) {
@@ -452,12 +453,18 @@ struct FitPoint {
 
 // Weighted least squares of y = a + b s + u x (w = 1 / m^2, x = bandwidth (1 + fill), y = m -
 // latency) for one fill: (a, b, u), with b held at 0 where no point or every point is Simple,
-// or where a free b would make a or b negative; a >= 0. Nullopt where no slope fits.
+// or where a free b would make b negative or a too low. a may be negative down to minus the
+// smallest latency of NCCL's model among the points (its constants include a kernel launch
+// that calls queued on a stream do not wait for), so no point's fixed cost goes below 0.
+// Nullopt where no slope fits.
 std::optional<std::array<double, 3>> fit_linear(const std::vector<FitPoint>& pts,
                                                 double r,
                                                 double cap) {
   // Sums of w, w s, w x, w y, w s s (= w s), w s x, w s y, w x x, w x y.
   double sw = 0, ss = 0, sx = 0, sy = 0, ssx = 0, ssy = 0, sxx = 0, sxy = 0;
+  double a_min = pts.empty() ? 0 : -pts.front().latency;
+  for (const FitPoint& p : pts)
+    a_min = std::max(a_min, -p.latency);
   for (const FitPoint& p : pts) {
     double w = 1 / (p.measured * p.measured);
     double x = p.bandwidth * (1 + r * std::min(p.bytes, cap) / p.bytes);
@@ -483,7 +490,7 @@ std::optional<std::array<double, 3>> fit_linear(const std::vector<FitPoint>& pts
       double a = det3(sy, ss, sx, ssy, ss, ssx, sxy, ssx, sxx) / d;
       double b = det3(sw, sy, sx, ss, ssy, ssx, sx, sxy, sxx) / d;
       double u = det3(sw, ss, sy, ss, ss, ssy, sx, ssx, sxy) / d;
-      if (a >= 0 && b >= 0 && u > 0)
+      if (a >= a_min && b >= 0 && u > 0)
         return std::array<double, 3>{a, b, u};
     }
   }
@@ -492,9 +499,9 @@ std::optional<std::array<double, 3>> fit_linear(const std::vector<FitPoint>& pts
     return std::nullopt;
   double u = (sw * sxy - sx * sy) / det;
   double a = (sy - u * sx) / sw;
-  if (a < 0) {  // no negative latency: refit the slope alone
-    a = 0;
-    u = sxy / sxx;
+  if (a < a_min) {  // no negative fixed cost: refit the slope with a at its bound
+    a = a_min;
+    u = (sxy - a * sx) / sxx;
   }
   if (u <= 0)
     return std::nullopt;
@@ -634,9 +641,9 @@ CollectiveCalibration::PerCollective host_cost(const std::vector<Sample>& mine,
   return p;
 }
 
-// Eager and synchronised launches run the kernels a graph replay runs: their fit is the
-// graph fit of the same device, fabric and ranks measured in the same files (`graph`),
-// each collective's with the host's cost fitted on top (host_cost).
+// Eager and synchronised launches run the kernels a queued launch runs: their fit is the
+// queued fit of the same device, fabric and ranks measured in the same files, else the graph
+// fit (`graph`: either), each collective's with the host's cost fitted on top (host_cost).
 CalibrationFit fit_on_graph(const std::vector<Sample>& samples,
                             const CalibrationFit& graph,
                             Launch launch) {
@@ -707,28 +714,35 @@ std::vector<CalibrationFit> fit_collectives(const std::vector<MeasuredFile>& fil
     }
   }
   std::vector<CalibrationFit> fits;
-  std::map<Key, CalibrationFit> graph_fits;    // keyed with Launch::kGraph
-  for (const auto& [key, samples] : by_key) {  // graph keys first: Launch::kGraph is the least
-    Key as_graph = key;
-    std::get<2>(as_graph) = Launch::kGraph;
-    auto graph = graph_fits.find(as_graph);
-    // Derived from the graph fit only where the same files measured both (one host, one
-    // campaign): rows of another source are fitted on their own.
+  std::map<Key, CalibrationFit> device_fits;   // graph and queued: the kernels' own time
+  for (const auto& [key, samples] : by_key) {  // in Launch's order: graph, queued, eager, synced
+    Launch launch = std::get<2>(key);
+    bool device_time = launch == Launch::kGraph || launch == Launch::kQueued;
+    // Eager and synced calls run the kernels a queued launch runs: their host cost goes on
+    // top of that fit, else on the graph fit, where the same files measured both (one host,
+    // one campaign); rows of another source are fitted on their own.
     const std::vector<std::string>& mine = sources[key];
-    bool same_source = graph != graph_fits.end() &&
-                       std::any_of(mine.begin(), mine.end(), [&](const std::string& s) {
-                         const std::vector<std::string>& g = sources[as_graph];
-                         return std::find(g.begin(), g.end(), s) != g.end();
-                       });
+    const CalibrationFit* base = nullptr;
+    for (Launch under : {Launch::kQueued, Launch::kGraph}) {
+      Key k = key;
+      std::get<2>(k) = under;
+      auto found = device_fits.find(k);
+      const std::vector<std::string>& theirs = sources[k];
+      if (!device_time && !base && found != device_fits.end() &&
+          std::any_of(mine.begin(), mine.end(), [&](const std::string& s) {
+            return std::find(theirs.begin(), theirs.end(), s) != theirs.end();
+          }))
+        base = &found->second;
+    }
     CalibrationFit f;
-    if (std::get<2>(key) != Launch::kGraph && same_source) {
-      f = fit_on_graph(samples, graph->second, std::get<2>(key));
+    if (base) {
+      f = fit_on_graph(samples, *base, launch);
     } else {
       f = fit_one(samples);
       fit_per_collective(samples, f);
     }
-    if (std::get<2>(key) == Launch::kGraph)
-      graph_fits[key] = f;
+    if (device_time)
+      device_fits[key] = f;
     std::tie(f.calibration.device, f.calibration.fabric, f.calibration.launch,
              f.calibration.ranks) = key;
     std::string files_text;

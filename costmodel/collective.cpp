@@ -34,6 +34,8 @@ std::string launch_name(Launch l) {
   switch (l) {
     case Launch::kGraph:
       return "graph";
+    case Launch::kQueued:
+      return "queued";
     case Launch::kEager:
       return "eager";
     case Launch::kSynced:
@@ -43,7 +45,7 @@ std::string launch_name(Launch l) {
 }
 
 std::optional<Launch> parse_launch(std::string_view name) {
-  for (Launch l : {Launch::kGraph, Launch::kEager, Launch::kSynced}) {
+  for (Launch l : {Launch::kGraph, Launch::kQueued, Launch::kEager, Launch::kSynced}) {
     if (launch_name(l) == name)
       return l;
   }
@@ -51,7 +53,7 @@ std::optional<Launch> parse_launch(std::string_view name) {
 }
 
 const std::vector<std::string>& launch_names() {
-  static const std::vector<std::string> names = {"graph", "eager", "synced"};
+  static const std::vector<std::string> names = {"graph", "queued", "eager", "synced"};
   return names;
 }
 
@@ -362,7 +364,8 @@ CollectiveEstimate estimate_collective(const CommGroup& group, Collective op, do
   double issue = group.op_issue_s[index];
   double simple = group.op_simple_latency_s[index];
   for (CollectiveCandidate& c : e.candidates) {
-    c.latency_term += extra >= 0 ? devices::Seconds{extra} : group.extra_latency;
+    c.latency_term += std::isnan(extra) ? group.extra_latency : devices::Seconds{extra};
+    c.latency_term = devices::Seconds{std::max(0.0, c.latency_term.value)};
     if (c.protocol == Protocol::kSimple)
       c.latency_term += devices::Seconds{simple};
     c.bandwidth_term = c.bandwidth_term * (1 + fill);  // calibrated pipeline fill

@@ -25,12 +25,15 @@ enum class Collective {
 };
 
 /// How a collective's calls are launched, which sets what each call costs beyond its data:
-/// replayed from a CUDA graph (decode steps), launched back to back from the host (training
-/// and prefill steps, nccl-tests), or one call at a time with the host waiting for each (a
-/// user's timing loop). Calibrations are fitted per launch style.
-enum class Launch { kGraph, kEager, kSynced };
+/// replayed from a CUDA graph (decode steps); launched from the host and queued on the
+/// stream before the GPU reaches them (the device time of eager calls, once the host runs
+/// ahead: NCCL's stream-launched kernels run 3-11 us a call faster than the same calls
+/// replayed from a graph); launched back to back from the host (training and prefill steps,
+/// nccl-tests); or one call at a time with the host waiting for each (a user's timing loop).
+/// Calibrations are fitted per launch style; the order is the order they are fitted in.
+enum class Launch { kGraph, kQueued, kEager, kSynced };
 
-std::string launch_name(Launch l);  // "graph", "eager", "synced"
+std::string launch_name(Launch l);  // "graph", "queued", "eager", "synced"
 std::optional<Launch> parse_launch(std::string_view name);
 const std::vector<std::string>& launch_names();
 

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -37,9 +38,12 @@ struct CommGroup {
   devices::Seconds extra_latency;  // per call, from a calibration (0 when uncalibrated)
   // Per collective (indexed by costmodel::Collective), from a calibration that fitted that
   // collective alone: the intra-node bandwidth scale relative to `intra_bw`, and the extra
-  // latency replacing `extra_latency` (negative: none fitted).
+  // latency replacing `extra_latency` (NaN: none fitted; negative where NCCL's constants
+  // price more fixed time than the calls take, as queued launches hide the kernel launch).
   std::array<double, 7> op_bw_scale = {1, 1, 1, 1, 1, 1, 1};
-  std::array<double, 7> op_extra_latency_s = {-1, -1, -1, -1, -1, -1, -1};
+  static constexpr double kNoExtra = std::numeric_limits<double>::quiet_NaN();
+  std::array<double, 7> op_extra_latency_s = {kNoExtra, kNoExtra, kNoExtra, kNoExtra,
+                                              kNoExtra, kNoExtra, kNoExtra};
   // Pipeline fill per collective: the bandwidth term grows by ratio x min(bytes, cap) / bytes.
   std::array<double, 7> op_fill_ratio = {0, 0, 0, 0, 0, 0, 0};
   std::array<double, 7> op_fill_bytes = {0, 0, 0, 0, 0, 0, 0};

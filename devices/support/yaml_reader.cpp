@@ -241,7 +241,7 @@ std::optional<double> MapReader::number(std::string_view key, bool required, Sig
     doc_->error(get(key), quote_key(key) + " must be a number, got " + quote_key(*s));
     return std::nullopt;
   }
-  if (v < 0 || (sign == Sign::kPositive && v == 0)) {
+  if ((v < 0 && sign != Sign::kAny) || (sign == Sign::kPositive && v == 0)) {
     doc_->error(get(key), quote_key(key) + " must be " +
                               (sign == Sign::kPositive ? "positive" : "zero or more") + ", got " +
                               *s);
@@ -291,7 +291,7 @@ std::optional<double> MapReader::read_quantity(const YAML::Node& n,
     doc_->error(n, "bad " + quote_key(key) + ": " + q.error);
     return std::nullopt;
   }
-  if (q.value < 0 || (sign == Sign::kPositive && q.value == 0)) {
+  if ((q.value < 0 && sign != Sign::kAny) || (sign == Sign::kPositive && q.value == 0)) {
     doc_->error(n, quote_key(key) + " must be " +
                        (sign == Sign::kPositive ? "positive" : "zero or more") + ", got " +
                        quote_key(*s));

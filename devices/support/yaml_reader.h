@@ -51,7 +51,7 @@ class YamlDoc {
 inline constexpr std::int64_t kMaxWholeNumber = 2147483647;
 
 /// Whether a quantity may be zero.
-enum class Sign { kPositive, kNonNegative };
+enum class Sign { kPositive, kNonNegative, kAny };
 
 /// Reads the keys of one mapping. Every getter marks its key as known; `finish()` reports the
 /// keys nobody asked for. Problems are recorded, never thrown: a getter returns nullopt.

@@ -21,7 +21,7 @@ namespace {
 using testing::bundled_registry;
 
 TEST(CollectiveLaunch, NamesRoundTrip) {
-  for (Launch l : {Launch::kGraph, Launch::kEager, Launch::kSynced})
+  for (Launch l : {Launch::kGraph, Launch::kQueued, Launch::kEager, Launch::kSynced})
     EXPECT_EQ(parse_launch(launch_name(l)), l);
   EXPECT_FALSE(parse_launch("lazy").has_value());
 }
@@ -45,7 +45,8 @@ TEST(CollectiveLaunch, AnUnknownLaunchIsPinnedToItsColumn) {
   } catch (const devices::InputError& e) {
     EXPECT_EQ(e.items().at(0).loc, (devices::SourceLoc{"m.csv", 3, 51}));
     EXPECT_EQ(e.items().at(0).message,
-              "unknown launch 'eagre'; expected graph, eager or synced; did you mean 'eager'?");
+              "unknown launch 'eagre'; expected graph, queued, eager or synced; did you mean "
+              "'eager'?");
   }
 }
 
@@ -108,6 +109,41 @@ TEST(CollectiveLaunch, FitsAndFindsOneEntryPerLaunchAndRanks) {
   CalibrationSet graph_only;
   graph_only.add(fits.front().calibration);
   EXPECT_EQ(graph_only.find("H200", "nvswitch", 2, Launch::kEager)->launch, Launch::kGraph);
+}
+
+// Calls queued on a stream run faster than NCCL's constants say (they include a kernel launch
+// the queued call does not wait for): the queued fit takes a negative extra latency, and
+// eager calls, measured in the same file, are priced as the queued kernels with the host's
+// issue interval on top, not as the graph replays.
+TEST(CollectiveLaunch, EagerCallsBuildOnTheQueuedFit) {
+  std::ostringstream csv;
+  csv << "# synthetic\nkind,op,device,fabric,ranks,ranks_per_node,bytes,dtype,launch,time_s,stat\n";
+  MeasuredRow row;
+  row.device = "H200";
+  row.fabric = "nvswitch";
+  row.ranks = row.ranks_per_node = 2;
+  row.loc = {"synthetic", 1, 1};
+  CommGroup g = *row_group(row, bundled_registry()).group;
+  for (double bytes = 1024; bytes <= 512.0 * 1024 * 1024; bytes *= 2) {
+    double t = estimate_collective(g, Collective::kAllReduce, bytes).latency().value;
+    double queued = t - 2e-6;
+    for (auto [launch, time] : {std::pair{"graph", t + 4e-6}, std::pair{"queued", queued},
+                                std::pair{"eager", std::max(queued, 40e-6)}}) {
+      csv << "collective,all_reduce,H200,nvswitch,2,2," << static_cast<long long>(bytes) << ",bf16,"
+          << launch << "," << time << ",median\n";
+    }
+  }
+  std::vector<CalibrationFit> fits =
+      fit_collectives({parse_measured("s.csv", csv.str())}, bundled_registry(), 0);
+  ASSERT_EQ(fits.size(), 3u);
+  EXPECT_EQ(fits[1].calibration.launch, Launch::kQueued);
+  EXPECT_NEAR(fits[0].calibration.extra_latency.value, 4e-6, 0.3e-6);
+  EXPECT_NEAR(fits[1].calibration.extra_latency.value, -2e-6, 0.3e-6);
+  ASSERT_EQ(fits[2].calibration.launch, Launch::kEager);
+  EXPECT_NEAR(fits[2].calibration.extra_latency.value, -2e-6, 0.3e-6);
+  EXPECT_NEAR(fits[2].calibration.per_collective.at("all_reduce").issue.value, 40e-6, 0.2e-6);
+  for (const CalibrationFit& f : fits)
+    EXPECT_LT(f.held_out_mape, 0.5) << launch_name(f.calibration.launch);
 }
 
 // Output in the format of nccl-tests 2.19 (src/util.cu), four GPUs of one host.
