@@ -180,16 +180,22 @@ def slowest(seconds):
     return t.item()
 
 
-def timed_events(launch, iters, reps=7):
-    """The median time per call of `reps` timed launches of `iters` calls each."""
+def timed_events(launch, iters, reps=7, sleep=0, late=None):
+    """The median time per call of `reps` timed launches of `iters` calls each. With `sleep`,
+    the calls queue behind a kernel spinning that many cycles, the first event after it, and
+    `late()` is called where the sleep ended before the last call was queued."""
     times = []
     for _ in range(reps):
         dist.barrier()
         torch.cuda.synchronize()
         s = torch.cuda.Event(enable_timing=True)
         e = torch.cuda.Event(enable_timing=True)
+        if sleep:
+            torch.cuda._sleep(sleep)
         s.record()
         launch()
+        if sleep and s.query():
+            late()
         e.record()
         e.synchronize()
         times.append(s.elapsed_time(e) * 1e-3 / iters)
@@ -211,11 +217,16 @@ def time_graph(op, bufs, rank, iters):
     return t
 
 
-def time_eager(op, bufs, rank, iters):
+def back_to_back(op, bufs, rank, iters):
+    """A function that launches `iters` calls, each on the next buffer."""
     def loop():
         for i in range(iters):
             run_op(op, bufs, i, rank)
-    return timed_events(loop, iters)
+    return loop
+
+
+def time_eager(op, bufs, rank, iters):
+    return timed_events(back_to_back(op, bufs, rank, iters), iters)
 
 
 _CYCLES_PER_S = []
@@ -239,26 +250,12 @@ def cycles_per_second():
 QUEUE_LATE = []  # (op, size) of every repetition whose calls were not all queued in time
 
 
-def time_queued(op, bufs, rank, size, iters, reps=7):
+def time_queued(op, bufs, rank, size, iters):
     """Eager calls queued behind a sleep: the median time per call between events recorded
     after the sleep and after the last call."""
     sleep = int(cycles_per_second() * SLEEP_PER_CALL_S * iters)
-    times = []
-    for _ in range(reps):
-        dist.barrier()
-        torch.cuda.synchronize()
-        s = torch.cuda.Event(enable_timing=True)
-        e = torch.cuda.Event(enable_timing=True)
-        torch.cuda._sleep(sleep)
-        s.record()
-        for i in range(iters):
-            run_op(op, bufs, i, rank)
-        if s.query():  # the sleep ended before the last call was queued
-            QUEUE_LATE.append((op, size))
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e) * 1e-3 / iters)
-    return statistics.median(times)
+    return timed_events(back_to_back(op, bufs, rank, iters), iters, sleep=sleep,
+                        late=lambda: QUEUE_LATE.append((op, size)))
 
 
 def time_synced(op, bufs, rank, reps=15):
