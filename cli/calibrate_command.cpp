@@ -70,7 +70,11 @@ void print_fits(std::ostream& out, const std::vector<costmodel::CalibrationFit>&
       std::string fill =
           fit.fill_ratio > 0
               ? " (+" + devices::format_number(100 * fit.fill_ratio, 3) + "% on the first " +
-                    devices::format_quantity(fit.fill_bytes, devices::Dim::kBytes) + ")"
+                    devices::format_quantity(fit.fill_bytes, devices::Dim::kBytes) +
+                    (fit.fill_power != 1 ? ", fading as its share to the power " +
+                                               devices::format_number(fit.fill_power, 3)
+                                         : "") +
+                    ")"
               : "";
       if (fit.issue.value > 0)
         fill += " (at least " + devices::format(fit.issue) + " a call)";

@@ -54,6 +54,7 @@ void collective_rows(const costmodel::CalibrationFit& f, Json& rows) {
     r["extra_latency_s"] = fit.extra_latency.value;
     r["fill_ratio"] = fit.fill_ratio;
     r["fill_bytes"] = fit.fill_bytes;
+    r["fill_power"] = fit.fill_power;
     r["issue_s"] = fit.issue.value;
     r["held_out_mape_percent"] = f.per_collective_held_out_mape.at(name);
     rows.push_back(r);

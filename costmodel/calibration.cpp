@@ -93,7 +93,7 @@ std::string display_path(const std::string& path) {
 namespace {
 
 // `per_collective: {all_gather: {bandwidth_scale: S, extra_latency: T, fill_ratio: R,
-// fill: B}, ...}`
+// fill: B, fill_power: Q}, ...}`
 void read_per_collective(const devices::YamlDoc& doc,
                          const YAML::Node& map,
                          CollectiveCalibration& c) {
@@ -120,6 +120,7 @@ void read_per_collective(const devices::YamlDoc& doc,
     p.fill_bytes = m.quantity<devices::Dim::kBytes>("fill", false, devices::Sign::kNonNegative)
                        .value_or(devices::Bytes{})
                        .value;
+    p.fill_power = m.number("fill_power", false).value_or(1);
     p.issue = m.quantity<devices::Dim::kSeconds>("issue", false, devices::Sign::kNonNegative)
                   .value_or(devices::Seconds{});
     p.simple_latency =
@@ -440,6 +441,7 @@ double model_time(const Sample& s, const CollectiveCalibration::PerCollective& p
   auto i = static_cast<std::size_t>(s.op);
   g.op_fill_ratio[i] = p.fill_ratio;
   g.op_fill_bytes[i] = p.fill_bytes;
+  g.op_fill_power[i] = p.fill_power;
   g.op_simple_latency_s[i] = p.simple_latency.value;
   double t = estimate_collective(g, s.op, s.bytes).latency().value + p.extra_latency.value;
   return std::max(t, p.issue.value);
@@ -457,9 +459,17 @@ struct FitPoint {
 // smallest latency of NCCL's model among the points (its constants include a kernel launch
 // that calls queued on a stream do not wait for), so no point's fixed cost goes below 0.
 // Nullopt where no slope fits.
+// A pipeline fill: the bandwidth term times 1 + ratio (min(S, cap) / S)^power.
+struct Fill {
+  double ratio = 0, cap = 0, power = 1;
+
+  double x(const FitPoint& p) const {
+    return p.bandwidth * (1 + ratio * std::pow(std::min(p.bytes, cap) / p.bytes, power));
+  }
+};
+
 std::optional<std::array<double, 3>> fit_linear(const std::vector<FitPoint>& pts,
-                                                double r,
-                                                double cap) {
+                                                const Fill& fill) {
   // Sums of w, w s, w x, w y, w s s (= w s), w s x, w s y, w x x, w x y.
   double sw = 0, ss = 0, sx = 0, sy = 0, ssx = 0, ssy = 0, sxx = 0, sxy = 0;
   double a_min = pts.empty() ? 0 : -pts.front().latency;
@@ -467,7 +477,7 @@ std::optional<std::array<double, 3>> fit_linear(const std::vector<FitPoint>& pts
     a_min = std::max(a_min, -p.latency);
   for (const FitPoint& p : pts) {
     double w = 1 / (p.measured * p.measured);
-    double x = p.bandwidth * (1 + r * std::min(p.bytes, cap) / p.bytes);
+    double x = fill.x(p);
     double y = p.measured - p.latency;
     double k = p.simple ? 1 : 0;
     sw += w;
@@ -510,10 +520,11 @@ std::optional<std::array<double, 3>> fit_linear(const std::vector<FitPoint>& pts
 
 // A collective's own fit: scale, extra latency, the Simple protocol's own fixed cost and
 // pipeline fill. With the candidate NCCL's model picks at scale 1 held fixed, time = extra
-// (+ simple where the pick is Simple) + latency + (bw / scale) (1 + r min(S, C) / S) is
-// linear in (extra, simple, 1 / scale) for each fill (r, C): weighted least squares in closed
-// form over a grid of r in [0, 3] by 0.05 and C from 256 KiB to 1 GiB by powers of 2, the
-// best kept by its squared relative error on the fit split. (NCCL's jump from LL to Simple
+// (+ simple where the pick is Simple) + latency + (bw / scale) (1 + r (min(S, C) / S)^q) is
+// linear in (extra, simple, 1 / scale) for each fill (r, C, q): weighted least squares in
+// closed form over a grid of r in [0, 3] by 0.05 (to 6 where q < 1), C from 256 KiB to 1 GiB
+// by powers of 2 and q in {1, 1/2, 1/3, 1/4}, the best kept by its squared relative error on
+// the fit split. (NCCL's jump from LL to Simple
 // costs more fixed time than its model says: two H200s' all-gather took 23.5 us at 2 MiB and
 // 39.3 us at 4 MiB.)
 CollectiveCalibration::PerCollective fit_own(const std::vector<Sample>& mine) {
@@ -527,26 +538,33 @@ CollectiveCalibration::PerCollective fit_own(const std::vector<Sample>& mine) {
   }
   CollectiveCalibration::PerCollective best;
   double best_err = 1e300;
-  for (int rs = 0; rs <= 60; ++rs) {
-    for (int cs = 18; cs <= 30; ++cs) {
-      double r = rs * 0.05;
-      double cap = std::ldexp(1.0, cs);
-      std::optional<std::array<double, 3>> f = fit_linear(pts, r, cap);
-      if (!f)
-        continue;
-      auto [a, b, u] = *f;
-      double err = 0;
-      for (const FitPoint& p : pts) {
-        double x = p.bandwidth * (1 + r * std::min(p.bytes, cap) / p.bytes);
-        double rel = (a + (p.simple ? b : 0) + p.latency + u * x - p.measured) / p.measured;
-        err += rel * rel;
+  for (double power : {1.0, 0.5, 1.0 / 3, 0.25}) {
+    for (int rs = power == 1 ? 0 : 1; rs <= (power == 1 ? 60 : 120); ++rs) {
+      for (int cs = 18; cs <= 30; ++cs) {
+        Fill fill{rs * 0.05, std::ldexp(1.0, cs), power};
+        std::optional<std::array<double, 3>> f = fit_linear(pts, fill);
+        if (!f)
+          continue;
+        auto [a, b, u] = *f;
+        double err = 0;
+        for (const FitPoint& p : pts) {
+          double rel =
+              (a + (p.simple ? b : 0) + p.latency + u * fill.x(p) - p.measured) / p.measured;
+          err += rel * rel;
+        }
+        if (err < best_err) {
+          best_err = err;
+          best = {1 / u,
+                  devices::Seconds{a},
+                  fill.ratio,
+                  fill.ratio > 0 ? fill.cap : 0,
+                  devices::Seconds{b},
+                  {},
+                  fill.ratio > 0 ? power : 1};
+        }
+        if (rs == 0)
+          break;  // no fill: the cap does not matter
       }
-      if (err < best_err) {
-        best_err = err;
-        best = {1 / u, devices::Seconds{a}, r, r > 0 ? cap : 0, devices::Seconds{b}, {}};
-      }
-      if (rs == 0)
-        break;  // no fill: the cap does not matter
     }
   }
   return best;
@@ -840,6 +858,8 @@ std::string calibration_yaml(const std::vector<CalibrationFit>& fits,
       if (fit.fill_ratio > 0) {
         y << ", fill_ratio: " << format_number(fit.fill_ratio, 3)
           << ", fill: " << devices::format_quantity(fit.fill_bytes, devices::Dim::kBytes);
+        if (fit.fill_power != 1)
+          y << ", fill_power: " << format_number(fit.fill_power, 3);
       }
       if (fit.simple_latency.value > 0)
         y << ", simple_latency: " << devices::format(fit.simple_latency);

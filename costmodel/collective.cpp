@@ -359,8 +359,9 @@ CollectiveEstimate estimate_collective(const CommGroup& group, Collective op, do
     e.candidates = candidates(group, op, bytes);
   }
   double extra = group.op_extra_latency_s[index];
-  double fill = group.op_fill_ratio[index] * std::min(bytes, group.op_fill_bytes[index]) /
-                std::max(bytes, 1.0);
+  double fill = group.op_fill_ratio[index] *
+                std::pow(std::min(bytes, group.op_fill_bytes[index]) / std::max(bytes, 1.0),
+                         group.op_fill_power[index]);
   double issue = group.op_issue_s[index];
   double simple = group.op_simple_latency_s[index];
   for (CollectiveCandidate& c : e.candidates) {

@@ -47,6 +47,7 @@ struct CommGroup {
   // Pipeline fill per collective: the bandwidth term grows by ratio x min(bytes, cap) / bytes.
   std::array<double, 7> op_fill_ratio = {0, 0, 0, 0, 0, 0, 0};
   std::array<double, 7> op_fill_bytes = {0, 0, 0, 0, 0, 0, 0};
+  std::array<double, 7> op_fill_power = {1, 1, 1, 1, 1, 1, 1};
   // The Simple protocol's fixed cost beyond the extra latency, per collective (0: none).
   std::array<double, 7> op_simple_latency_s = {0, 0, 0, 0, 0, 0, 0};
   // Launched back to back from the host, a call takes at least the host's interval between

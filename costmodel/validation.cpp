@@ -57,6 +57,7 @@ void apply_calibration(CommGroup& group, const CalibrationSet& set, Launch launc
     group.op_extra_latency_s[i] = it->second.extra_latency.value;
     group.op_fill_ratio[i] = it->second.fill_ratio;
     group.op_fill_bytes[i] = it->second.fill_bytes;
+    group.op_fill_power[i] = it->second.fill_power;
     group.op_simple_latency_s[i] = it->second.simple_latency.value;
     group.op_issue_s[i] = it->second.issue.value;
   }

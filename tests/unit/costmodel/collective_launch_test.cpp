@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 #include <string>
 
@@ -144,6 +145,37 @@ TEST(CollectiveLaunch, EagerCallsBuildOnTheQueuedFit) {
   EXPECT_NEAR(fits[2].calibration.per_collective.at("all_reduce").issue.value, 40e-6, 0.2e-6);
   for (const CalibrationFit& f : fits)
     EXPECT_LT(f.held_out_mape, 0.5) << launch_name(f.calibration.launch);
+}
+
+// A bandwidth that keeps rising with the size (NCCL's all-to-all): rows made with a fill
+// fading as the square root of its share past 1 MiB are fitted with that power, and the
+// held-out rows come within 1%; a fill that ends at one size could not follow them.
+TEST(CollectiveLaunch, AFillThatFadesSlowlyIsFittedWithItsPower) {
+  std::ostringstream csv;
+  csv << "# synthetic\nkind,op,device,fabric,ranks,ranks_per_node,bytes,dtype,time_s,stat\n";
+  MeasuredRow row;
+  row.device = "H200";
+  row.fabric = "nvswitch";
+  row.ranks = row.ranks_per_node = 2;
+  row.loc = {"synthetic", 1, 1};
+  CommGroup g = *row_group(row, bundled_registry()).group;
+  for (Collective op : {Collective::kAllToAll, Collective::kSendRecv}) {
+    for (double bytes = 1024; bytes <= 4.0 * 1024 * 1024 * 1024; bytes *= 2) {
+      CollectiveEstimate e = estimate_collective(g, op, bytes);
+      double fill = 2 * std::sqrt(std::min(bytes, 1024.0 * 1024) / bytes);
+      double t = e.best.latency_term.value + e.best.bandwidth_term.value * (1 + fill);
+      csv << "collective," << collective_name(op) << ",H200,nvswitch,2,2,"
+          << static_cast<long long>(bytes) << ",bf16," << t << ",median\n";
+    }
+  }
+  std::vector<CalibrationFit> fits =
+      fit_collectives({parse_measured("s.csv", csv.str())}, bundled_registry(), 0);
+  ASSERT_EQ(fits.size(), 1u);
+  for (const auto& [name, p] : fits[0].calibration.per_collective) {
+    EXPECT_EQ(p.fill_power, 0.5) << name;
+    EXPECT_NEAR(p.fill_ratio, 2, 0.05) << name;
+    EXPECT_LT(fits[0].per_collective_held_out_mape.at(name), 1) << name;
+  }
 }
 
 // Output in the format of nccl-tests 2.19 (src/util.cu), four GPUs of one host.
