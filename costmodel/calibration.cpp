@@ -468,6 +468,12 @@ struct Fill {
   }
 };
 
+// The best fill so far, with its squared relative error.
+struct FillFit {
+  CollectiveCalibration::PerCollective fit;
+  double err = 1e300;
+};
+
 std::optional<std::array<double, 3>> fit_linear(const std::vector<FitPoint>& pts,
                                                 const Fill& fill) {
   // Sums of w, w s, w x, w y, w s s (= w s), w s x, w s y, w x x, w x y.
@@ -518,15 +524,35 @@ std::optional<std::array<double, 3>> fit_linear(const std::vector<FitPoint>& pts
   return std::array<double, 3>{a, 0, u};
 }
 
+// The fill in `best` if `fill` fits `pts` better: by the squared relative error of the least
+// squares (extra, simple, 1 / scale) for it.
+void try_fill(const std::vector<FitPoint>& pts, const Fill& fill, FillFit& best) {
+  std::optional<std::array<double, 3>> f = fit_linear(pts, fill);
+  if (!f)
+    return;
+  auto [a, b, u] = *f;
+  double err = 0;
+  for (const FitPoint& p : pts) {
+    double rel = (a + (p.simple ? b : 0) + p.latency + u * fill.x(p) - p.measured) / p.measured;
+    err += rel * rel;
+  }
+  if (err < best.err) {
+    best.err = err;
+    bool filled = fill.ratio > 0;
+    best.fit = {
+        1 / u, devices::Seconds{a},    fill.ratio, filled ? fill.cap : 0, devices::Seconds{b},
+        {},    filled ? fill.power : 1};
+  }
+}
+
 // A collective's own fit: scale, extra latency, the Simple protocol's own fixed cost and
 // pipeline fill. With the candidate NCCL's model picks at scale 1 held fixed, time = extra
 // (+ simple where the pick is Simple) + latency + (bw / scale) (1 + r (min(S, C) / S)^q) is
 // linear in (extra, simple, 1 / scale) for each fill (r, C, q): weighted least squares in
 // closed form over a grid of r in [0, 3] by 0.05 (to 6 where q < 1), C from 256 KiB to 1 GiB
 // by powers of 2 and q in {1, 1/2, 1/3, 1/4}, the best kept by its squared relative error on
-// the fit split. (NCCL's jump from LL to Simple
-// costs more fixed time than its model says: two H200s' all-gather took 23.5 us at 2 MiB and
-// 39.3 us at 4 MiB.)
+// the fit split. (NCCL's jump from LL to Simple costs more fixed time than its model says: two
+// H200s' all-gather took 23.5 us at 2 MiB and 39.3 us at 4 MiB.)
 CollectiveCalibration::PerCollective fit_own(const std::vector<Sample>& mine) {
   std::vector<FitPoint> pts;
   for (const Sample& s : mine) {
@@ -536,38 +562,15 @@ CollectiveCalibration::PerCollective fit_own(const std::vector<Sample>& mine) {
     pts.push_back({e.best.latency_term.value, e.best.bandwidth_term.value, s.bytes, s.measured,
                    e.best.protocol == Protocol::kSimple});
   }
-  CollectiveCalibration::PerCollective best;
-  double best_err = 1e300;
+  FillFit best;
+  try_fill(pts, Fill{}, best);  // no fill
   for (double power : {1.0, 0.5, 1.0 / 3, 0.25}) {
-    for (int rs = power == 1 ? 0 : 1; rs <= (power == 1 ? 60 : 120); ++rs) {
-      for (int cs = 18; cs <= 30; ++cs) {
-        Fill fill{rs * 0.05, std::ldexp(1.0, cs), power};
-        std::optional<std::array<double, 3>> f = fit_linear(pts, fill);
-        if (!f)
-          continue;
-        auto [a, b, u] = *f;
-        double err = 0;
-        for (const FitPoint& p : pts) {
-          double rel =
-              (a + (p.simple ? b : 0) + p.latency + u * fill.x(p) - p.measured) / p.measured;
-          err += rel * rel;
-        }
-        if (err < best_err) {
-          best_err = err;
-          best = {1 / u,
-                  devices::Seconds{a},
-                  fill.ratio,
-                  fill.ratio > 0 ? fill.cap : 0,
-                  devices::Seconds{b},
-                  {},
-                  fill.ratio > 0 ? power : 1};
-        }
-        if (rs == 0)
-          break;  // no fill: the cap does not matter
-      }
+    for (int rs = 1; rs <= (power == 1 ? 60 : 120); ++rs) {
+      for (int cs = 18; cs <= 30; ++cs)
+        try_fill(pts, Fill{rs * 0.05, std::ldexp(1.0, cs), power}, best);
     }
   }
-  return best;
+  return best.fit;
 }
 
 // Held-out MAPE of `mine` under `p`, as (sum of relative errors, rows).
@@ -829,6 +832,30 @@ void write_measured_fits(std::ostream& y, const GpuCalibrationFit& g) {
 
 }  // namespace
 
+namespace {
+
+// One collective's own fit, on one line of `per_collective`.
+void write_per_collective(std::ostream& y,
+                          const std::string& name,
+                          const CollectiveCalibration::PerCollective& fit) {
+  using devices::format_number;
+  y << "      " << name << ": {bandwidth_scale: " << format_number(fit.bandwidth_scale, 4)
+    << ", extra_latency: " << devices::format(fit.extra_latency);
+  if (fit.fill_ratio > 0) {
+    y << ", fill_ratio: " << format_number(fit.fill_ratio, 3)
+      << ", fill: " << devices::format_quantity(fit.fill_bytes, devices::Dim::kBytes);
+    if (fit.fill_power != 1)
+      y << ", fill_power: " << format_number(fit.fill_power, 3);
+  }
+  if (fit.simple_latency.value > 0)
+    y << ", simple_latency: " << devices::format(fit.simple_latency);
+  if (fit.issue.value > 0)
+    y << ", issue: " << devices::format(fit.issue);
+  y << "}\n";
+}
+
+}  // namespace
+
 std::string calibration_yaml(const std::vector<CalibrationFit>& fits,
                              const std::vector<GpuCalibrationFit>& gpu_fits,
                              const std::string& device,
@@ -852,21 +879,8 @@ std::string calibration_yaml(const std::vector<CalibrationFit>& fits,
       << "    extra_latency: " << devices::format(f.calibration.extra_latency) << "\n";
     if (!f.calibration.per_collective.empty())
       y << "    per_collective:\n";
-    for (const auto& [name, fit] : f.calibration.per_collective) {
-      y << "      " << name << ": {bandwidth_scale: " << format_number(fit.bandwidth_scale, 4)
-        << ", extra_latency: " << devices::format(fit.extra_latency);
-      if (fit.fill_ratio > 0) {
-        y << ", fill_ratio: " << format_number(fit.fill_ratio, 3)
-          << ", fill: " << devices::format_quantity(fit.fill_bytes, devices::Dim::kBytes);
-        if (fit.fill_power != 1)
-          y << ", fill_power: " << format_number(fit.fill_power, 3);
-      }
-      if (fit.simple_latency.value > 0)
-        y << ", simple_latency: " << devices::format(fit.simple_latency);
-      if (fit.issue.value > 0)
-        y << ", issue: " << devices::format(fit.issue);
-      y << "}\n";
-    }
+    for (const auto& [name, fit] : f.calibration.per_collective)
+      write_per_collective(y, name, fit);
     y << "    fitted_on: \"" << f.calibration.fitted_on << "\"\n"
       << "    held_out_mape: " << format_number(f.held_out_mape, 3) << "\n"
       << "    uncalibrated_held_out_mape: " << format_number(f.uncalibrated_held_out_mape, 3)
