@@ -112,6 +112,16 @@ TEST(CollectiveLaunch, FitsAndFindsOneEntryPerLaunchAndRanks) {
   EXPECT_EQ(graph_only.find("H200", "nvswitch", 2, Launch::kEager)->launch, Launch::kGraph);
 }
 
+// The group of two H200s of one host, as a measured row names it.
+CommGroup two_h200() {
+  MeasuredRow row;
+  row.device = "H200";
+  row.fabric = "nvswitch";
+  row.ranks = row.ranks_per_node = 2;
+  row.loc = {"synthetic", 1, 1};
+  return *row_group(row, bundled_registry()).group;
+}
+
 // Calls queued on a stream run faster than NCCL's constants say (they include a kernel launch
 // the queued call does not wait for): the queued fit takes a negative extra latency, and
 // eager calls, measured in the same file, are priced as the queued kernels with the host's
@@ -119,12 +129,7 @@ TEST(CollectiveLaunch, FitsAndFindsOneEntryPerLaunchAndRanks) {
 TEST(CollectiveLaunch, EagerCallsBuildOnTheQueuedFit) {
   std::ostringstream csv;
   csv << "# synthetic\nkind,op,device,fabric,ranks,ranks_per_node,bytes,dtype,launch,time_s,stat\n";
-  MeasuredRow row;
-  row.device = "H200";
-  row.fabric = "nvswitch";
-  row.ranks = row.ranks_per_node = 2;
-  row.loc = {"synthetic", 1, 1};
-  CommGroup g = *row_group(row, bundled_registry()).group;
+  CommGroup g = two_h200();
   for (double bytes = 1024; bytes <= 512.0 * 1024 * 1024; bytes *= 2) {
     double t = estimate_collective(g, Collective::kAllReduce, bytes).latency().value;
     double queued = t - 2e-6;
@@ -153,12 +158,7 @@ TEST(CollectiveLaunch, EagerCallsBuildOnTheQueuedFit) {
 TEST(CollectiveLaunch, AFillThatFadesSlowlyIsFittedWithItsPower) {
   std::ostringstream csv;
   csv << "# synthetic\nkind,op,device,fabric,ranks,ranks_per_node,bytes,dtype,time_s,stat\n";
-  MeasuredRow row;
-  row.device = "H200";
-  row.fabric = "nvswitch";
-  row.ranks = row.ranks_per_node = 2;
-  row.loc = {"synthetic", 1, 1};
-  CommGroup g = *row_group(row, bundled_registry()).group;
+  CommGroup g = two_h200();
   for (Collective op : {Collective::kAllToAll, Collective::kSendRecv}) {
     for (double bytes = 1024; bytes <= 4.0 * 1024 * 1024 * 1024; bytes *= 2) {
       CollectiveEstimate e = estimate_collective(g, op, bytes);
