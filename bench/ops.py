@@ -4,7 +4,7 @@ format (data/benchmarks/README.md): GEMMs over decode and prefill shapes of comm
 widths, attention prefill (causal and not) and decode with GQA, RMSNorm, LayerNorm, softmax
 and an elementwise add; elementwise kernels over non-contiguous views (--only strided);
 the row-wise kernels and the add over a grid of row counts and lengths in bf16 and fp32
-(--only rows) and softmax at vocabulary widths in fp32, with the log-softmax and the casts a
+(--only rows), and at lengths and counts the grid does not have (--only rows_unseen) and softmax at vocabulary widths in fp32, with the log-softmax and the casts a
 step runs printed beside (--only loss); the bf16-to-fp32 cast of weight gradients (--only
 casts); causal attention forward and backward as a step runs it (--only attention_backward),
 also at head dimensions 64-96 (--only attention_head_dims);
@@ -154,7 +154,11 @@ def run_rows(rows, device):
             rows.append(["op", "elementwise", device, str(r * c), "bf16", bench(lambda: x + y)])
 
 
-def run_rows_grid(rows, device):
+GRID_LENGTHS = [1024, 2048, 4096, 5120, 8192, 12288, 16384]
+GRID_ROWS = [1, 8, 64, 256, 1024, 2048, 4096, 8192, 16384, 32768, 65536]
+
+
+def run_rows_grid(rows, device, lengths=GRID_LENGTHS, counts=GRID_ROWS):
     """Row-wise kernels (RMSNorm, LayerNorm, softmax) and the contiguous add over a grid of
     row counts and row lengths in bf16 and fp32, the widths of models from 1K to 16K hidden
     and the row counts of a decode batch up to a long prefill: enough row lengths that a fit
@@ -162,8 +166,8 @@ def run_rows_grid(rows, device):
     printed for three row lengths."""
     seen = set()
     for dtype, name in [(BF16, "bf16"), (torch.float32, "fp32")]:
-        for c in [1024, 2048, 4096, 5120, 8192, 12288, 16384]:
-            for r in [1, 8, 64, 256, 1024, 2048, 4096, 8192, 16384, 32768, 65536]:
+        for c in lengths:
+            for r in counts:
                 if r * c > 2 ** 29:
                     continue
                 x = torch.randn(r, c, device="cuda", dtype=dtype)
@@ -551,6 +555,15 @@ def run_decode_attention(rows, device):
                 torch.cuda.empty_cache()
 
 
+def run_rows_unseen(rows, device):
+    """The same kernels at row lengths and counts the grid (run_rows_grid) does not have: the
+    hidden widths of other models (Qwen2.5's 1,536, 3,584; Mistral's and Llama 1's 5,120 is the
+    grid's; 3,072, 6,144, 7,168, 10,240 and the 14,336 of Llama 3 8B's MLP) and row counts
+    between the grid's. Nothing is fitted on them: they check a fit on the grid."""
+    run_rows_grid(rows, device, [1536, 2560, 3072, 3584, 6144, 7168, 10240, 14336],
+                  [1, 16, 128, 512, 1536, 3072, 6144, 12288, 24576, 49152])
+
+
 def run_rows_repeat(rows, device):
     """ops.csv's row-wise kernels and add (run_rows) timed five times over, fresh data each
     time: how far one median moves between runs (docs/validation.md)."""
@@ -560,7 +573,7 @@ def run_rows_repeat(rows, device):
 
 # The groups measured only when asked for (--only NAME).
 ONLY = {"decode_attention": run_decode_attention, "strided": run_strided, "rows": run_rows_grid,
-        "loss": run_loss_rows, "casts": run_casts, "attention_backward": run_attention_backward,
+        "rows_unseen": run_rows_unseen, "loss": run_loss_rows, "casts": run_casts, "attention_backward": run_attention_backward,
         "unseen": run_unseen, "rows_repeat": run_rows_repeat, "softmax": run_softmax_kernels,
         "accumulate": run_accumulate, "column_sum": run_column_sum,
         "attention_head_dims": run_attention_head_dims}
