@@ -207,11 +207,21 @@ constexpr std::array<const char*, 18> kStreamKinds = {"rmsnorm",
                                                       "accumulate",
                                                       "column_sum"};
 
-// Whether `row` is one of the rows of stream kind `kind`: its op's, or for softmax and its
-// backward, its op's (the generic kind) or its kernel's (softmax_kernel).
+// Kinds whose kernel runs at another rate in each dtype: PyTorch's norm kernel loads four
+// elements a thread whatever their width, and its 16- and 32-bit rows measured apart on H200
+// (H200/ops_rows.csv). Where a device's rows of such a kind hold two dtypes or more, each
+// dtype is fitted on its own rows too, as "<kind>.<dtype>" (GpuEfficiency::stream).
+constexpr std::array<const char*, 2> kDtypeStreamKinds = {"rmsnorm", "layernorm"};
+
+// Whether `row` is one of the rows of stream kind `kind`: its op's, its op's in one dtype
+// ("rmsnorm.fp32"), or for softmax and its backward, its op's (the generic kind) or its
+// kernel's (softmax_kernel).
 bool of_stream_kind(const MeasuredRow& row, const std::string& kind) {
   if (row.op == kind)
     return true;
+  if (std::size_t dot = kind.find('.'); dot != std::string::npos)
+    return row.op == kind.substr(0, dot) &&
+           devices::dtype_name(row_dtype(row)) == kind.substr(dot + 1);
   if (row.op != "softmax" && row.op != "softmax_backward")
     return false;
   const GpuOpInfo* info = find_gpu_op(row.op);
@@ -222,9 +232,12 @@ bool of_stream_kind(const MeasuredRow& row, const std::string& kind) {
                         row.op == "softmax_backward") == kind;
 }
 
-// The fits of `kind`'s kernels, left out while `kind`, softmax's generic kind or its
-// backward's, is fitted.
+// The fits of `kind` in one dtype, and of its kernels where `kind` is softmax's generic kind or
+// its backward's, left out while `kind` is fitted.
 void drop_kernel_kinds(GpuEfficiency& eff, const std::string& kind) {
+  for (auto it = eff.stream.lower_bound(kind + ".");
+       it != eff.stream.end() && it->first.compare(0, kind.size() + 1, kind + ".") == 0;)
+    it = eff.stream.erase(it);
   if (kind != "softmax" && kind != "softmax_backward")
     return;
   for (const char* k : kStreamKinds) {
@@ -280,59 +293,82 @@ GpuEfficiency::StreamFit best_stream(const std::vector<StreamPoint>& fit,
   return best;
 }
 
+// Fits GpuEfficiency::stream[kind] (fit_stream) where it has at least 4 rows in each split;
+// `*rows` is how many it has in the smaller split.
+void fit_stream_kind(const std::vector<Sample>& s,
+                     const devices::DeviceRegistry& r,
+                     GpuEfficiency& eff,
+                     const std::string& kind,
+                     std::size_t* rows = nullptr) {
+  std::vector<StreamPoint> fit;
+  std::size_t held = 0;
+  GpuEfficiency probe = eff;
+  drop_kernel_kinds(probe, kind);
+  probe.stream[kind] = {1, devices::Seconds{}, devices::Seconds{}};
+  GpuEfficiency per_col = probe;
+  per_col.stream[kind] = {0, devices::Seconds{}, devices::Seconds{1e-9}};
+  GpuEfficiency arith = probe;
+  arith.stream[kind] = {0, devices::Seconds{}, devices::Seconds{}, 1};
+  for (const Sample& x : s) {
+    if (!of_stream_kind(*x.row, kind))
+      continue;
+    if (!x.fit) {
+      ++held;
+      continue;
+    }
+    std::string why;
+    auto est = estimate_op_row(*x.row, r, probe, &why);
+    auto col = estimate_op_row(*x.row, r, per_col, &why);
+    auto flops = estimate_op_row(*x.row, r, arith, &why);
+    if (est && col && flops) {
+      fit.push_back(
+          {est->time.value, std::round(col->time.value / 1e-9), flops->time.value, x.row->time_s});
+    }
+  }
+  if (rows != nullptr)
+    *rows = std::min(fit.size(), held);
+  if (fit.size() < 4 || held < 4)
+    return;
+  bool two_ratios = std::any_of(fit.begin(), fit.end(), [&](const StreamPoint& p) {
+    double a = p.bytes_time * fit.front().arithmetic;
+    double b = fit.front().bytes_time * p.arithmetic;
+    return std::abs(a - b) > 1e-3 * std::max(a, b);
+  });
+  double best_err = 0;
+  GpuEfficiency::StreamFit best = best_stream(fit, 0, &best_err);
+  for (int k = 2; two_ratios && k <= 40; ++k) {
+    double err = 0;
+    GpuEfficiency::StreamFit trial = best_stream(fit, std::pow(2.0, -k / 2.0), &err);
+    if (err < best_err) {
+      best_err = err;
+      best = trial;
+    }
+  }
+  eff.stream[kind] = best;
+}
+
 // Fits GpuEfficiency::stream for every memory-bound op kind with at least 4 rows in each
 // split (StreamPoint's model): traffic over [0.5, 8] by steps of 0.01 and per_column over
 // [0, 4 ns] by 0.02 ns, each pair with the latency that minimises the squared relative error
 // in closed form, clamped at zero. Where the fit rows move different bytes per element (two
 // dtypes), the bytes and the arithmetic can be told apart, and `vector` is fitted too, over
-// 0 and 2^(-k/2) for k = 2..40 (50% of the vector peak down to 0.1%).
+// 0 and 2^(-k/2) for k = 2..40 (50% of the vector peak down to 0.1%). The kinds of
+// kDtypeStreamKinds are fitted per dtype too where two dtypes or more have the rows for it.
 void fit_stream(const std::vector<Sample>& s,
                 const devices::DeviceRegistry& r,
                 GpuEfficiency& eff) {
-  for (const char* kind : kStreamKinds) {
-    std::vector<StreamPoint> fit;
-    std::size_t held = 0;
-    GpuEfficiency probe = eff;
-    drop_kernel_kinds(probe, kind);
-    probe.stream[kind] = {1, devices::Seconds{}, devices::Seconds{}};
-    GpuEfficiency per_col = probe;
-    per_col.stream[kind] = {0, devices::Seconds{}, devices::Seconds{1e-9}};
-    GpuEfficiency arith = probe;
-    arith.stream[kind] = {0, devices::Seconds{}, devices::Seconds{}, 1};
-    for (const Sample& x : s) {
-      if (!of_stream_kind(*x.row, kind))
-        continue;
-      if (!x.fit) {
-        ++held;
-        continue;
-      }
-      std::string why;
-      auto est = estimate_op_row(*x.row, r, probe, &why);
-      auto col = estimate_op_row(*x.row, r, per_col, &why);
-      auto flops = estimate_op_row(*x.row, r, arith, &why);
-      if (est && col && flops) {
-        fit.push_back({est->time.value, std::round(col->time.value / 1e-9), flops->time.value,
-                       x.row->time_s});
-      }
+  for (const char* kind : kStreamKinds)
+    fit_stream_kind(s, r, eff, kind);
+  for (const char* kind : kDtypeStreamKinds) {
+    GpuEfficiency trial = eff;
+    int fitted = 0;
+    for (devices::DType t : devices::kAllDTypes) {
+      std::size_t rows = 0;
+      fit_stream_kind(s, r, trial, std::string(kind) + "." + devices::dtype_name(t), &rows);
+      fitted += rows >= 4 ? 1 : 0;
     }
-    if (fit.size() < 4 || held < 4)
-      continue;
-    bool two_ratios = std::any_of(fit.begin(), fit.end(), [&](const StreamPoint& p) {
-      double a = p.bytes_time * fit.front().arithmetic;
-      double b = fit.front().bytes_time * p.arithmetic;
-      return std::abs(a - b) > 1e-3 * std::max(a, b);
-    });
-    double best_err = 0;
-    GpuEfficiency::StreamFit best = best_stream(fit, 0, &best_err);
-    for (int k = 2; two_ratios && k <= 40; ++k) {
-      double err = 0;
-      GpuEfficiency::StreamFit trial = best_stream(fit, std::pow(2.0, -k / 2.0), &err);
-      if (err < best_err) {
-        best_err = err;
-        best = trial;
-      }
-    }
-    eff.stream[kind] = best;
+    if (fitted >= 2)
+      eff = trial;
   }
 }
 

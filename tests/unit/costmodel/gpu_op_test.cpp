@@ -213,5 +213,26 @@ TEST(GpuOp, PlainSoftmaxRereadsRowsThatOutgrowL2) {
   EXPECT_DOUBLE_EQ(bytes(50304), 4);  // 53 MB: read three times, written once
 }
 
+// RMSNorm's second pass misses L2 by the share of it that its rows in flight fill (132 units
+// x 16 blocks of 128 threads on H100: 2,112 rows), all of it once they outgrow it.
+TEST(GpuOp, RmsNormRereadsTheShareOfItsRowsThatL2CannotHold) {
+  const GpuOpInfo& op = *find_gpu_op("rmsnorm");
+  GpuEfficiency fitted;
+  fitted.stream["rmsnorm"] = {1, devices::Seconds{}, devices::Seconds{}};
+  std::string why;
+  // The bytes moved over the row read once and written once (the weights left out).
+  auto moved = [&](std::int64_t rows, std::int64_t cols) {
+    OpShape s{{rows, cols}, false};
+    double once = 2.0 * static_cast<double>(rows * cols) * 2;
+    double bytes =
+        estimate_gpu_op(h100(), devices::DType::kBf16, fitted, op, s, false, &why)->hbm_bytes;
+    return (bytes - static_cast<double>(cols) * 2) / once;
+  };
+  double l2 = 50.0 * 1024 * 1024;
+  EXPECT_DOUBLE_EQ(moved(16, 4096), 1 + 16 * 8192 / l2 / 2);       // 16 rows of 8 KiB
+  EXPECT_DOUBLE_EQ(moved(65536, 4096), 1 + 2112 * 8192 / l2 / 2);  // 17 MB in flight
+  EXPECT_DOUBLE_EQ(moved(65536, 16384), 1.5);                      // 69 MB: read twice
+}
+
 }  // namespace
 }  // namespace yirage::costmodel
