@@ -12,11 +12,9 @@ the kernels are the profiler's for one call.
     python3 bench/norm_probe.py --out norm_kernels.csv
 """
 import argparse
-import datetime
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
@@ -57,9 +55,8 @@ def main(argv):
     a = p.parse_args(argv)
     import torch
     import torch.nn.functional as F
-    import triton
 
-    from ops import bench, check  # bench/ops.py: the float64 check, do_bench's median
+    from ops import bench, check, write_measured  # bench/ops.py
 
     torch.manual_seed(0)
     rows = []
@@ -104,24 +101,13 @@ def main(argv):
                     print(",".join(rows[-1]), flush=True)
                     del x, w, b, y, g
                 torch.cuda.empty_cache()
-    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm",
-                          "--format=csv,noheader"], capture_output=True, text=True,
-                         check=False).stdout.strip().split("\n")[0]
-    with open(a.out, "w") as f:
-        f.write("# PyTorch's RMSNorm and LayerNorm forward and backward, with the kernels each "
-                "launched (grid, block)\n")
-        f.write(f"# device: {torch.cuda.get_device_name()} (nvidia-smi: name, driver, max SM "
-                f"clock: {smi})\n")
-        f.write(f"# software: torch {torch.__version__}, CUDA {torch.version.cuda}, triton "
-                f"{triton.__version__}\n")
-        f.write(f"# date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC\n")
-        f.write(f"# script: bench/norm_probe.py {' '.join(argv)}\n")
-        f.write("# method: checked against float64 first; median of triton.testing.do_bench "
-                "(CUDA events, L2 flushed, 25 ms warm-up, 100 ms); backward alone "
-                "(autograd.grad on a kept graph)\n")
-        f.write("op,shape,dtype,forward_s,backward_s,forward_kernels,backward_kernels\n")
-        for r in rows:
-            f.write(",".join(r) + "\n")
+    write_measured(a.out, "PyTorch's RMSNorm and LayerNorm forward and backward, with the "
+                   "kernels each launched (grid, block)",
+                   "bench/norm_probe.py " + " ".join(argv),
+                   "checked against float64 first; median of triton.testing.do_bench (CUDA "
+                   "events, L2 flushed, 25 ms warm-up, 100 ms); backward alone (autograd.grad "
+                   "on a kept graph)",
+                   "op,shape,dtype,forward_s,backward_s,forward_kernels,backward_kernels", rows)
     return 0
 
 

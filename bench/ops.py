@@ -47,6 +47,34 @@ def check(name, out, ref, tol):
     return e
 
 
+def write_provenance(f, title, script, extra_software=""):
+    """The '#' lines every measured file opens with: what it holds, the device (nvidia-smi's
+    name, driver and maximum SM clock), the software, the date and the command that wrote it."""
+    smi = subprocess.run(["nvidia-smi", "-i", str(torch.cuda.current_device()),
+                          "--query-gpu=name,driver_version,clocks.max.sm",
+                          "--format=csv,noheader"], capture_output=True, text=True,
+                         check=False).stdout.strip().split("\n")[0]
+    f.write("# %s\n" % title)
+    f.write("# device: %s (nvidia-smi: name, driver, max SM clock: %s)\n"
+            % (torch.cuda.get_device_name(), smi))
+    f.write("# software: torch %s, CUDA %s, triton %s%s\n"
+            % (torch.__version__, torch.version.cuda, triton.__version__, extra_software))
+    f.write("# date: %s\n"
+            % datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
+    f.write("# script: %s\n" % script)
+
+
+def write_measured(path, title, script, method, columns, rows):
+    """A measured file: the provenance lines, the method, the columns, one row of strings a
+    line."""
+    with open(path, "w") as f:
+        write_provenance(f, title, script)
+        f.write("# method: %s\n" % method)
+        f.write(columns + "\n")
+        for r in rows:
+            f.write(",".join(r) + "\n")
+
+
 def bench(fn):
     return triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median") * 1e-3
 
@@ -598,18 +626,11 @@ def main():
         run_gemm_fp8(rows, a.device, a.only == "fp8_rowwise")
     if a.only in ONLY:
         ONLY[a.only](rows, a.device)
-    smi = subprocess.run(["nvidia-smi", "-i", str(torch.cuda.current_device()),
-                          "--query-gpu=name,driver_version,clocks.max.sm",
-                          "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
     with open(a.out, "w") as f:
-        f.write("# Single operations on one %s, measured with PyTorch.\n" % a.device)
-        f.write("# device: %s (nvidia-smi: name, driver, max SM clock: %s)\n"
-                % (torch.cuda.get_device_name(), smi))
-        f.write("# software: torch %s, CUDA %s, triton %s, cuBLAS via torch.matmul "
-                "(fp8: torch._scaled_mm), F.scaled_dot_product_attention\n"
-                % (torch.__version__, torch.version.cuda, triton.__version__))
-        f.write("# date: %s\n" % datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
-        f.write("# script: bench/ops.py %s\n" % " ".join(sys.argv[1:]))
+        write_provenance(f, "Single operations on one %s, measured with PyTorch." % a.device,
+                         "bench/ops.py %s" % " ".join(sys.argv[1:]),
+                         ", cuBLAS via torch.matmul (fp8: torch._scaled_mm), "
+                         "F.scaled_dot_product_attention")
         f.write("# method: checked against float64 on random data first; median of "
                 "triton.testing.do_bench (CUDA events, L2 flushed, 25 ms warm-up, 100 ms)\n")
         f.write("kind,op,device,shape,dtype,time_s,stat\n")

@@ -18,9 +18,7 @@ data/benchmarks/README.md's format (op `softmax_backward`), without a GPU:
 """
 import argparse
 import csv
-import datetime
 import re
-import subprocess
 import sys
 
 LENGTHS = [768, 1536, 3072, 4096, 6144, 8192, 10240, 16384, 20480, 24576, 40960]
@@ -73,9 +71,8 @@ def main(argv):
     if not a.out:
         p.error("--out is required")
     import torch
-    import triton
 
-    from ops import bench, check  # bench/ops.py: the float64 check, do_bench's median
+    from ops import bench, check, write_measured  # bench/ops.py
 
     BF16 = torch.bfloat16
     torch.manual_seed(0)
@@ -105,23 +102,12 @@ def main(argv):
                 print(",".join(rows[-1]), flush=True)
                 del x, y, g
             torch.cuda.empty_cache()
-    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm",
-                          "--format=csv,noheader"], capture_output=True, text=True,
-                         check=False).stdout.strip().split("\n")[0]
-    with open(a.out, "w") as f:
-        f.write("# PyTorch's softmax forward and backward at row lengths that take each of its "
-                "forward kernels, with the kernels each launched\n")
-        f.write(f"# device: {torch.cuda.get_device_name()} (nvidia-smi: name, driver, max SM "
-                f"clock: {smi})\n")
-        f.write(f"# software: torch {torch.__version__}, CUDA {torch.version.cuda}, triton "
-                f"{triton.__version__}\n")
-        f.write(f"# date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC\n")
-        f.write(f"# script: bench/softmax_probe.py {' '.join(argv)}\n")
-        f.write("# method: checked against float64 first; median of triton.testing.do_bench "
-                "(CUDA events, L2 flushed, 25 ms warm-up, 100 ms)\n")
-        f.write("shape,dtype,forward_s,backward_s,forward_kernels,backward_kernels\n")
-        for r in rows:
-            f.write(",".join(r) + "\n")
+    write_measured(a.out, "PyTorch's softmax forward and backward at row lengths that take "
+                   "each of its forward kernels, with the kernels each launched",
+                   "bench/softmax_probe.py " + " ".join(argv),
+                   "checked against float64 first; median of triton.testing.do_bench (CUDA "
+                   "events, L2 flushed, 25 ms warm-up, 100 ms)",
+                   "shape,dtype,forward_s,backward_s,forward_kernels,backward_kernels", rows)
     return 0
 
 

@@ -125,16 +125,21 @@ std::string fit_kind(const Ctx& c, const std::string& kind) {
   return c.eff.stream.count(own) > 0 ? own : kind;
 }
 
+// A row-wise kernel over r rows of `cols` with `params` vectors of weights at the fit of its
+// kind: the rows read (again, for the share `reread` of them), the weights read, the output
+// written.
 KernelEstimate rows(const Ctx& c,
                     const std::string& name,
                     std::int64_t r,
                     std::int64_t cols,
                     double params,
-                    double flops_per_elem) {
+                    double flops_per_elem,
+                    double reread = 0) {
   double elems = f(r) * f(cols);
-  return stream_kernel(
-      c.d, c.eff, fit_kind(c, name), name + " " + std::to_string(r) + "x" + std::to_string(cols),
-      elems * c.b + params * f(cols) * c.b, elems * c.b, flops_per_elem * elems, cols);
+  return stream_kernel(c.d, c.eff, fit_kind(c, name),
+                       name + " " + std::to_string(r) + "x" + std::to_string(cols),
+                       elems * c.b * (1 + reread) + params * f(cols) * c.b, elems * c.b,
+                       flops_per_elem * elems, cols);
 }
 
 // PyTorch's RMSNorm and LayerNorm (layer_norm_kernel.cu, vectorized_layer_norm_kernel) take
@@ -149,23 +154,6 @@ double norm_rereads_missed(const Ctx& c, std::int64_t r, double row_bytes) {
     return 0;
   double blocks = f(o.compute_units->value) * std::max(1.0, f(o.threads_per_unit->value) / 128);
   return std::min(1.0, std::min(f(r), blocks) * row_bytes / o.l2->value.value);
-}
-
-// A normalisation of r rows of `cols` with `params` vectors of weights (RMSNorm's scale,
-// LayerNorm's scale and shift) at the fit of its kind: the row, its re-read where it missed
-// L2, and the weights read, the output written.
-KernelEstimate norm_rows(const Ctx& c,
-                         const std::string& name,
-                         std::int64_t r,
-                         std::int64_t cols,
-                         double params,
-                         double flops_per_elem) {
-  double elems = f(r) * f(cols);
-  double again = norm_rereads_missed(c, r, f(cols) * c.b);
-  return stream_kernel(c.d, c.eff, fit_kind(c, name),
-                       name + " " + std::to_string(r) + "x" + std::to_string(cols),
-                       elems * c.b * (1 + again) + params * f(cols) * c.b, elems * c.b,
-                       flops_per_elem * elems, cols);
 }
 
 // PyTorch's plain softmax kernel takes each row in a block of 1,024 threads and passes over
@@ -271,7 +259,7 @@ std::vector<KernelEstimate> single(const Ctx& c, GpuOp op, const OpShape& s) {
       return {attention_kernel(c.d, c.dtype, c.eff,
                                AttentionShape{x[0], x[1], x[2], x[3], x[4], x[5], s.causal})};
     case GpuOp::kRmsNorm:
-      return {norm_rows(c, "rmsnorm", x[0], x[1], 1, 4)};
+      return {rows(c, "rmsnorm", x[0], x[1], 1, 4, norm_rereads_missed(c, x[0], f(x[1]) * c.b))};
     case GpuOp::kLayerNorm:
       return {rows(c, "layernorm", x[0], x[1], 2, 8)};
     case GpuOp::kSoftmax:
@@ -322,7 +310,7 @@ std::vector<KernelEstimate> single(const Ctx& c, GpuOp op, const OpShape& s) {
 std::vector<KernelEstimate> unfused(const Ctx& c, GpuOp op, const std::vector<std::int64_t>& x) {
   switch (op) {
     case GpuOp::kRmsNormLinear:
-      return {norm_rows(c, "rmsnorm", x[0], x[1], 1, 4),
+      return {rows(c, "rmsnorm", x[0], x[1], 1, 4, norm_rereads_missed(c, x[0], f(x[1]) * c.b)),
               gemm_kernel(c.d, c.dtype, c.eff, x[0], x[2], x[1])};
     case GpuOp::kGatedMlp:
       // As frameworks run it: one GEMM for gate and up, SiLU, the product, the down GEMM.
