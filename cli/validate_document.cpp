@@ -127,8 +127,11 @@ std::vector<ValidationStat> ValidationDocument::add_categories(const std::string
                                                                const std::string& model,
                                                                const costmodel::Validation& v) {
   std::vector<ValidationStat> out;
+  std::optional<double> each;
+  if (bars_.per_kind)
+    each = bars_.max_mape;
   for (const costmodel::BandStats& b : costmodel::op_stats(v.points))
-    out.push_back(stat(file, model, b.band, b, std::nullopt));
+    out.push_back(stat(file, model, b.band, b, each));
   out.push_back(stat(file, model, "all", costmodel::overall(v.points, 0), bars_.max_mape));
   add_points(file, model, v);
   return out;
