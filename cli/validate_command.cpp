@@ -29,7 +29,7 @@ struct ValidateArgs {
   std::vector<std::string> files;
   double max_mape = 15;
   double max_small_mape = -1;  // collectives below --min-size; negative: not gated
-  bool per_kind = false;  // the bars hold for every (collective, ranks, launch), every op kind
+  bool per_kind = false;       // the bars hold for every (collective, ranks, launch), every op kind
   std::string min_size = "1 MiB";
   bool verbose = false;
   bool uncalibrated = false;
@@ -176,8 +176,8 @@ bool report_categories(Context& cx,
   bool kinds_pass = true;
   for (std::size_t i = 0; i + 1 < stats.size(); ++i) {
     const ValidationStat& s = stats[i];
-    std::vector<std::string> row = {"  " + s.group, std::to_string(s.stats.rows),
-                                    pct(s.stats.mape), pct(s.stats.bias), pct(s.stats.max_abs)};
+    std::vector<std::string> row = {"  " + s.group, std::to_string(s.stats.rows), pct(s.stats.mape),
+                                    pct(s.stats.bias), pct(s.stats.max_abs)};
     if (a.per_kind)
       row.emplace_back(s.pass ? "pass" : "FAIL");
     kinds_pass = kinds_pass && s.pass;
