@@ -125,21 +125,23 @@ std::string fit_kind(const Ctx& c, const std::string& kind) {
   return c.eff.stream.count(own) > 0 ? own : kind;
 }
 
-// A row-wise kernel over r rows of `cols` with `params` vectors of weights at the fit of its
-// kind: the rows read (again, for the share `reread` of them), the weights read, the output
-// written.
-KernelEstimate rows(const Ctx& c,
-                    const std::string& name,
-                    std::int64_t r,
-                    std::int64_t cols,
-                    double params,
-                    double flops_per_elem,
-                    double reread = 0) {
+// What a row-wise kernel does besides reading its rows and writing as much: the vectors of
+// weights it reads (RMSNorm's scale, LayerNorm's scale and shift), its operations per element,
+// and the share of its rows it reads a second time from memory.
+struct RowWork {
+  double params = 0;
+  double flops_per_elem = 0;
+  double reread = 0;
+};
+
+// A row-wise kernel over r rows of `cols` at the fit of its kind.
+KernelEstimate rows(
+    const Ctx& c, const std::string& name, std::int64_t r, std::int64_t cols, const RowWork& w) {
   double elems = f(r) * f(cols);
   return stream_kernel(c.d, c.eff, fit_kind(c, name),
                        name + " " + std::to_string(r) + "x" + std::to_string(cols),
-                       elems * c.b * (1 + reread) + params * f(cols) * c.b, elems * c.b,
-                       flops_per_elem * elems, cols);
+                       elems * c.b * (1 + w.reread) + w.params * f(cols) * c.b, elems * c.b,
+                       w.flops_per_elem * elems, cols);
 }
 
 // PyTorch's RMSNorm and LayerNorm (layer_norm_kernel.cu, vectorized_layer_norm_kernel) take
@@ -154,6 +156,11 @@ double norm_rereads_missed(const Ctx& c, std::int64_t r, double row_bytes) {
     return 0;
   double blocks = f(o.compute_units->value) * std::max(1.0, f(o.threads_per_unit->value) / 128);
   return std::min(1.0, std::min(f(r), blocks) * row_bytes / o.l2->value.value);
+}
+
+// RMSNorm: its scale read, four operations an element, the second pass's misses read again.
+KernelEstimate rms_norm_rows(const Ctx& c, std::int64_t r, std::int64_t cols) {
+  return rows(c, "rmsnorm", r, cols, {1, 4, norm_rereads_missed(c, r, f(cols) * c.b)});
 }
 
 // PyTorch's plain softmax kernel takes each row in a block of 1,024 threads and passes over
@@ -186,7 +193,7 @@ KernelEstimate softmax_rows(const Ctx& c, std::int64_t r, std::int64_t cols) {
     return stream_kernel(c.d, c.eff, kind, name, elems * c.b * (1 + again), elems * c.b, 5 * elems,
                          cols);
   }
-  KernelEstimate e = rows(c, c.eff.stream.count(kind) > 0 ? kind : "softmax", r, cols, 0, 5);
+  KernelEstimate e = rows(c, c.eff.stream.count(kind) > 0 ? kind : "softmax", r, cols, {0, 5});
   e.name = name;
   return e;
 }
@@ -259,9 +266,9 @@ std::vector<KernelEstimate> single(const Ctx& c, GpuOp op, const OpShape& s) {
       return {attention_kernel(c.d, c.dtype, c.eff,
                                AttentionShape{x[0], x[1], x[2], x[3], x[4], x[5], s.causal})};
     case GpuOp::kRmsNorm:
-      return {rows(c, "rmsnorm", x[0], x[1], 1, 4, norm_rereads_missed(c, x[0], f(x[1]) * c.b))};
+      return {rms_norm_rows(c, x[0], x[1])};
     case GpuOp::kLayerNorm:
-      return {rows(c, "layernorm", x[0], x[1], 2, 8)};
+      return {rows(c, "layernorm", x[0], x[1], {2, 8})};
     case GpuOp::kSoftmax:
       return {softmax_rows(c, x[0], x[1])};
     case GpuOp::kSoftmaxBackward:
@@ -310,8 +317,7 @@ std::vector<KernelEstimate> single(const Ctx& c, GpuOp op, const OpShape& s) {
 std::vector<KernelEstimate> unfused(const Ctx& c, GpuOp op, const std::vector<std::int64_t>& x) {
   switch (op) {
     case GpuOp::kRmsNormLinear:
-      return {rows(c, "rmsnorm", x[0], x[1], 1, 4, norm_rereads_missed(c, x[0], f(x[1]) * c.b)),
-              gemm_kernel(c.d, c.dtype, c.eff, x[0], x[2], x[1])};
+      return {rms_norm_rows(c, x[0], x[1]), gemm_kernel(c.d, c.dtype, c.eff, x[0], x[2], x[1])};
     case GpuOp::kGatedMlp:
       // As frameworks run it: one GEMM for gate and up, SiLU, the product, the down GEMM.
       return {gemm_kernel(c.d, c.dtype, c.eff, x[0], 2 * x[2], x[1]),
@@ -324,7 +330,7 @@ std::vector<KernelEstimate> unfused(const Ctx& c, GpuOp op, const std::vector<st
       return {gemm_kernel(c.d, c.dtype, c.eff, x[0], x[1], x[2]), softmax_rows(c, x[0], x[1])};
     case GpuOp::kGemmLayerNorm:
       return {gemm_kernel(c.d, c.dtype, c.eff, x[0], x[1], x[2]),
-              rows(c, "layernorm", x[0], x[1], 2, 8)};
+              rows(c, "layernorm", x[0], x[1], {2, 8})};
     default:  // LoRA: x W, x A, (x A) B, and the sum
       return {gemm_kernel(c.d, c.dtype, c.eff, x[0], x[2], x[1]),
               gemm_kernel(c.d, c.dtype, c.eff, x[0], x[3], x[1]),
