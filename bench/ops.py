@@ -4,7 +4,8 @@ format (data/benchmarks/README.md): GEMMs over decode and prefill shapes of comm
 widths, attention prefill (causal and not) and decode with GQA, RMSNorm, LayerNorm, softmax
 and an elementwise add; elementwise kernels over non-contiguous views (--only strided);
 the row-wise kernels and the add over a grid of row counts and lengths in bf16 and fp32
-(--only rows), and at lengths and counts the grid does not have (--only rows_unseen) and softmax at vocabulary widths in fp32, with the log-softmax and the casts a
+(--only rows), and at lengths and counts the grid does not have (--only rows_unseen); RMSNorm's and
+LayerNorm's backward over the grid, replayed from a CUDA graph (--only norm_backward) and softmax at vocabulary widths in fp32, with the log-softmax and the casts a
 step runs printed beside (--only loss); the bf16-to-fp32 cast of weight gradients (--only
 casts); causal attention forward and backward as a step runs it (--only attention_backward),
 also at head dimensions 64-96 (--only attention_head_dims);
@@ -592,6 +593,63 @@ def run_rows_unseen(rows, device):
                   [1, 16, 128, 512, 1536, 3072, 6144, 12288, 24576, 49152])
 
 
+def graphed(fn):
+    """fn captured in a CUDA graph (after a warm-up on a side stream): its replay, which times
+    the kernels without the host's dispatch between them."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn()
+    return g.replay
+
+
+def run_norm_backward(rows, device):
+    """RMSNorm's and LayerNorm's backward (the input's gradient and the weights', ATen's
+    _fused_rms_norm_backward and native_layer_norm_backward, which autograd runs for F.rms_norm
+    and F.layer_norm with weights of the input's dtype) over the grid of run_rows_grid, in bf16
+    and fp32, replayed from a CUDA graph: PyTorch's two backward kernels (the input's gradient,
+    then the weights' summed over rows) without the host's dispatch, which autograd called from
+    Python spends 100-200 us on. Checked against autograd in float64 first."""
+    aten = torch.ops.aten
+    for dtype, name in [(BF16, "bf16"), (torch.float32, "fp32")]:
+        for c in GRID_LENGTHS:
+            for r in GRID_ROWS:
+                if r * c > 2 ** 29:
+                    continue
+                for op in ["rmsnorm", "layernorm"]:
+                    x = torch.randn(r, c, device="cuda", dtype=dtype)
+                    w = torch.randn(c, device="cuda", dtype=dtype)
+                    b = torch.randn(c, device="cuda", dtype=dtype)
+                    dy = torch.randn_like(x)
+                    if op == "rmsnorm":
+                        _, rstd = aten._fused_rms_norm(x, [c], w, 1e-6)
+                        grad = lambda: aten._fused_rms_norm_backward(dy, x, [c], rstd, w,
+                                                                     [True, True])
+                    else:
+                        _, mean, rstd = aten.native_layer_norm(x, [c], w, b, 1e-5)
+                        grad = lambda: aten.native_layer_norm_backward(dy, x, [c], mean, rstd, w,
+                                                                       b, [True, True, True])
+                    if r * c <= 2 ** 22:
+                        xd = x.double().requires_grad_(True)
+                        pd = [t.double().requires_grad_(True) for t in (w, b)]
+                        yd = (xd * torch.rsqrt(xd.pow(2).mean(-1, keepdim=True) + 1e-6) * pd[0]
+                              if op == "rmsnorm" else F.layer_norm(xd, (c,), pd[0], pd[1]))
+                        want = torch.autograd.grad(yd, [xd, pd[0]], dy.double())
+                        got = grad()
+                        check(op + " backward input", got[0], want[0], 2e-2)
+                        check(op + " backward weight", got[1], want[1], 2e-2)
+                        del xd, pd, yd, want, got
+                    rows.append(["op", op + "_backward", device, "%dx%d" % (r, c), name,
+                                 bench(graphed(grad))])
+                    del x, w, b, dy
+            torch.cuda.empty_cache()
+
+
 def run_rows_repeat(rows, device):
     """ops.csv's row-wise kernels and add (run_rows) timed five times over, fresh data each
     time: how far one median moves between runs (docs/validation.md)."""
@@ -601,7 +659,8 @@ def run_rows_repeat(rows, device):
 
 # The groups measured only when asked for (--only NAME).
 ONLY = {"decode_attention": run_decode_attention, "strided": run_strided, "rows": run_rows_grid,
-        "rows_unseen": run_rows_unseen, "loss": run_loss_rows, "casts": run_casts, "attention_backward": run_attention_backward,
+        "rows_unseen": run_rows_unseen, "norm_backward": run_norm_backward,
+        "loss": run_loss_rows, "casts": run_casts, "attention_backward": run_attention_backward,
         "unseen": run_unseen, "rows_repeat": run_rows_repeat, "softmax": run_softmax_kernels,
         "accumulate": run_accumulate, "column_sum": run_column_sum,
         "attention_head_dims": run_attention_head_dims}

@@ -188,8 +188,10 @@ GpuEfficiency coordinate_descent(const std::vector<Sample>& s,
 
 // Softmax's generic kinds before its kernels' (fit_stream fits each generic kind with the
 // kernels' fits left out, so that its rows fall back to it).
-constexpr std::array<const char*, 18> kStreamKinds = {"rmsnorm",
+constexpr std::array<const char*, 20> kStreamKinds = {"rmsnorm",
                                                       "layernorm",
+                                                      "rmsnorm_backward",
+                                                      "layernorm_backward",
                                                       "softmax",
                                                       "softmax_warp",
                                                       "softmax_reg",
@@ -211,7 +213,8 @@ constexpr std::array<const char*, 18> kStreamKinds = {"rmsnorm",
 // elements a thread whatever their width, and its 16- and 32-bit rows measured apart on H200
 // (H200/ops_rows.csv). Where a device's rows of such a kind hold two dtypes or more, each
 // dtype is fitted on its own rows too, as "<kind>.<dtype>" (GpuEfficiency::stream).
-constexpr std::array<const char*, 2> kDtypeStreamKinds = {"rmsnorm", "layernorm"};
+constexpr std::array<const char*, 4> kDtypeStreamKinds = {"rmsnorm", "layernorm",
+                                                          "rmsnorm_backward", "layernorm_backward"};
 
 // Whether `row` is one of the rows of stream kind `kind`: its op's, its op's in one dtype
 // ("rmsnorm.fp32"), or for softmax and its backward, its op's (the generic kind) or its
@@ -375,10 +378,11 @@ void fit_stream(const std::vector<Sample>& s,
 // Kinds whose rows fit only their own stream fit: PyTorch's unvectorised loops (strided, cat,
 // the widening cast, the mixed-dtype accumulation) run far below the HBM rate, and softmax at
 // its arithmetic's (3x its bytes' time in 16 bits); they would drag the shared fractions of
-// peak down with them.
+// peak down with them. The backward kernels (softmax's, the norms') price by their own fits.
 bool stream_only(const std::string& op) {
   return op == "strided" || op == "strided_binary" || op == "cat" || op == "widen" ||
-         op == "accumulate" || op == "column_sum" || op == "softmax" || op == "softmax_backward";
+         op == "accumulate" || op == "column_sum" || op == "softmax" || op == "softmax_backward" ||
+         op == "rmsnorm_backward" || op == "layernorm_backward";
 }
 
 bool narrow_gemm(const MeasuredRow& row) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <utility>
 
 namespace yirage::costmodel {
 
@@ -15,6 +16,10 @@ const std::vector<GpuOpInfo>& gpu_ops() {
        "batch, heads, KV heads, query length (1 = decode), KV length, head dim; --causal", false},
       {GpuOp::kRmsNorm, "rmsnorm", "RxC", "RMSNorm of R rows of C", false},
       {GpuOp::kLayerNorm, "layernorm", "RxC", "LayerNorm of R rows of C", false},
+      {GpuOp::kRmsNormBackward, "rmsnorm_backward", "RxC",
+       "the gradients of an RMSNorm of R rows of C: the input's and its scale's", false},
+      {GpuOp::kLayerNormBackward, "layernorm_backward", "RxC",
+       "the gradients of a LayerNorm of R rows of C: the input's, its scale's and shift's", false},
       {GpuOp::kSoftmax, "softmax", "RxC", "softmax of R rows of C", false},
       {GpuOp::kSoftmaxBackward, "softmax_backward", "RxC",
        "the gradient of a softmax of R rows of C, from its output and the output's gradient",
@@ -125,13 +130,25 @@ std::string fit_kind(const Ctx& c, const std::string& kind) {
   return c.eff.stream.count(own) > 0 ? own : kind;
 }
 
-// What a row-wise kernel does besides reading its rows and writing as much: the vectors of
-// weights it reads (RMSNorm's scale, LayerNorm's scale and shift), its operations per element,
-// and the share of its rows it reads a second time from memory.
+// A forward's estimate, every time and its bytes `ratio` times over: a backward priced from
+// its forward where it has no fit of its own.
+KernelEstimate scaled(KernelEstimate e, double ratio, std::string name) {
+  for (devices::Seconds* t :
+       {&e.launch, &e.ramp_up, &e.steady, &e.ramp_down, &e.compute, &e.memory, &e.host})
+    *t = *t * ratio;
+  e.hbm_bytes *= ratio;
+  e.name = std::move(name);
+  return e;
+}
+
+// What a row-wise kernel does besides writing its rows: the vectors of weights it reads
+// (RMSNorm's scale, LayerNorm's scale and shift), its operations per element, the share of its
+// rows it reads a second time from memory, and how many tensors of its rows it reads.
 struct RowWork {
   double params = 0;
   double flops_per_elem = 0;
   double reread = 0;
+  double reads = 1;  // tensors of the rows' size read (a backward's: the input and the gradient)
 };
 
 // A row-wise kernel over r rows of `cols` at the fit of its kind.
@@ -140,7 +157,7 @@ KernelEstimate rows(
   double elems = f(r) * f(cols);
   return stream_kernel(c.d, c.eff, fit_kind(c, name),
                        name + " " + std::to_string(r) + "x" + std::to_string(cols),
-                       elems * c.b * (1 + w.reread) + w.params * f(cols) * c.b, elems * c.b,
+                       elems * c.b * (w.reads + w.reread) + w.params * f(cols) * c.b, elems * c.b,
                        w.flops_per_elem * elems, cols);
 }
 
@@ -161,6 +178,20 @@ double norm_rereads_missed(const Ctx& c, std::int64_t r, double row_bytes) {
 // RMSNorm: its scale read, four operations an element, the second pass's misses read again.
 KernelEstimate rms_norm_rows(const Ctx& c, std::int64_t r, std::int64_t cols) {
   return rows(c, "rmsnorm", r, cols, {1, 4, norm_rereads_missed(c, r, f(cols) * c.b)});
+}
+
+// A norm's backward (PyTorch: the input's gradient, then the weights' summed over the rows),
+// which reads the input and the gradient in each of its two kernels, at the fit of
+// "<kind>_backward" where the device has one, else kNormBackwardRatio times its forward.
+KernelEstimate norm_backward_rows(
+    const Ctx& c, const std::string& kind, std::int64_t r, std::int64_t cols, RowWork w) {
+  std::string name = kind + "_backward";
+  if (c.eff.stream.count(fit_kind(c, name)) == 0) {
+    return scaled(kind == "rmsnorm" ? rms_norm_rows(c, r, cols) : rows(c, kind, r, cols, w),
+                  kNormBackwardRatio, name + " " + std::to_string(r) + "x" + std::to_string(cols));
+  }
+  w.reads = 4;
+  return rows(c, name, r, cols, w);
 }
 
 // PyTorch's plain softmax kernel takes each row in a block of 1,024 threads and passes over
@@ -206,15 +237,8 @@ KernelEstimate softmax_backward_rows(const Ctx& c, std::int64_t r, std::int64_t 
   if (c.eff.stream.count(kind) == 0)
     kind = "softmax_backward";
   std::string name = "softmax_backward " + std::to_string(r) + "x" + std::to_string(cols);
-  if (c.eff.stream.count(kind) == 0) {
-    KernelEstimate e = softmax_rows(c, r, cols);
-    for (devices::Seconds* t :
-         {&e.launch, &e.ramp_up, &e.steady, &e.ramp_down, &e.compute, &e.memory, &e.host})
-      *t = *t * kSoftmaxBackwardRatio;
-    e.hbm_bytes *= kSoftmaxBackwardRatio;
-    e.name = name;
-    return e;
-  }
+  if (c.eff.stream.count(kind) == 0)
+    return scaled(softmax_rows(c, r, cols), kSoftmaxBackwardRatio, name);
   double elems = f(r) * f(cols);
   return stream_kernel(c.d, c.eff, kind, name, 2 * elems * c.b, elems * c.b, 4 * elems, cols);
 }
@@ -269,6 +293,10 @@ std::vector<KernelEstimate> single(const Ctx& c, GpuOp op, const OpShape& s) {
       return {rms_norm_rows(c, x[0], x[1])};
     case GpuOp::kLayerNorm:
       return {rows(c, "layernorm", x[0], x[1], {2, 8})};
+    case GpuOp::kRmsNormBackward:
+      return {norm_backward_rows(c, "rmsnorm", x[0], x[1], {1, 4})};
+    case GpuOp::kLayerNormBackward:
+      return {norm_backward_rows(c, "layernorm", x[0], x[1], {2, 8})};
     case GpuOp::kSoftmax:
       return {softmax_rows(c, x[0], x[1])};
     case GpuOp::kSoftmaxBackward:

@@ -17,6 +17,8 @@ enum class GpuOp {
   kAttention,
   kRmsNorm,
   kLayerNorm,
+  kRmsNormBackward,
+  kLayerNormBackward,
   kSoftmax,
   kSoftmaxBackward,
   kElementwise,
@@ -66,6 +68,10 @@ std::string softmax_kernel(std::int64_t cols, double bytes, bool backward);
 /// A softmax's backward over its forward where no backward kernel is fitted: it reads the
 /// output and the gradient and writes one, 6 B to the forward's 4.
 constexpr double kSoftmaxBackwardRatio = 1.5;
+
+/// A norm's backward over its forward where no backward is fitted: it reads the input and the
+/// gradient, writes one and reduces the weights' gradients, twice the forward's traffic.
+constexpr double kNormBackwardRatio = 2.0;
 
 /// Parses "2048x4096x4096" against the op's shape; returns an error message or empty.
 std::string parse_op_shape(const GpuOpInfo& info, const std::string& text, OpShape* shape);

@@ -148,16 +148,17 @@ LayerCost eager_layer_cost(const devices::ModelSpec& m,
   EagerBytes bytes = eager_layer_bytes(m, s, !cx.fused_norms);
   // Fused, the two RMSNorms are PyTorch's norm kernels, on the tokens eager_layer_bytes
   // normalises (sharded over the tensor-parallel group).
-  double norms =
-      cx.fused_norms
-          ? 2 * p.op(norm_op(m), {std::max<std::int64_t>(1, tokens / t), m.hidden}).time.value
-          : 0;
+  std::vector<std::int64_t> normed = {std::max<std::int64_t>(1, tokens / t), m.hidden};
+  double norms = cx.fused_norms ? 2 * p.op(norm_op(m), normed).time.value : 0;
+  double norms_back =
+      cx.fused_norms ? 2 * price(p.context(), backward_op(norm_op(m)), normed, false).time.value
+                     : 0;
   c.fusions = {"rmsnorm_linear: unfused (eager PyTorch)", "gated_mlp: unfused (eager PyTorch)"};
   c.attention_forward = attn;
   c.forward_kernels = {gemm, attn, eager_forward_time(p.context(), bytes) + norms};
   c.backward_kernels = {kBackwardGemm * gemm,
                         costmodel::attention_backward_time(cx.efficiency, attn),
-                        eager_backward_time(p.context(), bytes) + kBackwardGemm * norms};
+                        eager_backward_time(p.context(), bytes) + norms_back};
   c.forward = c.forward_kernels.total();
   c.backward = c.backward_kernels.total();
   c.flops_forward += attn_flops;
@@ -283,11 +284,10 @@ LayerCost head_cost(const devices::ModelSpec& m, const LayerShape& s, const Devi
     std::int64_t whole = eager_loss_vocab(m, s);
     double loss = price(fp32, "softmax", {tokens, whole}, false).time.value;
     EagerBytes bytes = eager_head_bytes(m, s, !cx.fused_norms);
-    double norm = cx.fused_norms
-                      ? price(p.context(), norm_op(m),
-                              {std::max<std::int64_t>(1, tokens / s.tp), m.hidden}, false)
-                            .time.value
-                      : 0;
+    std::vector<std::int64_t> normed = {std::max<std::int64_t>(1, tokens / s.tp), m.hidden};
+    double norm = cx.fused_norms ? price(p.context(), norm_op(m), normed, false).time.value : 0;
+    double norm_back =
+        cx.fused_norms ? price(p.context(), backward_op(norm_op(m)), normed, false).time.value : 0;
     if (whole > vocab && cx.tp_group) {
       // The head's output shards gathered into whole bf16 logits on every rank.
       c.tp_comm = costmodel::estimate_collective(*cx.tp_group, costmodel::Collective::kAllGather,
@@ -297,7 +297,7 @@ LayerCost head_cost(const devices::ModelSpec& m, const LayerShape& s, const Devi
     }
     c.forward_kernels = {head.time.value, 0, eager_forward_time(p.context(), bytes) + norm, loss};
     c.backward_kernels = {kBackwardGemm * head.time.value, 0,
-                          eager_backward_time(p.context(), bytes) + kBackwardGemm * norm, loss};
+                          eager_backward_time(p.context(), bytes) + norm_back, loss};
     c.forward = c.forward_kernels.total();
     c.backward = c.backward_kernels.total();
     return c;

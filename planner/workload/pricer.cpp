@@ -22,15 +22,21 @@ devices::DType op_dtype(const DeviceContext& cx, const std::string& name) {
 
 // Backward over forward for the memory-bound kernels, by the bytes each moves per element: an
 // elementwise op's (dropout, bias, GeLU, residual) reads the gradient and a mask or input and
-// writes one, as its forward does; a norm's reads the input and the gradient, writes one and
-// reduces the weight gradients (twice the forward's traffic). (A softmax's backward is an
-// operation of its own, costmodel's softmax_backward: Pricer::op prices it so.)
+// writes one, as its forward does. (A softmax's backward and a norm's are operations of their
+// own, costmodel's softmax_backward, rmsnorm_backward and layernorm_backward: Pricer::op
+// prices them so.)
 double& kernel_slot(KernelTime& k, const std::string& name) {
   if (name == "attention")
     return k.attention;
   const costmodel::GpuOpInfo* info = costmodel::find_gpu_op(name);
   bool matrix = name == "gemm" || (info != nullptr && info->compound);
   return matrix ? k.gemm : k.memory;
+}
+
+std::string backward_op(const std::string& op) {
+  if (op == "softmax" || op == "rmsnorm" || op == "layernorm")
+    return op + "_backward";
+  return "";
 }
 
 double backward_ratio(const std::string& op) {

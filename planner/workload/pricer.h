@@ -21,6 +21,11 @@ constexpr double kBackwardGemm = 2.0;
 /// Backward over forward seconds of operation `op` (see the definition).
 double backward_ratio(const std::string& op);
 
+// The operation of costmodel's that prices `op`'s backward where it has one of its own
+// (softmax_backward, rmsnorm_backward, layernorm_backward: priced from their fits, or from
+// the forward where a device has none), else empty.
+std::string backward_op(const std::string& op);
+
 /// Where operation `name`'s seconds go in a KernelTime: attention, the matrix products and the
 /// compound operations around them, or the memory-bound rest.
 double& kernel_slot(KernelTime& k, const std::string& name);
@@ -51,8 +56,8 @@ class Pricer {
   // framework module's call: Megatron-LM's host issues them faster (megatron_op_host).
   std::int64_t plain_kernels() const { return plain_; }
 
-  // The backward of every operation priced so far (backward_ratio of each; a softmax's its
-  // own operation).
+  // The backward of every operation priced so far (backward_ratio of each; a softmax's and a
+  // norm's their own operation).
   double backward() const { return backward_; }
 
   // The forward and backward of every operation priced so far, by kind of kernel.
@@ -67,8 +72,9 @@ class Pricer {
   costmodel::OpEstimate op(const std::string& name,
                            std::vector<std::int64_t> dims,
                            bool causal = false) {
-    // A softmax's backward is its own kernel (costmodel's softmax_backward).
-    double back = name == "softmax" ? price(cx_, "softmax_backward", dims, false).time.value : -1;
+    // A softmax's backward and a norm's are their own kernels (backward_op).
+    std::string own = backward_op(name);
+    double back = own.empty() ? -1 : price(cx_, own, dims, false).time.value;
     costmodel::OpEstimate e = price(cx_, name, std::move(dims), false, causal);
     count(name, e, back);
     return e;

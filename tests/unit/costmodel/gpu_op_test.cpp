@@ -106,6 +106,8 @@ TEST(GpuOp, EveryOpOnEveryDeviceIsPositiveAndFinite) {
       {"attention", "4x32x8x2048x2048x128"},
       {"rmsnorm", "4096x8192"},
       {"layernorm", "4096x8192"},
+      {"rmsnorm_backward", "4096x8192"},
+      {"layernorm_backward", "4096x8192"},
       {"softmax", "4096x8192"},
       {"elementwise", "16777216"},
       {"copy", "16777216"},
@@ -232,6 +234,26 @@ TEST(GpuOp, RmsNormRereadsTheShareOfItsRowsThatL2CannotHold) {
   EXPECT_DOUBLE_EQ(moved(16, 4096), 1 + 16 * 8192 / l2 / 2);       // 16 rows of 8 KiB
   EXPECT_DOUBLE_EQ(moved(65536, 4096), 1 + 2112 * 8192 / l2 / 2);  // 17 MB in flight
   EXPECT_DOUBLE_EQ(moved(65536, 16384), 1.5);                      // 69 MB: read twice
+}
+
+// Without a fit of its own a norm's backward is kNormBackwardRatio times its forward; with one,
+// its two kernels read the input and the gradient each, and write the input's gradient.
+TEST(GpuOp, NormBackwardHasItsOwnKernelsWhereFitted) {
+  const GpuOpInfo& fwd = *find_gpu_op("layernorm");
+  const GpuOpInfo& bwd = *find_gpu_op("layernorm_backward");
+  OpShape s{{4096, 8192}, false};
+  std::string why;
+  GpuEfficiency plain;
+  double f = estimate_gpu_op(h100(), devices::DType::kBf16, plain, fwd, s, false, &why)->time.value;
+  double b = estimate_gpu_op(h100(), devices::DType::kBf16, plain, bwd, s, false, &why)->time.value;
+  EXPECT_NEAR(b, kNormBackwardRatio * f, 1e-9 * b);
+  GpuEfficiency fitted;
+  fitted.stream["layernorm_backward"] = {1, devices::Seconds{3e-6}, devices::Seconds{}};
+  auto own = estimate_gpu_op(h100(), devices::DType::kBf16, fitted, bwd, s, false, &why);
+  double bytes = 5.0 * 4096 * 8192 * 2 + 2 * 8192 * 2;  // 4 reads, a write, the weights
+  EXPECT_DOUBLE_EQ(own->hbm_bytes, bytes);
+  EXPECT_NEAR(own->time.value,
+              3e-6 + bytes / (h100().memory_bandwidth.value.value * fitted.memory), 1e-6 * b);
 }
 
 }  // namespace
