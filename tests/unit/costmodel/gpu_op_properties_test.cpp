@@ -59,6 +59,8 @@ OpShape random_shape(std::mt19937_64& rng, const GpuOpInfo& info) {
       break;
     case GpuOp::kRmsNorm:
     case GpuOp::kLayerNorm:
+    case GpuOp::kRmsNormBackward:
+    case GpuOp::kLayerNormBackward:
     case GpuOp::kQuantize:
     case GpuOp::kSoftmax:
     case GpuOp::kSoftmaxBackward:

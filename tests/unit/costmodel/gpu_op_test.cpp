@@ -252,8 +252,8 @@ TEST(GpuOp, NormBackwardHasItsOwnKernelsWhereFitted) {
   auto own = estimate_gpu_op(h100(), devices::DType::kBf16, fitted, bwd, s, false, &why);
   double bytes = 5.0 * 4096 * 8192 * 2 + 2 * 8192 * 2;  // 4 reads, a write, the weights
   EXPECT_DOUBLE_EQ(own->hbm_bytes, bytes);
-  EXPECT_NEAR(own->time.value,
-              3e-6 + bytes / (h100().memory_bandwidth.value.value * fitted.memory), 1e-6 * b);
+  EXPECT_NEAR(own->time.value, 3e-6 + bytes / (h100().memory_bandwidth.value.value * fitted.memory),
+              1e-6 * b);
 }
 
 }  // namespace

