@@ -4,8 +4,10 @@ format (data/benchmarks/README.md): GEMMs over decode and prefill shapes of comm
 widths, attention prefill (causal and not) and decode with GQA, RMSNorm, LayerNorm, softmax
 and an elementwise add; elementwise kernels over non-contiguous views (--only strided);
 the row-wise kernels and the add over a grid of row counts and lengths in bf16 and fp32
-(--only rows), and at lengths and counts the grid does not have (--only rows_unseen); RMSNorm's and
-LayerNorm's backward over the grid, replayed from a CUDA graph (--only norm_backward) and softmax at vocabulary widths in fp32, with the log-softmax and the casts a
+(--only rows), and at lengths and counts the grid does not have (--only rows_unseen);
+RMSNorm's and LayerNorm's backward over the grid, replayed from a CUDA graph (--only
+norm_backward), and at the other lengths (--only norm_backward_unseen); softmax at
+vocabulary widths in fp32, with the log-softmax and the casts a
 step runs printed beside (--only loss); the bf16-to-fp32 cast of weight gradients (--only
 casts); causal attention forward and backward as a step runs it (--only attention_backward),
 also at head dimensions 64-96 (--only attention_head_dims);
@@ -185,6 +187,8 @@ def run_rows(rows, device):
 
 GRID_LENGTHS = [1024, 2048, 4096, 5120, 8192, 12288, 16384]
 GRID_ROWS = [1, 8, 64, 256, 1024, 2048, 4096, 8192, 16384, 32768, 65536]
+UNSEEN_LENGTHS = [1536, 2560, 3072, 3584, 6144, 7168, 10240, 14336]
+UNSEEN_ROWS = [1, 16, 128, 512, 1536, 3072, 6144, 12288, 24576, 49152]
 
 
 def run_rows_grid(rows, device, lengths=GRID_LENGTHS, counts=GRID_ROWS):
@@ -589,8 +593,11 @@ def run_rows_unseen(rows, device):
     hidden widths of other models (Qwen2.5's 1,536, 3,584; Mistral's and Llama 1's 5,120 is the
     grid's; 3,072, 6,144, 7,168, 10,240 and the 14,336 of Llama 3 8B's MLP) and row counts
     between the grid's. Nothing is fitted on them: they check a fit on the grid."""
-    run_rows_grid(rows, device, [1536, 2560, 3072, 3584, 6144, 7168, 10240, 14336],
-                  [1, 16, 128, 512, 1536, 3072, 6144, 12288, 24576, 49152])
+    run_rows_grid(rows, device, UNSEEN_LENGTHS, UNSEEN_ROWS)
+
+
+GRAPHED_METHOD = ("# method, backward rows: each call replayed from a CUDA graph "
+                  "(bench/ops.py graphed), without the host's dispatch\n")
 
 
 def graphed(fn):
@@ -608,7 +615,7 @@ def graphed(fn):
     return g.replay
 
 
-def run_norm_backward(rows, device):
+def run_norm_backward(rows, device, lengths=GRID_LENGTHS, counts=GRID_ROWS):
     """RMSNorm's and LayerNorm's backward (the input's gradient and the weights', ATen's
     _fused_rms_norm_backward and native_layer_norm_backward, which autograd runs for F.rms_norm
     and F.layer_norm with weights of the input's dtype) over the grid of run_rows_grid, in bf16
@@ -617,8 +624,8 @@ def run_norm_backward(rows, device):
     Python spends 100-200 us on. Checked against autograd in float64 first."""
     aten = torch.ops.aten
     for dtype, name in [(BF16, "bf16"), (torch.float32, "fp32")]:
-        for c in GRID_LENGTHS:
-            for r in GRID_ROWS:
+        for c in lengths:
+            for r in counts:
                 if r * c > 2 ** 29:
                     continue
                 for op in ["rmsnorm", "layernorm"]:
@@ -650,6 +657,12 @@ def run_norm_backward(rows, device):
             torch.cuda.empty_cache()
 
 
+def run_norm_backward_unseen(rows, device):
+    """The norms' backward at the lengths and row counts of run_rows_unseen, which nothing is
+    fitted on."""
+    run_norm_backward(rows, device, UNSEEN_LENGTHS, UNSEEN_ROWS)
+
+
 def run_rows_repeat(rows, device):
     """ops.csv's row-wise kernels and add (run_rows) timed five times over, fresh data each
     time: how far one median moves between runs (docs/validation.md)."""
@@ -660,6 +673,7 @@ def run_rows_repeat(rows, device):
 # The groups measured only when asked for (--only NAME).
 ONLY = {"decode_attention": run_decode_attention, "strided": run_strided, "rows": run_rows_grid,
         "rows_unseen": run_rows_unseen, "norm_backward": run_norm_backward,
+        "norm_backward_unseen": run_norm_backward_unseen,
         "loss": run_loss_rows, "casts": run_casts, "attention_backward": run_attention_backward,
         "unseen": run_unseen, "rows_repeat": run_rows_repeat, "softmax": run_softmax_kernels,
         "accumulate": run_accumulate, "column_sum": run_column_sum,
@@ -692,6 +706,8 @@ def main():
                          "F.scaled_dot_product_attention")
         f.write("# method: checked against float64 on random data first; median of "
                 "triton.testing.do_bench (CUDA events, L2 flushed, 25 ms warm-up, 100 ms)\n")
+        if a.only in ("norm_backward", "norm_backward_unseen"):
+            f.write(GRAPHED_METHOD)
         f.write("kind,op,device,shape,dtype,time_s,stat\n")
         for r in rows:
             f.write("%s,%s,%s,%s,%s,%.6g,median\n" % tuple(r))
