@@ -171,6 +171,14 @@ void read_stream(const devices::YamlDoc& doc, const YAML::Node& map, GpuEfficien
     return;
   }
   for (const auto& kv : map) {
+    std::string kind = kv.first.as<std::string>();
+    if (!is_stream_fit_key(kind)) {
+      doc.error(kv.first,
+                "unknown stream kind '" + kind +
+                    "' (a kernel kind that calibrate fits, or rmsnorm, layernorm or their "
+                    "backward followed by .<dtype>; docs/formats.md)");
+      continue;
+    }
     devices::MapReader m(doc, kv.second, "stream fit");
     if (!m.valid())
       continue;
@@ -185,7 +193,7 @@ void read_stream(const devices::YamlDoc& doc, const YAML::Node& map, GpuEfficien
     if (fit.vector > 0 && (fit.vector < 1e-6 || fit.vector > 1))
       doc.error(m.get("vector"), "'vector' must be a fraction of the vector peak, 1e-06 to 1");
     m.finish();
-    e.stream[kv.first.as<std::string>()] = fit;
+    e.stream[kind] = fit;
   }
 }
 

@@ -699,4 +699,17 @@ std::vector<GpuCalibrationFit> fit_gpu_ops(const std::vector<MeasuredFile>& file
   return fits;
 }
 
+bool is_stream_fit_key(const std::string& key) {
+  std::size_t dot = key.find('.');
+  std::string kind = key.substr(0, dot);
+  if (dot == std::string::npos)
+    return kind == "gemm" || kind == "attention" ||  // the matrix units' operand streams
+           std::find(kStreamKinds.begin(), kStreamKinds.end(), kind) != kStreamKinds.end();
+  return std::find(kDtypeStreamKinds.begin(), kDtypeStreamKinds.end(), kind) !=
+             kDtypeStreamKinds.end() &&
+         std::any_of(devices::kAllDTypes.begin(), devices::kAllDTypes.end(), [&](devices::DType t) {
+           return devices::dtype_name(t) == key.substr(dot + 1);
+         });
+}
+
 }  // namespace yirage::costmodel

@@ -59,6 +59,11 @@ struct StepFit {
   std::string fitted_on;
 };
 
+/// Whether `key` names a stream fit the model reads (GpuEfficiency::stream): a kind
+/// calibration fits ("softmax_plain", the operand streams "gemm" and "attention"), or one fitted
+/// per dtype and its dtype ("rmsnorm.fp32").
+bool is_stream_fit_key(const std::string& key);
+
 /// One dimensionless constant fitted on half of some measured rows and checked on the rest.
 struct HeldOutFit {
   double value = 0;

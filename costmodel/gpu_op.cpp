@@ -175,21 +175,34 @@ double norm_rereads_missed(const Ctx& c, std::int64_t r, double row_bytes) {
   return std::min(1.0, std::min(f(r), blocks) * row_bytes / o.l2->value.value);
 }
 
-// RMSNorm: its scale read, four operations an element, the second pass's misses read again.
-KernelEstimate rms_norm_rows(const Ctx& c, std::int64_t r, std::int64_t cols) {
-  return rows(c, "rmsnorm", r, cols, {1, 4, norm_rereads_missed(c, r, f(cols) * c.b)});
+// What a norm's rows cost besides themselves: RMSNorm reads its scale and does four operations
+// an element, its second pass's misses read again; LayerNorm reads its scale and shift and
+// does eight (the second pass's misses are not charged there: on the H200 row grid they
+// made its held-out error worse, docs/step-model.md).
+RowWork norm_work(const Ctx& c, const std::string& kind, std::int64_t r, std::int64_t cols) {
+  if (kind == "rmsnorm")
+    return {1, 4, norm_rereads_missed(c, r, f(cols) * c.b)};
+  return {2, 8};
+}
+
+KernelEstimate norm_rows(const Ctx& c, const std::string& kind, std::int64_t r, std::int64_t cols) {
+  return rows(c, kind, r, cols, norm_work(c, kind, r, cols));
 }
 
 // A norm's backward (PyTorch: the input's gradient, then the weights' summed over the rows),
 // which reads the input and the gradient in each of its two kernels, at the fit of
 // "<kind>_backward" where the device has one, else kNormBackwardRatio times its forward.
-KernelEstimate norm_backward_rows(
-    const Ctx& c, const std::string& kind, std::int64_t r, std::int64_t cols, RowWork w) {
+KernelEstimate norm_backward_rows(const Ctx& c,
+                                  const std::string& kind,
+                                  std::int64_t r,
+                                  std::int64_t cols) {
   std::string name = kind + "_backward";
   if (c.eff.stream.count(fit_kind(c, name)) == 0) {
-    return scaled(kind == "rmsnorm" ? rms_norm_rows(c, r, cols) : rows(c, kind, r, cols, w),
-                  kNormBackwardRatio, name + " " + std::to_string(r) + "x" + std::to_string(cols));
+    return scaled(norm_rows(c, kind, r, cols), kNormBackwardRatio,
+                  name + " " + std::to_string(r) + "x" + std::to_string(cols));
   }
+  RowWork w = norm_work(c, kind, r, cols);
+  w.reread = 0;
   w.reads = 4;
   return rows(c, name, r, cols, w);
 }
@@ -290,13 +303,13 @@ std::vector<KernelEstimate> single(const Ctx& c, GpuOp op, const OpShape& s) {
       return {attention_kernel(c.d, c.dtype, c.eff,
                                AttentionShape{x[0], x[1], x[2], x[3], x[4], x[5], s.causal})};
     case GpuOp::kRmsNorm:
-      return {rms_norm_rows(c, x[0], x[1])};
+      return {norm_rows(c, "rmsnorm", x[0], x[1])};
     case GpuOp::kLayerNorm:
-      return {rows(c, "layernorm", x[0], x[1], {2, 8})};
+      return {norm_rows(c, "layernorm", x[0], x[1])};
     case GpuOp::kRmsNormBackward:
-      return {norm_backward_rows(c, "rmsnorm", x[0], x[1], {1, 4})};
+      return {norm_backward_rows(c, "rmsnorm", x[0], x[1])};
     case GpuOp::kLayerNormBackward:
-      return {norm_backward_rows(c, "layernorm", x[0], x[1], {2, 8})};
+      return {norm_backward_rows(c, "layernorm", x[0], x[1])};
     case GpuOp::kSoftmax:
       return {softmax_rows(c, x[0], x[1])};
     case GpuOp::kSoftmaxBackward:
@@ -345,7 +358,8 @@ std::vector<KernelEstimate> single(const Ctx& c, GpuOp op, const OpShape& s) {
 std::vector<KernelEstimate> unfused(const Ctx& c, GpuOp op, const std::vector<std::int64_t>& x) {
   switch (op) {
     case GpuOp::kRmsNormLinear:
-      return {rms_norm_rows(c, x[0], x[1]), gemm_kernel(c.d, c.dtype, c.eff, x[0], x[2], x[1])};
+      return {norm_rows(c, "rmsnorm", x[0], x[1]),
+              gemm_kernel(c.d, c.dtype, c.eff, x[0], x[2], x[1])};
     case GpuOp::kGatedMlp:
       // As frameworks run it: one GEMM for gate and up, SiLU, the product, the down GEMM.
       return {gemm_kernel(c.d, c.dtype, c.eff, x[0], 2 * x[2], x[1]),
@@ -358,7 +372,7 @@ std::vector<KernelEstimate> unfused(const Ctx& c, GpuOp op, const std::vector<st
       return {gemm_kernel(c.d, c.dtype, c.eff, x[0], x[1], x[2]), softmax_rows(c, x[0], x[1])};
     case GpuOp::kGemmLayerNorm:
       return {gemm_kernel(c.d, c.dtype, c.eff, x[0], x[1], x[2]),
-              rows(c, "layernorm", x[0], x[1], {2, 8})};
+              norm_rows(c, "layernorm", x[0], x[1])};
     default:  // LoRA: x W, x A, (x A) B, and the sum
       return {gemm_kernel(c.d, c.dtype, c.eff, x[0], x[2], x[1]),
               gemm_kernel(c.d, c.dtype, c.eff, x[0], x[3], x[1]),

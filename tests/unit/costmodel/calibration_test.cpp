@@ -287,6 +287,21 @@ TEST(Calibration, AVanishingVectorFractionIsPinnedToLineAndColumn) {
   EXPECT_EQ(bad.message, "'vector' must be a fraction of the vector peak, 1e-06 to 1");
 }
 
+// A stream fit under a key the model never reads (a misspelt kind, a dtype on a kind fitted
+// whatever the dtype, a dtype that does not exist) is refused, not silently ignored.
+TEST(Calibration, AnUnknownStreamKindIsPinnedToLineAndColumn) {
+  BadCalibration bad = load_changed("H200", "rmsnorm.fp32:", "rmsnorm.fp33:");
+  EXPECT_EQ(bad.loc, bad.expected);
+  EXPECT_EQ(bad.message,
+            "unknown stream kind 'rmsnorm.fp33' (a kernel kind that calibrate fits, or rmsnorm, "
+            "layernorm or their backward followed by .<dtype>; docs/formats.md)");
+  EXPECT_TRUE(is_stream_fit_key("layernorm_backward.bf16"));
+  EXPECT_TRUE(is_stream_fit_key("softmax_plain"));
+  EXPECT_TRUE(is_stream_fit_key("gemm"));
+  EXPECT_FALSE(is_stream_fit_key("softmax_plain.fp32"));
+  EXPECT_FALSE(is_stream_fit_key("rms_norm"));
+}
+
 TEST(Calibration, ADutyFloorAboveOneIsPinnedToLineAndColumn) {
   BadCalibration bad = load_changed("H200", "duty_floor: 0.854", "duty_floor: 1.5");
   bad.expected.col += static_cast<int>(std::string("duty_floor: ").size());
