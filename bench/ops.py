@@ -32,6 +32,8 @@ import torch.nn.functional as F
 import triton
 import triton.testing
 
+import steps_common as sc
+
 BF16 = torch.bfloat16
 FP8 = torch.float8_e4m3fn
 
@@ -597,22 +599,7 @@ def run_rows_unseen(rows, device):
 
 
 GRAPHED_METHOD = ("# method, backward rows: each call replayed from a CUDA graph "
-                  "(bench/ops.py graphed), without the host's dispatch\n")
-
-
-def graphed(fn):
-    """fn captured in a CUDA graph (after a warm-up on a side stream): its replay, which times
-    the kernels without the host's dispatch between them."""
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(3):
-            fn()
-    torch.cuda.current_stream().wait_stream(side)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        fn()
-    return g.replay
+                  "(bench/steps_common.py graphed), without the host's dispatch\n")
 
 
 def run_norm_backward(rows, device, lengths=GRID_LENGTHS, counts=GRID_ROWS):
@@ -652,7 +639,7 @@ def run_norm_backward(rows, device, lengths=GRID_LENGTHS, counts=GRID_ROWS):
                         check(op + " backward weight", got[1], want[1], 2e-2)
                         del xd, pd, yd, want, got
                     rows.append(["op", op + "_backward", device, "%dx%d" % (r, c), name,
-                                 bench(graphed(grad))])
+                                 bench(sc.graphed(grad))])
                     del x, w, b, dy
             torch.cuda.empty_cache()
 

@@ -257,32 +257,24 @@ def measure(model, b, ctx, args):
     cos, sin = model.rope(torch.tensor([ctx], device="cuda"))
     step = lambda: model.forward(new, cache, ctx, cos, sin, decode=True)  # noqa: E731
     with torch.no_grad():
-        graph = None
+        replay = None
         try:
-            s = torch.cuda.Stream()
-            s.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(s):
-                for _ in range(2):
-                    step()
-            torch.cuda.current_stream().wait_stream(s)
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):
-                step()
+            replay = sc.graphed(step, warmup=2)
         except torch.cuda.OutOfMemoryError:
             raise
         except Exception as e:  # noqa: BLE001 - eager decode, said in the row
             print(f"graph capture failed: {e!r}", file=sys.stderr)
-            graph = None
+            replay = None
             row["note"] = "decode eager: capture failed"
-        if graph is not None:
-            graph.replay()
-            row["tpot_s"] = time_events(graph.replay, 5, args.replays)
+        if replay is not None:
+            replay()
+            row["tpot_s"] = time_events(replay, 5, args.replays)
             row["decode_graph"] = 1
         else:
             step()
             row["tpot_s"] = time_events(step, 5, args.replays)
             row["decode_graph"] = 0
-    del graph, cache
+    del replay, cache
     return row
 
 

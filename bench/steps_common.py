@@ -383,6 +383,23 @@ def utc_now():
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def graphed(fn, warmup=3):
+    """fn captured in a CUDA graph (after `warmup` calls on a side stream, which settle the
+    allocator and any lazy initialisation): its replay, which runs the kernels without the
+    host's dispatch between them. Imports torch here, as init_distributed does."""
+    import torch
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(warmup):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn()
+    return g.replay
+
+
 def init_distributed():
     """The process group of a torchrun worker (or of a lone process: world 1), on this rank's
     GPU, with NVLink multicast off (the lent hosts are shared; the device tool's KINDS.md).
