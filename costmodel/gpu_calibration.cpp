@@ -188,13 +188,15 @@ GpuEfficiency coordinate_descent(const std::vector<Sample>& s,
 
 // Softmax's generic kinds before its kernels' (fit_stream fits each generic kind with the
 // kernels' fits left out, so that its rows fall back to it).
-constexpr std::array<const char*, 20> kStreamKinds = {"rmsnorm",
+constexpr std::array<const char*, 22> kStreamKinds = {"rmsnorm",
                                                       "layernorm",
                                                       "rmsnorm_backward",
                                                       "layernorm_backward",
                                                       "softmax",
                                                       "softmax_warp",
+                                                      "softmax_warp_wide",
                                                       "softmax_reg",
+                                                      "softmax_reg_wide",
                                                       "softmax_smem",
                                                       "softmax_plain",
                                                       "softmax_backward",

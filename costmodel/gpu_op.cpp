@@ -100,10 +100,16 @@ std::string parse_op_shape(const GpuOpInfo& info, const std::string& text, OpSha
 std::string softmax_kernel(std::int64_t cols, double bytes, bool backward) {
   std::string kind = backward ? "softmax_backward" : "softmax";
   double row = static_cast<double>(cols) * bytes;
+  // The forward's warp kernel and register kernel are instantiated per row length (the warp
+  // kernel's log2 of it, the register kernel's elements a thread); the longer instantiations
+  // take more registers a thread and fit fewer blocks on a unit (H200/softmax_occupancy.csv:
+  // 80 registers and 6 blocks of 128 threads past 1,024 elements, against 48 and 10; 34-40 and
+  // one block of 1,024 threads from seven elements a thread, against 28-30 and two), and each
+  // is fitted as a kernel of its own ("_wide").
   if (backward ? cols <= 1024 : cols <= 2048 && row <= 8192)
-    return kind + "_warp";
-  if (!backward && (cols + 1023) / 1024 < 10)
-    return kind + "_reg";
+    return kind + (!backward && cols > 1024 ? "_warp_wide" : "_warp");
+  if (std::int64_t per_thread = (cols + 1023) / 1024; !backward && per_thread < 10)
+    return kind + (per_thread >= 7 ? "_reg_wide" : "_reg");
   auto per_load = static_cast<std::int64_t>(std::max(1.0, 16 / bytes));
   if (row < 48 * 1024 - 128 && cols % per_load == 0)
     return kind + "_smem";

@@ -58,11 +58,12 @@ struct OpShape {
 /// The kernel PyTorch runs for a softmax (or its backward) over rows of `cols` elements of
 /// `bytes` each (SoftMax.cu's dispatch, as profiled in H200/softmax_kernels.csv): its stream
 /// kind, "softmax_warp" (one warp a row: forward up to 2,048 elements and 8 KiB, backward up
-/// to 1,024), "softmax_reg" (forward: the row in registers, under ten elements a thread of
-/// 1,024), "softmax_smem" (the row in 48 KiB of shared memory, 16-byte aligned) or
-/// "softmax_plain" (the row read from memory on each pass), with "_backward" after "softmax"
-/// for the backward's. Where a device has no fit of that kernel, "softmax" (or
-/// "softmax_backward"), fitted on all its rows, prices it.
+/// to 1,024; "softmax_warp_wide" for a forward's rows of over 1,024), "softmax_reg" (forward:
+/// the row in registers, under ten elements a thread of 1,024; "softmax_reg_wide" from seven
+/// elements a thread, where a unit holds one block instead of two), "softmax_smem" (the row in 48
+/// KiB of shared memory, 16-byte aligned) or "softmax_plain" (the row read from memory on each
+/// pass), with "_backward" after "softmax" for the backward's. Where a device has no fit of that
+/// kernel, "softmax" (or "softmax_backward"), fitted on all its rows, prices it.
 std::string softmax_kernel(std::int64_t cols, double bytes, bool backward);
 
 /// A softmax's backward over its forward where no backward kernel is fitted: it reads the
