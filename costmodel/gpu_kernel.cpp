@@ -385,9 +385,18 @@ KernelEstimate attention_kernel(const devices::DeviceSpec& d,
   double computed = keys;
   if (s.causal && s.q_len > 1)
     computed = f(s.kv_len - s.q_len) + 128.0 * f(q_tiles + 1) / 2;
-  double per_tile = s.q_len > 1 ? 4.0 * 128 * computed * prompt_attention_width(s.head_dim, eff)
-                                : flops / f(e.tiles);
+  double per_key = s.q_len > 1 ? 4.0 * 128 * prompt_attention_width(s.head_dim, eff) : 0;
+  double per_tile = s.q_len > 1 ? per_key * computed : flops / f(e.tiles);
   e.compute = Seconds{f(e.waves) * per_tile / unit_rate};
+  if (s.causal && s.q_len > 1) {
+    // Tiles of unequal work do not run in waves: a unit takes the next tile when its last one
+    // ends, so the kernel lasts the units' average share of the work and then, on the unit
+    // that took the last tile, about half the longest one (the last block of queries, which
+    // sees every key). The backward's kernel spreads its work evenly (even_time).
+    double longest = per_key * (f(s.kv_len - s.q_len) + 128.0 * f(q_tiles));
+    e.unequal_tail = Seconds{longest / 2 / unit_rate};
+    e.compute = Seconds{f(e.tiles) * per_tile / f(units) / unit_rate} + e.unequal_tail;
+  }
   e.memory = Seconds{e.hbm_bytes / hbm(d, eff)};
   e.steady = std::max(e.compute, e.memory);
   e.ramp_up =

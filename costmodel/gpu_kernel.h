@@ -164,9 +164,19 @@ struct KernelEstimate {
   bool fitted_start = false;   // launch holds a start latency fitted on measured kernels
 
   devices::Seconds host;  // the host's issue time; the GPU cannot run ahead of it
+  // Of `compute`, what tiles of unequal work add past the units' average share (causal
+  // attention over a prompt: half its longest tile); zero where the tiles run in waves.
+  devices::Seconds unequal_tail;
 
   devices::Seconds time() const {
     return devices::Seconds{std::max((launch + ramp_up + steady + ramp_down).value, host.value)};
+  }
+
+  /// time() with the work spread evenly over the units: `unequal_tail` left out.
+  devices::Seconds even_time() const {
+    double even = std::max(compute.value - unequal_tail.value, memory.value);
+    return devices::Seconds{
+        std::max((launch + ramp_up + ramp_down).value + std::min(steady.value, even), host.value)};
   }
 
   /// "compute", "memory" or "serial latency": which side of the steady state binds.

@@ -457,6 +457,7 @@ std::optional<OpEstimate> estimate_gpu_op(const devices::DeviceSpec& d,
   }
   for (const KernelEstimate& k : o.kernels) {
     o.time += k.time();
+    o.unequal_tail += k.time() - k.even_time();
     o.flops += k.flops;
     o.hbm_bytes += k.hbm_bytes;
   }

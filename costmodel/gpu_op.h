@@ -82,6 +82,8 @@ struct OpEstimate {
   bool fused = false;
   std::vector<KernelEstimate> kernels;
   devices::Seconds time;
+  // What its kernels' unequal tiles add to `time` (KernelEstimate::unequal_tail).
+  devices::Seconds unequal_tail;
   devices::Joules energy;  // at the device's TDP for the duration (an upper bound); 0 if no TDP
   double flops = 0;
   double hbm_bytes = 0;

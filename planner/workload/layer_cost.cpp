@@ -144,7 +144,8 @@ LayerCost eager_layer_cost(const devices::ModelSpec& m,
     c.flops_forward += g.flops;
   }
   double attn_flops = 0;
-  double attn = attention_time(p, s, heads, kv, head_dim, &attn_flops);
+  double attn_tail = 0;
+  double attn = attention_time(p, s, heads, kv, head_dim, &attn_flops, &attn_tail);
   EagerBytes bytes = eager_layer_bytes(m, s, !cx.fused_norms);
   // Fused, the two RMSNorms are PyTorch's norm kernels, on the tokens eager_layer_bytes
   // normalises (sharded over the tensor-parallel group).
@@ -157,7 +158,7 @@ LayerCost eager_layer_cost(const devices::ModelSpec& m,
   c.attention_forward = attn;
   c.forward_kernels = {gemm, attn, eager_forward_time(p.context(), bytes) + norms};
   c.backward_kernels = {kBackwardGemm * gemm,
-                        costmodel::attention_backward_time(cx.efficiency, attn),
+                        costmodel::attention_backward_time(cx.efficiency, attn - attn_tail),
                         eager_backward_time(p.context(), bytes) + norms_back};
   c.forward = c.forward_kernels.total();
   c.backward = c.backward_kernels.total();

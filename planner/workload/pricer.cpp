@@ -149,7 +149,12 @@ double attention_time(Pricer& p,
                       std::int64_t heads,
                       std::int64_t kv,
                       std::int64_t head_dim,
-                      double* flops) {
+                      double* flops,
+                      double* unequal_tail) {
+  double tail = 0;
+  if (unequal_tail == nullptr)
+    unequal_tail = &tail;
+  *unequal_tail = 0;
   if (!s.unfused_attention && s.cp > 1) {
     double time = 0;
     *flops = 0;
@@ -158,6 +163,7 @@ double attention_time(Pricer& p,
         OpEstimate a = p.op("attention", tile.dims, tile.causal);
         time += a.time.value;
         *flops += a.flops;
+        *unequal_tail += a.unequal_tail.value;
       }
     }
     PassTime bytes = cp_merge_bytes(s, heads, kv, head_dim);
@@ -175,6 +181,7 @@ double attention_time(Pricer& p,
     std::int64_t keys = s.kv_len > 0 ? s.kv_len : s.seq;
     OpEstimate a = p.op("attention", {s.micro_batch, heads, kv, s.seq, keys, head_dim}, true);
     *flops = a.flops;
+    *unequal_tail = a.unequal_tail.value;
     return a.time.value;
   }
   std::int64_t batch = s.micro_batch * heads;

@@ -130,7 +130,10 @@ class Pricer {
   void count(const std::string& name, const costmodel::OpEstimate& e, double back = -1) {
     kernels_ += static_cast<std::int64_t>(e.kernels.size());
     if (back < 0) {
-      back = name == "attention" ? costmodel::attention_backward_time(cx_.efficiency, e.time.value)
+      // Fused attention's backward spreads its work evenly over the units: from the forward
+      // without its unequal tiles' tail.
+      back = name == "attention" ? costmodel::attention_backward_time(
+                                       cx_.efficiency, (e.time - e.unequal_tail).value)
                                  : backward_ratio(name) * e.time.value;
     }
     backward_ += back;
@@ -200,13 +203,15 @@ PassTime cp_merge_bytes(const LayerShape& s,
 
 /// Attention's forward seconds as the framework runs it (fused, grouped decode, context-
 /// parallel tiles and their merges, or unfused QK^T, softmax, dropout and PV); its matrix
-/// FLOPs in `flops`.
+/// FLOPs in `flops`; in `unequal_tail` (where given) what causal tiles of unequal work add to
+/// it (OpEstimate::unequal_tail), which the backward's evenly spread kernel does not pay.
 double attention_time(Pricer& p,
                       const LayerShape& s,
                       std::int64_t heads,
                       std::int64_t kv,
                       std::int64_t head_dim,
-                      double* flops);
+                      double* flops,
+                      double* unequal_tail = nullptr);
 
 /// An eager framework's host issues every kernel of a pass at `per_kernel` each (see the
 /// definition); the pass takes the longer of its GPU time and that issue time.

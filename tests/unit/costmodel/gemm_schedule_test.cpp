@@ -79,9 +79,10 @@ TEST(GemmSchedule, SplitKReductionCostsAQueuedKernelsGap) {
 }
 
 TEST(GemmSchedule, CausalAttentionComputesWholeDiagonalBlocks) {
-  // Per useful flop, the i-th block of 128 queries computes i + 1 key blocks: (n + 1) / n of
-  // the useful half at n blocks, so short prompts pay more for the diagonal. (132 heads: whole
-  // waves at both lengths.)
+  // The i-th block of 128 queries computes i + 1 key blocks, n (n + 1) / 2 over n blocks where
+  // the useful keys are half of n; the units share them evenly, and the unit that takes the
+  // last tile then runs about half the longest (n blocks): n (n + 2) / 2 blocks a unit with
+  // 132 heads on 132 units, so short prompts pay more per useful flop.
   GpuEfficiency e;
   auto per_flop = [&](std::int64_t len) {
     KernelEstimate k =
@@ -89,8 +90,22 @@ TEST(GemmSchedule, CausalAttentionComputesWholeDiagonalBlocks) {
     return k.compute.value / k.flops;
   };
   double ratio = per_flop(1024) / per_flop(16384);
-  // 128 (n + 1) / 2 keys computed per query against (len + 1) / 2 useful, len = 128 n.
-  EXPECT_NEAR(ratio, (9.0 / 1025) / (129.0 / 16385), 1e-9);
+  EXPECT_NEAR(ratio, (8.0 * 10 / (1024.0 * 1025)) / (128.0 * 130 / (16384.0 * 16385)), 1e-9);
+}
+
+// The longest tile's half is the forward's alone: the backward, whose kernel spreads its work
+// evenly, is priced from the forward without it (even_time), and a non-causal prompt has none.
+TEST(GemmSchedule, CausalAttentionsUnequalTailIsLeftOutOfItsEvenTime) {
+  GpuEfficiency e;
+  KernelEstimate causal =
+      attention_kernel(h100(), DType::kBf16, e, AttentionShape{1, 8, 8, 8192, 8192, 128, true});
+  EXPECT_GT(causal.unequal_tail.value, 0);
+  EXPECT_NEAR((causal.time() - causal.even_time()).value, causal.unequal_tail.value,
+              1e-12 + 1e-9 * causal.time().value);
+  KernelEstimate full =
+      attention_kernel(h100(), DType::kBf16, e, AttentionShape{1, 8, 8, 8192, 8192, 128, false});
+  EXPECT_EQ(full.unequal_tail.value, 0);
+  EXPECT_EQ(full.even_time().value, full.time().value);
 }
 
 // A prompt's fused attention computes its head dimension in cuDNN's tile (64 up to 64, 128 up to
