@@ -79,10 +79,10 @@ LayerCost eager_inference_layer(const devices::ModelSpec& m,
   }
   a.op("copy", {tokens * kv * head_dim});  // keys into the cache
   a.op("copy", {tokens * kv * head_dim});  // values
-  double attn_flops = 0;
-  c.attention_forward = attention_time(p, s, heads, kv, head_dim, &attn_flops);
+  AttentionForward attention = attention_time(p, s, heads, kv, head_dim);
+  c.attention_forward = attention.time;
   a.time += c.attention_forward;
-  a.flops += attn_flops;
+  a.flops += attention.flops;
   if (s.seq > 1)
     a.op("copy", {tokens * heads * head_dim});  // the attention output made contiguous
   a.gemm(m.hidden, attention_out_width(m) / s.tp);

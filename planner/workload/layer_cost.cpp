@@ -143,9 +143,8 @@ LayerCost eager_layer_cost(const devices::ModelSpec& m,
     gemm += g.time.value;
     c.flops_forward += g.flops;
   }
-  double attn_flops = 0;
-  double attn_tail = 0;
-  double attn = attention_time(p, s, heads, kv, head_dim, &attn_flops, &attn_tail);
+  AttentionForward attention = attention_time(p, s, heads, kv, head_dim);
+  double attn = attention.time;
   EagerBytes bytes = eager_layer_bytes(m, s, !cx.fused_norms);
   // Fused, the two RMSNorms are PyTorch's norm kernels, on the tokens eager_layer_bytes
   // normalises (sharded over the tensor-parallel group).
@@ -157,12 +156,13 @@ LayerCost eager_layer_cost(const devices::ModelSpec& m,
   c.fusions = {"rmsnorm_linear: unfused (eager PyTorch)", "gated_mlp: unfused (eager PyTorch)"};
   c.attention_forward = attn;
   c.forward_kernels = {gemm, attn, eager_forward_time(p.context(), bytes) + norms};
-  c.backward_kernels = {kBackwardGemm * gemm,
-                        costmodel::attention_backward_time(cx.efficiency, attn - attn_tail),
-                        eager_backward_time(p.context(), bytes) + norms_back};
+  c.backward_kernels = {
+      kBackwardGemm * gemm,
+      costmodel::attention_backward_time(cx.efficiency, attn - attention.unequal_tail),
+      eager_backward_time(p.context(), bytes) + norms_back};
   c.forward = c.forward_kernels.total();
   c.backward = c.backward_kernels.total();
-  c.flops_forward += attn_flops;
+  c.flops_forward += attention.flops;
   TpCollectives tp = tp_collectives(
       cx, static_cast<double>(tokens * m.hidden) * devices::dtype_bytes(cx.dtype), s);
   double wait = backward_wait(cx, tp, p.mean_gemm());
@@ -208,8 +208,8 @@ LayerCost layer_cost(const devices::ModelSpec& m, const LayerShape& s, const Dev
                    : p.op(norm, {norm_rows(s), m.hidden}).time.value +
                          p.op("gemm", {tokens, qkv_out, m.hidden}).time.value;
   double qkv_flops = price(p.context(), "gemm", {tokens, qkv_out, m.hidden}, false).flops;
-  double attn_flops = 0;
-  double attn = attention_time(p, s, heads, kv, head_dim, &attn_flops);
+  AttentionForward attention = attention_time(p, s, heads, kv, head_dim);
+  double attn = attention.time;
   OpEstimate out = p.op("gemm", {tokens, m.hidden, attention_out_width(m) / t});
   double norm_time = p.op(norm, {norm_rows(s), m.hidden}).time.value;  // before the MLP
   std::int64_t ffn = s.moe_layer ? m.moe->expert_ffn : m.ffn;
@@ -245,7 +245,7 @@ LayerCost layer_cost(const devices::ModelSpec& m, const LayerShape& s, const Dev
     c.forward_kernels.memory += local.forward;
     c.backward_kernels.memory += local.backward;
   }
-  c.flops_forward = qkv_flops + attn_flops + out.flops + mlp_flops;
+  c.flops_forward = qkv_flops + attention.flops + out.flops + mlp_flops;
   double tp_bytes = static_cast<double>(tokens * m.hidden) *
                     devices::dtype_bytes(cx.comm_dtype.value_or(cx.dtype));
   TpCollectives tp = tp_collectives(cx, tp_bytes, s);

@@ -142,47 +142,45 @@ PassTime cp_merge_bytes(const LayerShape& s,
   return {q * (6 + 10 * later + 6), (q + 2 * k) * (4 + 6 * later)};
 }
 
+namespace {
+
+// Context parallelism's attention: each rank's tiles (cp_attention_tiles), then the merges of
+// their partial outputs.
+AttentionForward cp_attention_time(
+    Pricer& p, const LayerShape& s, std::int64_t heads, std::int64_t kv, std::int64_t head_dim) {
+  AttentionForward out;
+  for (const CpAttentionTile& tile : cp_attention_tiles(s, heads, kv, head_dim)) {
+    for (std::int64_t i = 0; i < tile.count; ++i) {
+      OpEstimate a = p.op("attention", tile.dims, tile.causal);
+      out.time += a.time.value;
+      out.flops += a.flops;
+      out.unequal_tail += a.unequal_tail.value;
+    }
+  }
+  PassTime bytes = cp_merge_bytes(s, heads, kv, head_dim);
+  double merges = eager_stream_time(p.context(), bytes.forward);
+  p.stream(merges, eager_stream_time(p.context(), bytes.backward), 2 * s.cp + 1);
+  out.time += merges;
+  return out;
+}
+
+}  // namespace
+
 // Attention as the framework runs it: one fused kernel, or (older stacks) a batched QK^T,
 // the softmax over s x s scores, dropout on them and a batched PV, all through memory.
-double attention_time(Pricer& p,
-                      const LayerShape& s,
-                      std::int64_t heads,
-                      std::int64_t kv,
-                      std::int64_t head_dim,
-                      double* flops,
-                      double* unequal_tail) {
-  double tail = 0;
-  if (unequal_tail == nullptr)
-    unequal_tail = &tail;
-  *unequal_tail = 0;
-  if (!s.unfused_attention && s.cp > 1) {
-    double time = 0;
-    *flops = 0;
-    for (const CpAttentionTile& tile : cp_attention_tiles(s, heads, kv, head_dim)) {
-      for (std::int64_t i = 0; i < tile.count; ++i) {
-        OpEstimate a = p.op("attention", tile.dims, tile.causal);
-        time += a.time.value;
-        *flops += a.flops;
-        *unequal_tail += a.unequal_tail.value;
-      }
-    }
-    PassTime bytes = cp_merge_bytes(s, heads, kv, head_dim);
-    double merges = eager_stream_time(p.context(), bytes.forward);
-    p.stream(merges, eager_stream_time(p.context(), bytes.backward), 2 * s.cp + 1);
-    return time + merges;
-  }
+AttentionForward attention_time(
+    Pricer& p, const LayerShape& s, std::int64_t heads, std::int64_t kv, std::int64_t head_dim) {
+  if (!s.unfused_attention && s.cp > 1)
+    return cp_attention_time(p, s, heads, kv, head_dim);
   if (!s.unfused_attention && s.grouped_decode && s.seq == 1) {
     // One block per sequence and KV head, its group of query heads as the block's rows.
     OpEstimate a = p.op("attention", {s.micro_batch, kv, kv, heads / kv, s.kv_len, head_dim});
-    *flops = a.flops;
-    return a.time.value;
+    return {a.time.value, a.flops, 0};
   }
   if (!s.unfused_attention) {
     std::int64_t keys = s.kv_len > 0 ? s.kv_len : s.seq;
     OpEstimate a = p.op("attention", {s.micro_batch, heads, kv, s.seq, keys, head_dim}, true);
-    *flops = a.flops;
-    *unequal_tail = a.unequal_tail.value;
-    return a.time.value;
+    return {a.time.value, a.flops, a.unequal_tail.value};
   }
   std::int64_t batch = s.micro_batch * heads;
   OpEstimate qk = p.plain_op("gemm", {batch, s.seq, s.seq, head_dim});
@@ -197,8 +195,7 @@ double attention_time(Pricer& p,
   }
   OpEstimate drop = p.plain_op("elementwise", {batch * s.seq * s.seq});
   OpEstimate pv = p.plain_op("gemm", {batch, s.seq, head_dim, s.seq});
-  *flops = qk.flops + pv.flops;
-  return qk.time.value + soft + drop.time.value + pv.time.value;
+  return {qk.time.value + soft + drop.time.value + pv.time.value, qk.flops + pv.flops, 0};
 }
 
 }  // namespace yirage::planner

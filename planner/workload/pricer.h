@@ -201,17 +201,18 @@ PassTime cp_merge_bytes(const LayerShape& s,
                         std::int64_t kv,
                         std::int64_t head_dim);
 
-/// Attention's forward seconds as the framework runs it (fused, grouped decode, context-
-/// parallel tiles and their merges, or unfused QK^T, softmax, dropout and PV); its matrix
-/// FLOPs in `flops`; in `unequal_tail` (where given) what causal tiles of unequal work add to
-/// it (OpEstimate::unequal_tail), which the backward's evenly spread kernel does not pay.
-double attention_time(Pricer& p,
-                      const LayerShape& s,
-                      std::int64_t heads,
-                      std::int64_t kv,
-                      std::int64_t head_dim,
-                      double* flops,
-                      double* unequal_tail = nullptr);
+/// Attention's forward as the framework runs it (fused, grouped decode, context-parallel tiles
+/// and their merges, or unfused QK^T, softmax, dropout and PV): its seconds, its matrix FLOPs,
+/// and what causal tiles of unequal work add to the seconds (OpEstimate::unequal_tail), which
+/// the backward's evenly spread kernel does not pay.
+struct AttentionForward {
+  double time = 0;
+  double flops = 0;
+  double unequal_tail = 0;
+};
+
+AttentionForward attention_time(
+    Pricer& p, const LayerShape& s, std::int64_t heads, std::int64_t kv, std::int64_t head_dim);
 
 /// An eager framework's host issues every kernel of a pass at `per_kernel` each (see the
 /// definition); the pass takes the longer of its GPU time and that issue time.
