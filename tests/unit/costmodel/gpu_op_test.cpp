@@ -143,6 +143,32 @@ TEST(GpuOp, ShapesAreChecked) {
             "attention heads (32) must be a multiple of KV heads (5)");
 }
 
+// The data rows of a softmax profile (H200/<file>), each split at its commas, with the row
+// length of its "<rows>x<length>" shape.
+struct ProfileRow {
+  std::vector<std::string> cell;
+  std::int64_t cols = 0;
+  std::string line;
+};
+
+std::vector<ProfileRow> profile_rows(const std::string& file) {
+  std::ifstream in(devices::data_dir() / "benchmarks" / "H200" / file);
+  EXPECT_TRUE(in) << file;
+  std::vector<ProfileRow> out;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#' || line.rfind("shape,", 0) == 0)
+      continue;
+    ProfileRow row;
+    std::stringstream ss(line);
+    for (std::string c; std::getline(ss, c, ',');)
+      row.cell.push_back(c);
+    row.cols = std::stoll(row.cell[0].substr(row.cell[0].find('x') + 1));
+    row.line = line;
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
 // softmax_kernel names the kernel PyTorch launched for every (length, dtype) profiled on H200
 // (bench/softmax_probe.py's softmax_kernels.csv: forward and backward kernel names).
 TEST(GpuOp, SoftmaxKernelIsTheOneProfiled) {
@@ -154,19 +180,9 @@ TEST(GpuOp, SoftmaxKernelIsTheOneProfiled) {
       {"softmax_warp_backward", "softmax_backward_warp"},
       {"cunn_SoftMaxBackwardSmem", "softmax_backward_smem"},
       {"cunn_SoftMaxBackward", "softmax_backward_plain"}};
-  std::ifstream in(devices::data_dir() / "benchmarks" / "H200" / "softmax_kernels.csv");
-  ASSERT_TRUE(in);
-  std::string line;
   int checked = 0;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#' || line.rfind("shape,", 0) == 0)
-      continue;
-    std::vector<std::string> cell;
-    std::stringstream ss(line);
-    for (std::string c; std::getline(ss, c, ',');)
-      cell.push_back(c);
+  for (const auto& [cell, cols, line] : profile_rows("softmax_kernels.csv")) {
     ASSERT_EQ(cell.size(), 6U) << line;
-    std::int64_t cols = std::stoll(cell[0].substr(cell[0].find('x') + 1));
     double bytes = cell[1] == "fp32" ? 4 : 2;
     // The last kernel of each column is the softmax's (the backward's first fills its output).
     auto last = [](const std::string& names) {
@@ -188,20 +204,11 @@ TEST(GpuOp, SoftmaxKernelIsTheOneProfiled) {
 // launched holds fewer blocks on a unit, for its registers, than the same kernel at shorter
 // rows (bench/softmax_occupancy.py's softmax_occupancy.csv, profiled on H200).
 TEST(GpuOp, SoftmaxKernelIsWideWhereAUnitHoldsFewerBlocks) {
-  std::ifstream in(devices::data_dir() / "benchmarks" / "H200" / "softmax_occupancy.csv");
-  ASSERT_TRUE(in);
   std::map<std::string, int> most;  // the blocks a unit holds of each kernel at its shortest rows
   int checked = 0;
   int wide = 0;
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line[0] == '#' || line.rfind("shape,", 0) == 0)
-      continue;
-    std::vector<std::string> cell;
-    std::stringstream ss(line);
-    for (std::string c; std::getline(ss, c, ',');)
-      cell.push_back(c);
+  for (const auto& [cell, cols, line] : profile_rows("softmax_occupancy.csv")) {
     ASSERT_EQ(cell.size(), 10U) << line;
-    std::int64_t cols = std::stoll(cell[0].substr(cell[0].find('x') + 1));
     std::string kernel = cell[2].substr(0, cell[2].find('<')) + " " + cell[1];
     int blocks = std::stoi(cell[5]);
     most.emplace(kernel, blocks);
