@@ -13,7 +13,6 @@ the calls; then the same calls back to back between two CUDA events (`(wall)` ro
 median of five such timings. Checked against float64 first where small enough.
 """
 import argparse
-import statistics
 import subprocess
 import sys
 
@@ -45,19 +44,6 @@ def kernel_times(fn, calls):
     return out
 
 
-def wall(fn, calls):
-    times = []
-    for _ in range(5):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        for _ in range(calls):
-            fn()
-        e.record()
-        torch.cuda.synchronize()
-        times.append(s.elapsed_time(e) * 1e-3 / calls)
-    return statistics.median(times)
-
-
 def check(q, k, v, out, grad):
     ref = [x.detach().double().requires_grad_(True) for x in (q, k, v)]
     want = F.scaled_dot_product_attention(*ref, is_causal=True, enable_gqa=True)
@@ -85,7 +71,7 @@ def measure(b, h, kv, l, d, calls):
         torch.cuda.synchronize()
         for kernel, t in sorted(kernel_times(fn, calls).items()):
             rows.append([shape, name, kernel, t])
-        rows.append([shape, name, "(wall)", wall(fn, calls)])
+        rows.append([shape, name, "(wall)", sc.time_events(fn, 5, calls)])
     del q, k, v, out, grad
     torch.cuda.empty_cache()
     return rows

@@ -57,7 +57,6 @@ def summary(path):
 def profile(model, b, ctx, reps, seed):
     import torch
     from torch.profiler import ProfilerActivity, profile as prof
-    from run_infer import time_events
     m = model.m
     cache = torch.empty((m["layers"], 2, b, model.kvh, ctx + 1, model.hd), device="cuda",
                         dtype=torch.bfloat16)
@@ -68,7 +67,7 @@ def profile(model, b, ctx, reps, seed):
     run = lambda: model.forward(tokens, cache, 0, cos, sin, decode=False)  # noqa: E731
     with torch.no_grad():
         run()
-        ttft = time_events(run, reps)
+        ttft = sc.time_events(run, reps)
         torch.cuda.synchronize()
         hosts = []
         for _ in range(reps):

@@ -31,9 +31,6 @@ residual; final RMSNorm and the LM head (vocabulary split, logits all-gathered).
 import argparse
 import gc
 import os
-import socket
-import statistics
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -220,21 +217,6 @@ class Model:
         return logits
 
 
-def time_events(fn, reps, inner=1):
-    """Median over `reps` of the time of `inner` back-to-back calls, divided by `inner`."""
-    import torch
-    out = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        for _ in range(inner):
-            fn()
-        e.record()
-        torch.cuda.synchronize()
-        out.append(s.elapsed_time(e) / 1e3 / inner)
-    return statistics.median(out)
-
-
 def measure(model, b, ctx, args):
     import torch
     row = {}
@@ -249,7 +231,7 @@ def measure(model, b, ctx, args):
         run = lambda: model.forward(tokens, cache, 0, cos, sin, decode=False)  # noqa: E731
         with torch.no_grad():
             run()
-            row["ttft_s"] = time_events(run, 3)
+            row["ttft_s"] = sc.time_events(run, 3)
         del tokens
     else:
         cache.normal_(generator=g)
@@ -268,11 +250,11 @@ def measure(model, b, ctx, args):
             row["note"] = "decode eager: capture failed"
         if replay is not None:
             replay()
-            row["tpot_s"] = time_events(replay, 5, args.replays)
+            row["tpot_s"] = sc.time_events(replay, 5, args.replays)
             row["decode_graph"] = 1
         else:
             step()
-            row["tpot_s"] = time_events(step, 5, args.replays)
+            row["tpot_s"] = sc.time_events(step, 5, args.replays)
             row["decode_graph"] = 0
     del replay, cache
     return row

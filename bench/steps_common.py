@@ -7,6 +7,7 @@ import datetime
 import fcntl
 import os
 import re
+import statistics
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -381,6 +382,21 @@ def _cell(v):
 
 def utc_now():
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def time_events(fn, reps, inner=1):
+    """Median over `reps` of the time of `inner` back-to-back calls, divided by `inner`."""
+    import torch
+    out = []
+    for _ in range(reps):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        for _ in range(inner):
+            fn()
+        e.record()
+        torch.cuda.synchronize()
+        out.append(s.elapsed_time(e) / 1e3 / inner)
+    return statistics.median(out)
 
 
 def graphed(fn, warmup=3):
