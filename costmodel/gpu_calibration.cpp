@@ -32,8 +32,7 @@ std::optional<OpEstimate> estimate_op_row(const MeasuredRow& row,
     *why = "unknown device '" + row.device + "'";
     return std::nullopt;
   }
-  // A backward row is priced from its causal forward (attention_backward_time), its work
-  // spread evenly over the units as the backward's kernel spreads it.
+  // A backward row is priced from its causal forward (attention_backward_time).
   bool backward = row.op == "attention_backward";
   bool causal = row.op == "attention_causal" || backward;
   const GpuOpInfo* info = find_gpu_op(causal ? "attention" : row.op);
@@ -63,7 +62,7 @@ std::optional<OpEstimate> estimate_op_row(const MeasuredRow& row,
   if (est && backward) {
     est->op = row.op;
     est->time =
-        devices::Seconds{attention_backward_time(eff, (est->time - est->unequal_tail).value)};
+        devices::Seconds{attention_backward_time(eff, est->time.value, est->unequal_tail.value)};
   }
   return est;
 }

@@ -220,7 +220,8 @@ KernelEstimate stream_k(const devices::DeviceSpec& d,
 
 }  // namespace
 
-double attention_backward_time(const GpuEfficiency& e, double forward) {
+double attention_backward_time(const GpuEfficiency& e, double forward, double unequal_tail) {
+  forward -= unequal_tail;
   if (e.attention_backward > 0)
     return e.attention_backward * forward + e.attention_backward_latency.value;
   return kFlashBackward * forward;
@@ -392,7 +393,7 @@ KernelEstimate attention_kernel(const devices::DeviceSpec& d,
     // Tiles of unequal work do not run in waves: a unit takes the next tile when its last one
     // ends, so the kernel lasts the units' average share of the work and then, on the unit
     // that took the last tile, about half the longest one (the last block of queries, which
-    // sees every key). The backward's kernel spreads its work evenly (even_time).
+    // sees every key). The backward is priced without this half (attention_backward_time).
     double longest = per_key * (f(s.kv_len - s.q_len) + 128.0 * f(q_tiles));
     e.unequal_tail = Seconds{longest / 2 / unit_rate};
     e.compute = Seconds{f(e.tiles) * per_tile / f(units) / unit_rate} + e.unequal_tail;

@@ -172,7 +172,7 @@ struct KernelEstimate {
     return devices::Seconds{std::max((launch + ramp_up + steady + ramp_down).value, host.value)};
   }
 
-  /// time() with the work spread evenly over the units: `unequal_tail` left out.
+  /// time() as if the work were spread evenly over the units: `unequal_tail` left out.
   devices::Seconds even_time() const {
     double even = std::max(compute.value - unequal_tail.value, memory.value);
     return devices::Seconds{
@@ -194,9 +194,12 @@ struct KernelEstimate {
 /// 2023, section 3.1).
 constexpr double kFlashBackward = 2.5;
 
-/// Seconds of fused attention's backward whose forward takes `forward` seconds: the fitted
-/// ratio and fixed time where there are, else kFlashBackward times the forward.
-double attention_backward_time(const GpuEfficiency& e, double forward);
+/// Seconds of fused attention's backward whose forward takes `forward` seconds, of which its
+/// unequal tiles add `unequal_tail` (KernelEstimate::unequal_tail): the fitted ratio and fixed
+/// time where there are, else kFlashBackward times the forward, in either case of the forward
+/// without that tail (the backward rows measured on H200 fit best so; docs/validation.md,
+/// "Causal attention's tiles are unequal", says what the kernels show instead).
+double attention_backward_time(const GpuEfficiency& e, double forward, double unequal_tail);
 
 /// `e` for kernels that run back to back for seconds (a training step, a serving engine): the
 /// matrix and attention rates scaled by `sustained_matrix` where it was fitted.

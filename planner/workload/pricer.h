@@ -130,10 +130,8 @@ class Pricer {
   void count(const std::string& name, const costmodel::OpEstimate& e, double back = -1) {
     kernels_ += static_cast<std::int64_t>(e.kernels.size());
     if (back < 0) {
-      // Fused attention's backward spreads its work evenly over the units: from the forward
-      // without its unequal tiles' tail.
-      back = name == "attention" ? costmodel::attention_backward_time(
-                                       cx_.efficiency, (e.time - e.unequal_tail).value)
+      back = name == "attention" ? costmodel::attention_backward_time(cx_.efficiency, e.time.value,
+                                                                      e.unequal_tail.value)
                                  : backward_ratio(name) * e.time.value;
     }
     backward_ += back;
@@ -204,7 +202,7 @@ PassTime cp_merge_bytes(const LayerShape& s,
 /// Attention's forward as the framework runs it (fused, grouped decode, context-parallel tiles
 /// and their merges, or unfused QK^T, softmax, dropout and PV): its seconds, its matrix FLOPs,
 /// and what causal tiles of unequal work add to the seconds (OpEstimate::unequal_tail), which
-/// the backward's evenly spread kernel does not pay.
+/// the backward is priced without (costmodel::attention_backward_time).
 struct AttentionForward {
   double time = 0;
   double flops = 0;

@@ -88,10 +88,10 @@ TEST(StreamArithmetic, AWideningCastReadsTwoBytesAndWritesFour) {
 
 TEST(AttentionBackward, FlashAttentionsRatioUntilFittedThenTheFittedRatioAndLatency) {
   GpuEfficiency e;
-  EXPECT_DOUBLE_EQ(attention_backward_time(e, 1e-3), kFlashBackward * 1e-3);
+  EXPECT_DOUBLE_EQ(attention_backward_time(e, 1e-3, 0), kFlashBackward * 1e-3);
   e.attention_backward = 2.4;
   e.attention_backward_latency = Seconds{80e-6};
-  EXPECT_DOUBLE_EQ(attention_backward_time(e, 1e-3), 2.4e-3 + 80e-6);
+  EXPECT_DOUBLE_EQ(attention_backward_time(e, 1e-3, 0), 2.4e-3 + 80e-6);
 }
 
 // Fitted on half of the H200's backward rows (cuDNN's flash backward timed beside its causal
