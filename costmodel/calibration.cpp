@@ -237,9 +237,8 @@ void read_attention(devices::MapReader& m, GpuEfficiency& e) {
   m.number("attention_score_width_held_out_mape", false, devices::Sign::kNonNegative);
   m.number("attention_score_width_unfitted_held_out_mape", false, devices::Sign::kNonNegative);
   e.attention_backward = m.number("attention_backward", false).value_or(0);
-  e.attention_backward_latency =
-      m.quantity<devices::Dim::kSeconds>("attention_backward_latency", false,
-                                         devices::Sign::kNonNegative)
+  e.autograd_call =
+      m.quantity<devices::Dim::kSeconds>("autograd_call", false, devices::Sign::kNonNegative)
           .value_or(devices::Seconds{});
   m.string("attention_backward_fitted_on");
   m.number("attention_backward_held_out_mape", false, devices::Sign::kNonNegative);
@@ -913,7 +912,7 @@ std::string calibration_yaml(const std::vector<CalibrationFit>& fits,
     }
     if (g.attention_backward) {
       y << "  attention_backward: " << format_number(e.attention_backward, 3) << "\n"
-        << "  attention_backward_latency: " << devices::format(e.attention_backward_latency) << "\n"
+        << "  autograd_call: " << devices::format(e.autograd_call) << "\n"
         << "  attention_backward_fitted_on: \"" << g.attention_backward->fitted_on << "\"\n"
         << "  attention_backward_held_out_mape: "
         << format_number(g.attention_backward->held_out_mape, 3) << "\n"

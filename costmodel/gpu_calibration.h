@@ -124,9 +124,9 @@ struct Matrix8bitFit {
   double unfitted_held_out_mape = 0;  // at `matrix` (the 16-bit fraction at the 8-bit peak)
 };
 
-/// GpuEfficiency::attention_backward and its latency, fitted alone on the fit split's rows of
-/// op `attention_backward` (fused causal attention's backward, priced from its modelled
-/// forward) with everything else at the op fit.
+/// GpuEfficiency::attention_backward and autograd_call, fitted alone on the fit split's rows
+/// of op `attention_backward` (fused causal attention's backward, priced from its modelled
+/// forward and the kernels beside it) with everything else at the op fit.
 struct AttentionBackwardFit {
   std::string fitted_on;  // files and rows
   double held_out_mape = 0;

@@ -220,11 +220,12 @@ KernelEstimate stream_k(const devices::DeviceSpec& d,
 
 }  // namespace
 
-double attention_backward_time(const GpuEfficiency& e, double forward, double unequal_tail) {
-  forward -= unequal_tail;
-  if (e.attention_backward > 0)
-    return e.attention_backward * forward + e.attention_backward_latency.value;
-  return kFlashBackward * forward;
+double attention_backward_time(const GpuEfficiency& e,
+                               double forward,
+                               double unequal_tail,
+                               double beside) {
+  double ratio = e.attention_backward > 0 ? e.attention_backward : kFlashBackward;
+  return ratio * (forward - unequal_tail / 2) + beside;
 }
 
 GpuEfficiency sustained(const GpuEfficiency& e) {
@@ -393,7 +394,7 @@ KernelEstimate attention_kernel(const devices::DeviceSpec& d,
     // Tiles of unequal work do not run in waves: a unit takes the next tile when its last one
     // ends, so the kernel lasts the units' average share of the work and then, on the unit
     // that took the last tile, about half the longest one (the last block of queries, which
-    // sees every key). The backward is priced without this half (attention_backward_time).
+    // sees every key). The backward's main kernel carries half of it (attention_backward_time).
     double longest = per_key * (f(s.kv_len - s.q_len) + 128.0 * f(q_tiles));
     e.unequal_tail = Seconds{longest / 2 / unit_rate};
     e.compute = Seconds{f(e.tiles) * per_tile / f(units) / unit_rate} + e.unequal_tail;
@@ -416,6 +417,31 @@ KernelEstimate attention_kernel(const devices::DeviceSpec& d,
   e.name = std::string(s.q_len > 1 ? "attention prefill" : "attention decode") +
            (s.causal ? " (causal)" : "");
   return e;
+}
+
+std::vector<KernelEstimate> attention_backward_kernels(const devices::DeviceSpec& d,
+                                                       DType dtype,
+                                                       const GpuEfficiency& eff,
+                                                       const AttentionShape& s) {
+  if (s.q_len <= 1)
+    return {};
+  auto f = [](std::int64_t v) {
+    return static_cast<double>(v);
+  };
+  double b = devices::dtype_bytes(dtype);
+  double rows = f(s.batch * s.heads * s.q_len);
+  double q = rows * f(s.head_dim);
+  std::vector<KernelEstimate> out = {
+      stream_kernel(d, eff, "elementwise", "attention backward dot(dO, O)", 2 * q * b, rows * 4,
+                    2 * q),
+      stream_kernel(d, eff, "elementwise", "attention backward dQ to 16 bits", q * 4, q * b, q)};
+  if (s.kv_heads < s.heads) {
+    double keys = f(s.batch * s.kv_len * s.head_dim);
+    out.push_back(stream_kernel(d, eff, "elementwise", "attention backward dK, dV over groups",
+                                2 * keys * f(s.heads) * b, 2 * keys * f(s.kv_heads) * b,
+                                2 * keys * f(s.heads)));
+  }
+  return out;
 }
 
 }  // namespace yirage::costmodel

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace yirage::costmodel {
 
@@ -28,10 +29,12 @@ struct GpuEfficiency {
   // matrix products take; the fitted `attention` rates hold at head dimension 128. Fitted on
   // rows of other head dimensions where there are any; 0: none.
   double attention_score_width = 0;
-  // Fused attention's backward over its forward, and a fixed time beside it, fitted on
-  // backward rows timed beside their forward where there are any; 0: kFlashBackward.
+  // Fused attention's main backward kernel over its forward, fitted on backward rows timed
+  // beside their forward where there are any; 0: kFlashBackward.
   double attention_backward = 0;
-  devices::Seconds attention_backward_latency;
+  // The host's time for one torch.autograd.grad call, below which a backward timed alone (an
+  // op row) cannot go; fitted with attention_backward. A step's host is priced otherwise.
+  devices::Seconds autograd_call;
   // The same for 8-bit GEMMs (fp8 through torch._scaled_mm / cuBLASLt, int8), fitted on
   // such rows where there are any; 0: `matrix` (the 16-bit fit at the 8-bit peak).
   double matrix_8bit = 0;
@@ -172,13 +175,6 @@ struct KernelEstimate {
     return devices::Seconds{std::max((launch + ramp_up + steady + ramp_down).value, host.value)};
   }
 
-  /// time() as if the work were spread evenly over the units: `unequal_tail` left out.
-  devices::Seconds even_time() const {
-    double even = std::max(compute.value - unequal_tail.value, memory.value);
-    return devices::Seconds{
-        std::max((launch + ramp_up + ramp_down).value + std::min(steady.value, even), host.value)};
-  }
-
   /// "compute", "memory" or "serial latency": which side of the steady state binds.
   std::string bound() const {
     if (serial > compute && serial > memory)
@@ -195,11 +191,16 @@ struct KernelEstimate {
 constexpr double kFlashBackward = 2.5;
 
 /// Seconds of fused attention's backward whose forward takes `forward` seconds, of which its
-/// unequal tiles add `unequal_tail` (KernelEstimate::unequal_tail): the fitted ratio and fixed
-/// time where there are, else kFlashBackward times the forward, in either case of the forward
-/// without that tail (the backward rows measured on H200 fit best so; docs/validation.md,
-/// "Causal attention's tiles are unequal", says what the kernels show instead).
-double attention_backward_time(const GpuEfficiency& e, double forward, double unequal_tail);
+/// unequal tiles add `unequal_tail` (KernelEstimate::unequal_tail): its main kernel at the
+/// fitted ratio to the forward (else kFlashBackward), with half that tail, then the kernels
+/// beside it, `beside` seconds (attention_backward_kernels). The main kernel's block owns 64
+/// keys and walks the queries that see them (cuDNN's sm90 bprop, 64x64x128 in its name;
+/// FlashAttention-2's backward is the same), where the forward's owns 128 queries and walks
+/// their keys: its longest tile is half the forward's.
+double attention_backward_time(const GpuEfficiency& e,
+                               double forward,
+                               double unequal_tail,
+                               double beside);
 
 /// `e` for kernels that run back to back for seconds (a training step, a serving engine): the
 /// matrix and attention rates scaled by `sustained_matrix` where it was fitted.
@@ -261,6 +262,16 @@ KernelEstimate attention_kernel(const devices::DeviceSpec& d,
                                 devices::DType dtype,
                                 const GpuEfficiency& eff,
                                 const AttentionShape& s);
+
+/// The memory-bound kernels a prompt's flash-attention backward runs beside its main one
+/// (cuDNN's on sm90, data/benchmarks/H200/attention_kernels.csv; FlashAttention-2 runs the
+/// same three): each query row's dot(dO, O), read in 16 bits; dQ, accumulated in fp32,
+/// converted to 16 bits; and under grouped-query attention the key and value gradients,
+/// computed per query head, summed over the heads that share them. Empty for decode.
+std::vector<KernelEstimate> attention_backward_kernels(const devices::DeviceSpec& d,
+                                                       devices::DType dtype,
+                                                       const GpuEfficiency& eff,
+                                                       const AttentionShape& s);
 
 /// The device's peak rate for `dtype`, falling back to the nearest wider type it has.
 devices::FlopsPerSec matrix_peak(const devices::DeviceSpec& d, devices::DType dtype);

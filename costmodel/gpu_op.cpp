@@ -457,9 +457,15 @@ std::optional<OpEstimate> estimate_gpu_op(const devices::DeviceSpec& d,
   }
   for (const KernelEstimate& k : o.kernels) {
     o.time += k.time();
-    o.unequal_tail += k.time() - k.even_time();
+    o.unequal_tail += k.unequal_tail;
     o.flops += k.flops;
     o.hbm_bytes += k.hbm_bytes;
+  }
+  if (info.op == GpuOp::kAttention) {
+    const auto& x = shape.dims;
+    AttentionShape a{x[0], x[1], x[2], x[3], x[4], x[5], shape.causal};
+    for (const KernelEstimate& k : attention_backward_kernels(d, dtype, eff, a))
+      o.backward_beside += k.time();
   }
   if (d.tdp)
     o.energy = d.tdp->value * o.time;

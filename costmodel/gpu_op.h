@@ -84,6 +84,9 @@ struct OpEstimate {
   devices::Seconds time;
   // What its kernels' unequal tiles add to `time` (KernelEstimate::unequal_tail).
   devices::Seconds unequal_tail;
+  // The seconds of the kernels its backward runs beside the multiple of its own (attention
+  // over a prompt: attention_backward_kernels); zero for every other op.
+  devices::Seconds backward_beside;
   devices::Joules energy;  // at the device's TDP for the duration (an upper bound); 0 if no TDP
   double flops = 0;
   double hbm_bytes = 0;

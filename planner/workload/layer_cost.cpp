@@ -156,10 +156,10 @@ LayerCost eager_layer_cost(const devices::ModelSpec& m,
   c.fusions = {"rmsnorm_linear: unfused (eager PyTorch)", "gated_mlp: unfused (eager PyTorch)"};
   c.attention_forward = attn;
   c.forward_kernels = {gemm, attn, eager_forward_time(p.context(), bytes) + norms};
-  c.backward_kernels = {
-      kBackwardGemm * gemm,
-      costmodel::attention_backward_time(cx.efficiency, attn, attention.unequal_tail),
-      eager_backward_time(p.context(), bytes) + norms_back};
+  c.backward_kernels = {kBackwardGemm * gemm,
+                        costmodel::attention_backward_time(
+                            cx.efficiency, attn, attention.unequal_tail, attention.backward_beside),
+                        eager_backward_time(p.context(), bytes) + norms_back};
   c.forward = c.forward_kernels.total();
   c.backward = c.backward_kernels.total();
   c.flops_forward += attention.flops;

@@ -155,6 +155,7 @@ AttentionForward cp_attention_time(
       out.time += a.time.value;
       out.flops += a.flops;
       out.unequal_tail += a.unequal_tail.value;
+      out.backward_beside += a.backward_beside.value;
     }
   }
   PassTime bytes = cp_merge_bytes(s, heads, kv, head_dim);
@@ -175,12 +176,12 @@ AttentionForward attention_time(
   if (!s.unfused_attention && s.grouped_decode && s.seq == 1) {
     // One block per sequence and KV head, its group of query heads as the block's rows.
     OpEstimate a = p.op("attention", {s.micro_batch, kv, kv, heads / kv, s.kv_len, head_dim});
-    return {a.time.value, a.flops, 0};
+    return {a.time.value, a.flops, 0, 0};
   }
   if (!s.unfused_attention) {
     std::int64_t keys = s.kv_len > 0 ? s.kv_len : s.seq;
     OpEstimate a = p.op("attention", {s.micro_batch, heads, kv, s.seq, keys, head_dim}, true);
-    return {a.time.value, a.flops, a.unequal_tail.value};
+    return {a.time.value, a.flops, a.unequal_tail.value, a.backward_beside.value};
   }
   std::int64_t batch = s.micro_batch * heads;
   OpEstimate qk = p.plain_op("gemm", {batch, s.seq, s.seq, head_dim});
@@ -195,7 +196,7 @@ AttentionForward attention_time(
   }
   OpEstimate drop = p.plain_op("elementwise", {batch * s.seq * s.seq});
   OpEstimate pv = p.plain_op("gemm", {batch, s.seq, head_dim, s.seq});
-  return {qk.time.value + soft + drop.time.value + pv.time.value, qk.flops + pv.flops, 0};
+  return {qk.time.value + soft + drop.time.value + pv.time.value, qk.flops + pv.flops, 0, 0};
 }
 
 }  // namespace yirage::planner

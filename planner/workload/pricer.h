@@ -130,9 +130,10 @@ class Pricer {
   void count(const std::string& name, const costmodel::OpEstimate& e, double back = -1) {
     kernels_ += static_cast<std::int64_t>(e.kernels.size());
     if (back < 0) {
-      back = name == "attention" ? costmodel::attention_backward_time(cx_.efficiency, e.time.value,
-                                                                      e.unequal_tail.value)
-                                 : backward_ratio(name) * e.time.value;
+      back = name == "attention"
+                 ? costmodel::attention_backward_time(cx_.efficiency, e.time.value,
+                                                      e.unequal_tail.value, e.backward_beside.value)
+                 : backward_ratio(name) * e.time.value;
     }
     backward_ += back;
     kernel_slot(forward_kernels_, name) += e.time.value;
@@ -201,12 +202,14 @@ PassTime cp_merge_bytes(const LayerShape& s,
 
 /// Attention's forward as the framework runs it (fused, grouped decode, context-parallel tiles
 /// and their merges, or unfused QK^T, softmax, dropout and PV): its seconds, its matrix FLOPs,
-/// and what causal tiles of unequal work add to the seconds (OpEstimate::unequal_tail), which
-/// the backward is priced without (costmodel::attention_backward_time).
+/// what causal tiles of unequal work add to the seconds (OpEstimate::unequal_tail), and the
+/// seconds of the kernels its backward runs beside the multiple of the forward
+/// (OpEstimate::backward_beside); costmodel::attention_backward_time takes both.
 struct AttentionForward {
   double time = 0;
   double flops = 0;
   double unequal_tail = 0;
+  double backward_beside = 0;
 };
 
 AttentionForward attention_time(

@@ -16,6 +16,7 @@
 namespace yirage::costmodel {
 namespace {
 
+using devices::DType;
 using devices::Seconds;
 
 const devices::DeviceSpec& h200() {
@@ -86,20 +87,45 @@ TEST(StreamArithmetic, AWideningCastReadsTwoBytesAndWritesFour) {
   EXPECT_DOUBLE_EQ(est->kernels[0].hbm_bytes, 6.0 * 268435456);
 }
 
-TEST(AttentionBackward, FlashAttentionsRatioUntilFittedThenTheFittedRatioAndLatency) {
+TEST(AttentionBackward, FlashAttentionsRatioUntilFittedThenTheFittedRatioAndWhatIsBeside) {
   GpuEfficiency e;
-  EXPECT_DOUBLE_EQ(attention_backward_time(e, 1e-3, 0), kFlashBackward * 1e-3);
+  EXPECT_DOUBLE_EQ(attention_backward_time(e, 1e-3, 0, 0), kFlashBackward * 1e-3);
   e.attention_backward = 2.4;
-  e.attention_backward_latency = Seconds{80e-6};
-  EXPECT_DOUBLE_EQ(attention_backward_time(e, 1e-3, 0), 2.4e-3 + 80e-6);
+  EXPECT_DOUBLE_EQ(attention_backward_time(e, 1e-3, 0, 50e-6), 2.4e-3 + 50e-6);
+  // The main kernel's longest tile is half the forward's.
+  EXPECT_DOUBLE_EQ(attention_backward_time(e, 1e-3, 2e-4, 50e-6), 2.4 * 0.9e-3 + 50e-6);
+}
+
+// Beside its main kernel the backward reads dO and O (16 bits) and converts dQ from fp32;
+// under GQA it also sums each key head's gradients over its group: 4 heads to 1, 8 B in for
+// every 2 B out, per element of dK and dV.
+TEST(AttentionBackward, TheKernelsBesideMoveTheirTensorsOnce) {
+  GpuEfficiency e;
+  AttentionShape mha{2, 8, 8, 4096, 4096, 128, true};
+  std::vector<KernelEstimate> k = attention_backward_kernels(h200(), DType::kBf16, e, mha);
+  ASSERT_EQ(k.size(), 2u);
+  double q = 2.0 * 8 * 4096 * 128;
+  EXPECT_DOUBLE_EQ(k[0].hbm_bytes, 2 * q * 2 + 2.0 * 8 * 4096 * 4);
+  EXPECT_DOUBLE_EQ(k[1].hbm_bytes, q * 4 + q * 2);
+  AttentionShape gqa{2, 8, 2, 4096, 4096, 128, true};
+  k = attention_backward_kernels(h200(), DType::kBf16, e, gqa);
+  ASSERT_EQ(k.size(), 3u);
+  EXPECT_DOUBLE_EQ(k[2].hbm_bytes, 2 * q * 2 + 2 * q / 4 * 2);
+  AttentionShape decode{2, 8, 2, 1, 4096, 128, false};
+  EXPECT_TRUE(attention_backward_kernels(h200(), DType::kBf16, e, decode).empty());
 }
 
 // Fitted on half of the H200's backward rows (cuDNN's flash backward timed beside its causal
-// forward), the ratio and latency price the other half far closer than FlashAttention-2's 2.5.
+// forward), the ratio and the host's floor price the other half far closer than
+// FlashAttention-2's 2.5 with no floor. The kernels beside the main one are priced at the
+// elementwise rate, fitted on ops.csv's rows of that kind.
 TEST(AttentionBackward, FittedOnHalfTheRowsPricesTheOtherHalf) {
-  MeasuredFile f =
-      load_measured(devices::data_dir() / "benchmarks" / "H200" / "ops_attention_backward.csv");
-  std::vector<GpuCalibrationFit> fits = fit_gpu_ops({f}, testing::bundled_registry());
+  auto dir = devices::data_dir() / "benchmarks" / "H200";
+  MeasuredFile elementwise = load_measured(dir / "ops.csv");
+  std::erase_if(elementwise.rows, [](const MeasuredRow& r) { return r.op != "elementwise"; });
+  std::vector<GpuCalibrationFit> fits =
+      fit_gpu_ops({elementwise, load_measured(dir / "ops_attention_backward.csv")},
+                  testing::bundled_registry());
   ASSERT_EQ(fits.size(), 1u);
   ASSERT_TRUE(fits[0].attention_backward.has_value());
   const GpuEfficiency& e = fits[0].efficiency;
